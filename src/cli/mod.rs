@@ -1,0 +1,64 @@
+//! Command-line interface: argument definitions and dispatch to one function per command.
+//!
+//! Exit codes (documented in README): 0 done, nothing needs attention;
+//! 1 something needs attention (findings, risks, bad bytes); 2 error.
+
+pub mod convert;
+pub mod detect;
+pub mod inventory;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit code: the command finished and nothing needs attention.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the command finished and found something that needs attention.
+pub const EXIT_ATTENTION: u8 = 1;
+/// Exit code: the command could not do its job.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Top-level arguments.
+#[derive(Debug, Parser)]
+#[command(
+    name = "myrecode",
+    version,
+    about = "Find legacy-encoded text (cp1251, KOI8-R, CP866, ISO-8859-5, TCVN3, mojibake) \
+             in MySQL/MariaDB and recode it to UTF-8 (utf8mb4) online.",
+    long_about = None,
+    after_help = "Exit codes: 0 done, 1 something needs attention, 2 error.\n\
+                  Connection: --url mysql://user@host:port/db or MYSQL_URL; password from the URL, \
+                  MYSQL_PWD, or a prompt. Passwords are never printed."
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands, one per step of the flow.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every text and binary column, its keys, and what utf8mb4 would do to its indexes.
+    Inventory(inventory::Args),
+    /// Recode a byte stream from stdin to stdout (offline; no server needed).
+    Convert(convert::Args),
+    /// Detect the encoding of each line of stdin (offline; no server needed).
+    Detect(detect::Args),
+}
+
+/// Parses arguments, runs the command, and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inventory(args) => inventory::run(args),
+        Command::Convert(args) => convert::run(args),
+        Command::Detect(args) => detect::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("myrecode: error: {}", crate::db::redact::redact_error(&err));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Single- and multi-byte codecs, our own: table-driven, exact, no I/O.

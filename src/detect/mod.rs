@@ -1,0 +1,1 @@
+//! Per-value encoding detection: pure, no I/O; abstains rather than corrupts.
