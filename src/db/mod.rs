@@ -1,3 +1,6 @@
 //! Everything that talks to a server: connection, quoting, raw-byte reads, throwaway servers.
 
+pub mod connect;
+pub mod quote;
 pub mod redact;
+pub mod throwaway;

@@ -49,7 +49,10 @@ mod tests {
     #[test]
     fn masks_password_in_url() {
         let s = redact_urls("cannot connect to mysql://root:s3cr@t@127.0.0.1:3306/db now");
-        assert_eq!(s, "cannot connect to mysql://root:***@127.0.0.1:3306/db now");
+        assert_eq!(
+            s,
+            "cannot connect to mysql://root:***@127.0.0.1:3306/db now"
+        );
     }
 
     #[test]
