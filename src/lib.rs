@@ -1,8 +1,8 @@
 //! myrecode: find legacy-encoded text in MySQL/MariaDB and recode it to UTF-8.
 //!
 //! The library holds every capability; `main.rs` only wires the CLI to it.
-//! Pure logic (codecs, detection, planning) does no I/O; `db` is the only
-//! module that talks to a server.
+//! Pure logic (codecs, detection, planning) does no I/O; `db` and the read
+//! functions of `inventory` are the only code that talks to a server.
 
 pub mod cli;
 pub mod codec;

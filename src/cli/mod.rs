@@ -3,6 +3,7 @@
 //! Exit codes (documented in README): 0 done, nothing needs attention;
 //! 1 something needs attention (findings, risks, bad bytes); 2 error.
 
+pub mod common;
 pub mod convert;
 pub mod detect;
 pub mod inventory;

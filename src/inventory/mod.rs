@@ -1,1 +1,263 @@
 //! Read-only inventory of text and binary columns, keys, triggers and foreign keys.
+//!
+//! `read` fetches catalog rows (the only I/O); `assemble` turns them into an
+//! [`Inventory`] with key-length math, purely, so it is tested without a server.
+
+pub mod keylen;
+pub mod model;
+pub mod read;
+
+use anyhow::{bail, Result};
+use keylen::{column_kind, key_limits, mbmaxlen_utf8mb4, part_bytes, row_bytes, ColumnFacts};
+use model::*;
+use read::RawCatalog;
+use sqlx::MySqlConnection;
+
+/// The 65,535-byte limit on a row's declared size (BLOB/TEXT count only their pointer).
+pub const ROW_SIZE_LIMIT: u64 = 65_535;
+
+/// Which schemas and tables to look at.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Schemas; empty means every user schema.
+    pub schemas: Vec<String>,
+    /// Table names; empty means all tables of those schemas.
+    pub tables: Vec<String>,
+}
+
+/// Takes the inventory of `scope` over one connection.
+pub async fn take(conn: &mut MySqlConnection, scope: &Scope) -> Result<Inventory> {
+    let existing = read::list_schemas(conn).await?;
+    let schemas = if scope.schemas.is_empty() {
+        existing
+    } else {
+        for s in &scope.schemas {
+            if !existing.iter().any(|e| e == s) {
+                bail!(
+                    "schema '{s}' does not exist on this server. Fix: check --schema (or the database in --url); the server has: {}",
+                    existing.join(", ")
+                );
+            }
+        }
+        scope.schemas.clone()
+    };
+    if schemas.is_empty() {
+        bail!("the server has no user schemas to inventory. Fix: name one with --schema or in --url");
+    }
+    let raw = read::read_catalog(conn, &schemas).await?;
+    for t in &scope.tables {
+        if !raw.tables.iter().any(|r| &r.name == t) {
+            bail!(
+                "table '{t}' not found in schema(s) {}. Fix: check --tables (names are case-sensitive on most servers)",
+                schemas.join(", ")
+            );
+        }
+    }
+    Ok(assemble(raw, schemas, &scope.tables))
+}
+
+/// Builds the inventory from catalog rows; `tables` filters by name when non-empty.
+pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inventory {
+    let server = raw.server.clone().unwrap_or(ServerInfo {
+        version: String::new(),
+        flavor: String::new(),
+        innodb_page_size: 16384,
+        default_row_format: "dynamic".into(),
+    });
+    let mut out = Vec::new();
+    for t in &raw.tables {
+        if !tables.is_empty() && !tables.contains(&t.name) {
+            continue;
+        }
+        let facts: Vec<&ColumnFacts> = raw
+            .columns
+            .iter()
+            .filter(|(s, n, _)| s == &t.schema && n == &t.name)
+            .map(|(_, _, f)| f)
+            .collect();
+        if !facts.iter().any(|f| column_kind(&f.data_type).is_some()) {
+            continue;
+        }
+        out.push(assemble_table(&raw, t, &facts, &server));
+    }
+    Inventory { schema_version: SCHEMA_VERSION, server, schemas, tables: out }
+}
+
+fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], server: &ServerInfo) -> Table {
+    let (part_limit, key_limit) = key_limits(&t.engine, &t.row_format, server.innodb_page_size as u64);
+    let find = |name: &str| facts.iter().find(|f| f.name == name).copied();
+
+    // Index parts arrive ordered by index then position; group consecutive runs.
+    let mut indexes: Vec<Index> = Vec::new();
+    let mut all_not_null: Vec<bool> = Vec::new();
+    let mut has_prefix: Vec<bool> = Vec::new();
+    for p in raw.index_parts.iter().filter(|p| p.schema == t.schema && p.table == t.name) {
+        if indexes.last().map(|i| i.name != p.index).unwrap_or(true) {
+            indexes.push(Index {
+                name: p.index.clone(),
+                unique: !p.non_unique,
+                index_type: p.index_type.clone(),
+                parts: Vec::new(),
+                bytes: 0,
+                bytes_utf8mb4: 0,
+                overflows_now: false,
+                overflows_utf8mb4: false,
+            });
+            all_not_null.push(true);
+            has_prefix.push(false);
+        }
+        let idx = indexes.last_mut().expect("pushed above");
+        let n = all_not_null.len() - 1;
+        let column = p.column.clone().unwrap_or_else(|| "(expression)".into());
+        let (bytes, bytes_utf8mb4) = match p.column.as_deref().and_then(find) {
+            Some(f) => {
+                all_not_null[n] &= !f.nullable;
+                (part_bytes(f, p.sub_part, f.mbmaxlen), part_bytes(f, p.sub_part, mbmaxlen_utf8mb4(f)))
+            }
+            None => {
+                all_not_null[n] = false;
+                (0, 0)
+            }
+        };
+        has_prefix[n] |= p.sub_part.is_some();
+        idx.parts.push(IndexPart { column, prefix: p.sub_part, bytes, bytes_utf8mb4 });
+    }
+    let checks_length = |i: &Index| !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH");
+    for i in &mut indexes {
+        i.bytes = i.parts.iter().map(|p| p.bytes).sum();
+        i.bytes_utf8mb4 = i.parts.iter().map(|p| p.bytes_utf8mb4).sum();
+        if checks_length(i) {
+            i.overflows_now = i.bytes > key_limit || i.parts.iter().any(|p| p.bytes > part_limit);
+            i.overflows_utf8mb4 =
+                i.bytes_utf8mb4 > key_limit || i.parts.iter().any(|p| p.bytes_utf8mb4 > part_limit);
+        }
+    }
+
+    let primary_key = indexes
+        .iter()
+        .find(|i| i.name == "PRIMARY")
+        .map(|i| i.parts.iter().map(|p| p.column.clone()).collect::<Vec<_>>());
+    let recode_key = indexes
+        .iter()
+        .enumerate()
+        .filter(|(n, i)| i.unique && all_not_null[*n] && !has_prefix[*n] && checks_length(i))
+        .min_by_key(|(_, i)| (i.name != "PRIMARY", i.bytes, i.parts.len()))
+        .map(|(_, i)| RecodeKey {
+            index: i.name.clone(),
+            columns: i.parts.iter().map(|p| p.column.clone()).collect(),
+        });
+
+    let columns: Vec<Column> = facts
+        .iter()
+        .enumerate()
+        .filter_map(|(pos, f)| {
+            let kind = column_kind(&f.data_type)?;
+            let in_index = |i: &&Index| i.parts.iter().any(|p| p.column == f.name);
+            Some(Column {
+                name: f.name.clone(),
+                position: pos as u32 + 1,
+                kind,
+                data_type: f.data_type.clone(),
+                column_type: f.column_type.clone(),
+                charset: f.charset.clone(),
+                collation: f.collation.clone(),
+                max_chars: f.max_chars,
+                max_bytes: f.max_bytes,
+                max_bytes_utf8mb4: f.max_chars.map(|c| match kind {
+                    ColumnKind::Binary => f.max_bytes.unwrap_or(c),
+                    _ => c * 4,
+                }),
+                nullable: f.nullable,
+                in_primary_key: primary_key.as_ref().is_some_and(|pk| pk.contains(&f.name)),
+                indexes: indexes.iter().filter(in_index).map(|i| i.name.clone()).collect(),
+            })
+        })
+        .collect();
+
+    let null_bitmap = facts.iter().filter(|f| f.nullable).count().div_ceil(8) as u64;
+    let row_size = RowSize {
+        bytes: facts.iter().map(|f| row_bytes(f, f.mbmaxlen)).sum::<u64>() + null_bitmap,
+        bytes_utf8mb4: facts.iter().map(|f| row_bytes(f, mbmaxlen_utf8mb4(f))).sum::<u64>() + null_bitmap,
+        limit: ROW_SIZE_LIMIT,
+    };
+
+    let triggers: Vec<Trigger> = raw
+        .triggers
+        .iter()
+        .filter(|(s, n, _)| s == &t.schema && n == &t.name)
+        .map(|(_, _, tr)| tr.clone())
+        .collect();
+    let foreign_keys = foreign_keys_of(raw, &t.schema, &t.name);
+
+    let mut risks = Vec::new();
+    if recode_key.is_none() {
+        risks.push(
+            "no primary key and no NOT NULL unique key: it cannot be recoded online in batches. \
+             Fix: add a primary key (or a unique key over NOT NULL columns)"
+                .to_string(),
+        );
+    }
+    for i in indexes.iter().filter(|i| i.overflows_utf8mb4) {
+        risks.push(format!(
+            "index `{}` would need {} bytes under utf8mb4 (limit {} per column, {} per key, row format {}): \
+             converting would fail. Fix: index a prefix, use ROW_FORMAT=DYNAMIC, or keep this column single-byte",
+            i.name, i.bytes_utf8mb4, part_limit, key_limit, t.row_format
+        ));
+    }
+    if row_size.bytes_utf8mb4 > ROW_SIZE_LIMIT {
+        risks.push(format!(
+            "declared row size would be {} bytes under utf8mb4, over the {ROW_SIZE_LIMIT}-byte limit. \
+             Fix: turn the longest VARCHAR columns into TEXT, or keep some columns single-byte",
+            row_size.bytes_utf8mb4
+        ));
+    }
+
+    Table {
+        schema: t.schema.clone(),
+        name: t.name.clone(),
+        engine: t.engine.clone(),
+        row_format: t.row_format.clone(),
+        estimated_rows: t.rows,
+        collation: t.collation.clone(),
+        key_part_limit: part_limit,
+        key_limit,
+        primary_key,
+        recode_key,
+        columns,
+        indexes,
+        triggers,
+        foreign_keys,
+        row_size,
+        risks,
+    }
+}
+
+fn foreign_keys_of(raw: &RawCatalog, schema: &str, table: &str) -> Vec<ForeignKey> {
+    let mut out: Vec<ForeignKey> = Vec::new();
+    for fk in &raw.foreign_keys {
+        let outgoing = fk.schema == schema && fk.table == table;
+        let incoming = fk.ref_schema == schema && fk.ref_table == table;
+        if !outgoing && !incoming {
+            continue;
+        }
+        let direction = if outgoing { "outgoing" } else { "incoming" };
+        let same = |f: &ForeignKey| f.name == fk.name && f.from_schema == fk.schema && f.from_table == fk.table;
+        match out.iter_mut().find(|f| same(f)) {
+            Some(f) => {
+                f.from_columns.push(fk.column.clone());
+                f.to_columns.push(fk.ref_column.clone());
+            }
+            None => out.push(ForeignKey {
+                name: fk.name.clone(),
+                direction: direction.to_string(),
+                from_schema: fk.schema.clone(),
+                from_table: fk.table.clone(),
+                from_columns: vec![fk.column.clone()],
+                to_schema: fk.ref_schema.clone(),
+                to_table: fk.ref_table.clone(),
+                to_columns: vec![fk.ref_column.clone()],
+            }),
+        }
+    }
+    out
+}

@@ -1,1 +1,3 @@
-//! Renders results for people (terminal tables) and programs (JSON); no I/O besides writing.
+//! Renders results for people (terminal tables) and programs (JSON); rendering only, no queries.
+
+pub mod inventory;
