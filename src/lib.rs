@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod codec;
 pub mod db;
+pub mod demo;
 pub mod detect;
 pub mod inventory;
 pub mod report;

@@ -16,7 +16,9 @@ impl ConnectArgs {
     /// Resolves the URL and password into connection settings.
     pub fn resolve(&self) -> Result<ConnectionConfig> {
         let url = self.url.as_deref().ok_or_else(|| {
-            anyhow!("no server given. Fix: pass --url mysql://user@host:3306/database or set MYSQL_URL")
+            anyhow!(
+                "no server given. Fix: pass --url mysql://user@host:3306/database or set MYSQL_URL"
+            )
         })?;
         ConnectionConfig::from_url(url)?.resolve_password(PasswordSource::PromptIfTty)
     }

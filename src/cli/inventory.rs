@@ -37,7 +37,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if schemas.is_empty() {
         schemas.extend(cfg.database.clone());
     }
-    let scope = Scope { schemas, tables: split_list(&args.tables) };
+    let scope = Scope {
+        schemas,
+        tables: split_list(&args.tables),
+    };
     let inv = block_on(async {
         let mut conn = cfg.connect_one().await?;
         inventory::take(&mut conn, &scope).await

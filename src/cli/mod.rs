@@ -5,6 +5,7 @@
 
 pub mod common;
 pub mod convert;
+pub mod demo;
 pub mod detect;
 pub mod inventory;
 
@@ -45,6 +46,8 @@ pub enum Command {
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
     Detect(detect::Args),
+    /// Show the whole flow on a sample legacy database (a throwaway server unless --url is given).
+    Demo(demo::Args),
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Inventory(args) => inventory::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

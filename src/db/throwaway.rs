@@ -40,7 +40,7 @@ enum Backing {
     Container {
         _keep_alive: Box<dyn std::any::Any + Send + Sync>,
     },
-    Local(LocalServer),
+    Local(Box<LocalServer>),
 }
 
 impl std::fmt::Debug for ThrowawayServer {
@@ -86,7 +86,7 @@ impl ThrowawayServer {
                     format!("{} (throwaway, {})", local.version, local.root.display());
                 Self {
                     admin: local.admin.clone(),
-                    backing: Backing::Local(local),
+                    backing: Backing::Local(Box::new(local)),
                     description,
                 }
             }),

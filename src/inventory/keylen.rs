@@ -38,10 +38,14 @@ pub struct ColumnFacts {
 /// Classifies a `DATA_TYPE`: text-like and binary columns are ours; others are `None`.
 pub fn column_kind(data_type: &str) -> Option<ColumnKind> {
     match data_type {
-        "char" | "varchar" | "tinytext" | "text" | "mediumtext" | "longtext" => Some(ColumnKind::Text),
+        "char" | "varchar" | "tinytext" | "text" | "mediumtext" | "longtext" => {
+            Some(ColumnKind::Text)
+        }
         "enum" => Some(ColumnKind::Enum),
         "set" => Some(ColumnKind::Set),
-        "binary" | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => Some(ColumnKind::Binary),
+        "binary" | "varbinary" | "tinyblob" | "blob" | "mediumblob" | "longblob" => {
+            Some(ColumnKind::Binary)
+        }
         _ => None,
     }
 }
@@ -51,6 +55,16 @@ pub fn mbmaxlen_utf8mb4(col: &ColumnFacts) -> u64 {
     match column_kind(&col.data_type) {
         Some(ColumnKind::Text | ColumnKind::Enum | ColumnKind::Set) => 4,
         _ => col.mbmaxlen,
+    }
+}
+
+/// Largest value in bytes once the column is utf8mb4: CHAR/VARCHAR keep their character count,
+/// the TEXT family keeps its byte capacity (so it holds fewer characters), binary is unchanged.
+pub fn max_bytes_utf8mb4(col: &ColumnFacts) -> Option<u64> {
+    match col.data_type.as_str() {
+        "char" | "varchar" => col.max_chars.map(|c| c * 4),
+        "enum" | "set" => col.max_chars.map(|c| c * 4),
+        _ => col.max_bytes,
     }
 }
 
@@ -163,9 +177,10 @@ fn fixed_bytes(col: &ColumnFacts) -> u64 {
         "mediumint" | "date" => 3,
         "int" | "integer" | "float" => 4,
         "bigint" | "double" | "real" => 8,
-        "decimal" | "numeric" => {
-            decimal_bytes(col.numeric_precision.unwrap_or(10), col.numeric_scale.unwrap_or(0))
-        }
+        "decimal" | "numeric" => decimal_bytes(
+            col.numeric_precision.unwrap_or(10),
+            col.numeric_scale.unwrap_or(0),
+        ),
         "time" => 3 + fsp_bytes(col.datetime_precision),
         "datetime" => 5 + fsp_bytes(col.datetime_precision),
         "timestamp" => 4 + fsp_bytes(col.datetime_precision),
@@ -226,6 +241,14 @@ mod tests {
         let c = col("varchar", "varchar(100)", 100, 1);
         assert_eq!(row_bytes(&c, 1), 101);
         assert_eq!(row_bytes(&c, 4), 402);
+    }
+
+    #[test]
+    fn text_keeps_its_byte_capacity_under_utf8mb4() {
+        let t = col("text", "text", 65535, 1);
+        assert_eq!(max_bytes_utf8mb4(&t), Some(65535));
+        let v = col("varchar", "varchar(10)", 10, 1);
+        assert_eq!(max_bytes_utf8mb4(&v), Some(40));
     }
 
     #[test]

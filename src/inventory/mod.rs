@@ -42,7 +42,9 @@ pub async fn take(conn: &mut MySqlConnection, scope: &Scope) -> Result<Inventory
         scope.schemas.clone()
     };
     if schemas.is_empty() {
-        bail!("the server has no user schemas to inventory. Fix: name one with --schema or in --url");
+        bail!(
+            "the server has no user schemas to inventory. Fix: name one with --schema or in --url"
+        );
     }
     let raw = read::read_catalog(conn, &schemas).await?;
     for t in &scope.tables {
@@ -80,18 +82,33 @@ pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inv
         }
         out.push(assemble_table(&raw, t, &facts, &server));
     }
-    Inventory { schema_version: SCHEMA_VERSION, server, schemas, tables: out }
+    Inventory {
+        schema_version: SCHEMA_VERSION,
+        server,
+        schemas,
+        tables: out,
+    }
 }
 
-fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], server: &ServerInfo) -> Table {
-    let (part_limit, key_limit) = key_limits(&t.engine, &t.row_format, server.innodb_page_size as u64);
+fn assemble_table(
+    raw: &RawCatalog,
+    t: &read::RawTable,
+    facts: &[&ColumnFacts],
+    server: &ServerInfo,
+) -> Table {
+    let (part_limit, key_limit) =
+        key_limits(&t.engine, &t.row_format, server.innodb_page_size as u64);
     let find = |name: &str| facts.iter().find(|f| f.name == name).copied();
 
     // Index parts arrive ordered by index then position; group consecutive runs.
     let mut indexes: Vec<Index> = Vec::new();
     let mut all_not_null: Vec<bool> = Vec::new();
     let mut has_prefix: Vec<bool> = Vec::new();
-    for p in raw.index_parts.iter().filter(|p| p.schema == t.schema && p.table == t.name) {
+    for p in raw
+        .index_parts
+        .iter()
+        .filter(|p| p.schema == t.schema && p.table == t.name)
+    {
         if indexes.last().map(|i| i.name != p.index).unwrap_or(true) {
             indexes.push(Index {
                 name: p.index.clone(),
@@ -112,7 +129,10 @@ fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], 
         let (bytes, bytes_utf8mb4) = match p.column.as_deref().and_then(find) {
             Some(f) => {
                 all_not_null[n] &= !f.nullable;
-                (part_bytes(f, p.sub_part, f.mbmaxlen), part_bytes(f, p.sub_part, mbmaxlen_utf8mb4(f)))
+                (
+                    part_bytes(f, p.sub_part, f.mbmaxlen),
+                    part_bytes(f, p.sub_part, mbmaxlen_utf8mb4(f)),
+                )
             }
             None => {
                 all_not_null[n] = false;
@@ -120,9 +140,15 @@ fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], 
             }
         };
         has_prefix[n] |= p.sub_part.is_some();
-        idx.parts.push(IndexPart { column, prefix: p.sub_part, bytes, bytes_utf8mb4 });
+        idx.parts.push(IndexPart {
+            column,
+            prefix: p.sub_part,
+            bytes,
+            bytes_utf8mb4,
+        });
     }
-    let checks_length = |i: &Index| !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH");
+    let checks_length =
+        |i: &Index| !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH");
     for i in &mut indexes {
         i.bytes = i.parts.iter().map(|p| p.bytes).sum();
         i.bytes_utf8mb4 = i.parts.iter().map(|p| p.bytes_utf8mb4).sum();
@@ -163,13 +189,14 @@ fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], 
                 collation: f.collation.clone(),
                 max_chars: f.max_chars,
                 max_bytes: f.max_bytes,
-                max_bytes_utf8mb4: f.max_chars.map(|c| match kind {
-                    ColumnKind::Binary => f.max_bytes.unwrap_or(c),
-                    _ => c * 4,
-                }),
+                max_bytes_utf8mb4: keylen::max_bytes_utf8mb4(f),
                 nullable: f.nullable,
                 in_primary_key: primary_key.as_ref().is_some_and(|pk| pk.contains(&f.name)),
-                indexes: indexes.iter().filter(in_index).map(|i| i.name.clone()).collect(),
+                indexes: indexes
+                    .iter()
+                    .filter(in_index)
+                    .map(|i| i.name.clone())
+                    .collect(),
             })
         })
         .collect();
@@ -177,7 +204,11 @@ fn assemble_table(raw: &RawCatalog, t: &read::RawTable, facts: &[&ColumnFacts], 
     let null_bitmap = facts.iter().filter(|f| f.nullable).count().div_ceil(8) as u64;
     let row_size = RowSize {
         bytes: facts.iter().map(|f| row_bytes(f, f.mbmaxlen)).sum::<u64>() + null_bitmap,
-        bytes_utf8mb4: facts.iter().map(|f| row_bytes(f, mbmaxlen_utf8mb4(f))).sum::<u64>() + null_bitmap,
+        bytes_utf8mb4: facts
+            .iter()
+            .map(|f| row_bytes(f, mbmaxlen_utf8mb4(f)))
+            .sum::<u64>()
+            + null_bitmap,
         limit: ROW_SIZE_LIMIT,
     };
 
@@ -241,7 +272,9 @@ fn foreign_keys_of(raw: &RawCatalog, schema: &str, table: &str) -> Vec<ForeignKe
             continue;
         }
         let direction = if outgoing { "outgoing" } else { "incoming" };
-        let same = |f: &ForeignKey| f.name == fk.name && f.from_schema == fk.schema && f.from_table == fk.table;
+        let same = |f: &ForeignKey| {
+            f.name == fk.name && f.from_schema == fk.schema && f.from_table == fk.table
+        };
         match out.iter_mut().find(|f| same(f)) {
             Some(f) => {
                 f.from_columns.push(fk.column.clone());

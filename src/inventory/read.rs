@@ -83,10 +83,11 @@ pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "information_schema", "performan
 
 /// Lists user schemas on the server.
 pub async fn list_schemas(conn: &mut MySqlConnection) -> Result<Vec<String>> {
-    let rows = sqlx::query("SELECT CAST(SCHEMA_NAME AS CHAR) FROM information_schema.SCHEMATA ORDER BY 1")
-        .fetch_all(conn)
-        .await
-        .context("cannot list schemas")?;
+    let rows =
+        sqlx::query("SELECT CAST(SCHEMA_NAME AS CHAR) FROM information_schema.SCHEMATA ORDER BY 1")
+            .fetch_all(conn)
+            .await
+            .context("cannot list schemas")?;
     Ok(rows
         .iter()
         .map(|r| r.get::<String, _>(0))
@@ -98,14 +99,21 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
-async fn fetch(conn: &mut MySqlConnection, sql: &str, schemas: &[String], times: usize) -> Result<Vec<MySqlRow>> {
+async fn fetch(
+    conn: &mut MySqlConnection,
+    sql: &str,
+    schemas: &[String],
+    times: usize,
+) -> Result<Vec<MySqlRow>> {
     let mut q = sqlx::query(sql);
     for _ in 0..times {
         for s in schemas {
             q = q.bind(s);
         }
     }
-    q.fetch_all(conn).await.with_context(|| format!("catalog query failed: {sql}"))
+    q.fetch_all(conn)
+        .await
+        .with_context(|| format!("catalog query failed: {sql}"))
 }
 
 /// Reads every catalog row for the given schemas.
@@ -119,7 +127,12 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
     .context("cannot read server variables")?;
     let version: String = server.get(0);
     let server = ServerInfo {
-        flavor: if version.contains("MariaDB") { "MariaDB" } else { "MySQL" }.to_string(),
+        flavor: if version.contains("MariaDB") {
+            "MariaDB"
+        } else {
+            "MySQL"
+        }
+        .to_string(),
         version,
         innodb_page_size: server.get::<u64, _>(1) as u32,
         default_row_format: server.get(2),
@@ -248,5 +261,12 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
     })
     .collect();
 
-    Ok(RawCatalog { server: Some(server), tables, columns, index_parts, triggers, foreign_keys })
+    Ok(RawCatalog {
+        server: Some(server),
+        tables,
+        columns,
+        index_parts,
+        triggers,
+        foreign_keys,
+    })
 }

@@ -38,7 +38,7 @@ fn grid(header: &[&str]) -> Grid {
     let mut g = Grid::new();
     g.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.iter().map(|h| Cell::new(h)));
+        .set_header(header.iter().map(Cell::new));
     g
 }
 
@@ -52,7 +52,16 @@ fn render_table(out: &mut String, t: &Table) {
         "Table {}.{}  engine {}  row format {}  ~{} rows  key {}",
         t.schema, t.name, t.engine, t.row_format, t.estimated_rows, key
     );
-    let mut g = grid(&["column", "type", "charset", "collation", "max bytes", "utf8mb4", "null", "indexes"]);
+    let mut g = grid(&[
+        "column",
+        "type",
+        "charset",
+        "collation",
+        "max bytes",
+        "utf8mb4",
+        "null",
+        "indexes",
+    ]);
     for c in &t.columns {
         let kind = match c.kind {
             ColumnKind::Binary => " (binary)",
@@ -64,14 +73,25 @@ fn render_table(out: &mut String, t: &Table) {
             Cell::new(c.charset.as_deref().unwrap_or("-")),
             Cell::new(c.collation.as_deref().unwrap_or("-")),
             Cell::new(c.max_bytes.map(|b| b.to_string()).unwrap_or_default()),
-            Cell::new(c.max_bytes_utf8mb4.map(|b| b.to_string()).unwrap_or_default()),
+            Cell::new(
+                c.max_bytes_utf8mb4
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
+            ),
             Cell::new(if c.nullable { "yes" } else { "no" }),
             Cell::new(c.indexes.join(", ")),
         ]);
     }
     let _ = writeln!(out, "{g}");
     if !t.indexes.is_empty() {
-        let mut g = grid(&["index", "columns", "bytes now", "bytes utf8mb4", "limit", "fits utf8mb4"]);
+        let mut g = grid(&[
+            "index",
+            "columns",
+            "bytes now",
+            "bytes utf8mb4",
+            "limit",
+            "fits utf8mb4",
+        ]);
         for i in &t.indexes {
             let cols: Vec<String> = i
                 .parts
@@ -87,7 +107,11 @@ fn render_table(out: &mut String, t: &Table) {
                 Cell::new("yes")
             };
             g.add_row(vec![
-                Cell::new(format!("{}{}", i.name, if i.unique { " (unique)" } else { "" })),
+                Cell::new(format!(
+                    "{}{}",
+                    i.name,
+                    if i.unique { " (unique)" } else { "" }
+                )),
                 Cell::new(cols.join(", ")),
                 Cell::new(i.bytes),
                 Cell::new(i.bytes_utf8mb4),

@@ -8,7 +8,10 @@ use std::process::{Command, Output, Stdio};
 /// Runs the built `myrecode` with `args`, the given URL in MYSQL_URL, and no stdin.
 pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_myrecode"));
-    cmd.args(args).stdin(Stdio::null()).env_remove("MYSQL_PWD").env_remove("MYSQL_URL");
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .env_remove("MYSQL_PWD")
+        .env_remove("MYSQL_URL");
     if let Some(u) = url {
         cmd.env("MYSQL_URL", u);
     }
@@ -17,7 +20,10 @@ pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
 
 /// Stdout and stderr as text.
 pub fn texts(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Runs each `;`-terminated statement of `sql` (one per line group) on `cfg`.
