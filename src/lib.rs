@@ -11,3 +11,4 @@ pub mod demo;
 pub mod detect;
 pub mod inventory;
 pub mod report;
+pub mod scan;
