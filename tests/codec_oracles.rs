@@ -9,7 +9,7 @@
 //! difference fails; `src/codec/README.md` explains each decision.
 
 use myrecode::codec::{
-    decode, decode_tcvn3, encode, encode_tcvn3, DecodeErrorKind, Encoding, EncodeErrorKind,
+    decode, decode_tcvn3, encode, encode_tcvn3, DecodeErrorKind, EncodeErrorKind, Encoding,
     Tcvn3Convention,
 };
 use std::collections::BTreeMap;
@@ -64,7 +64,11 @@ fn byte_table(name: &str) -> BTreeMap<u8, Option<char>> {
         let mut f = line.split_whitespace();
         let b = u8::from_str_radix(f.next().unwrap().trim_start_matches("0x"), 16).unwrap();
         let v = f.next().unwrap();
-        let c = if v.starts_with("UNDEFINED") { None } else { cp(v).filter(|&c| c != '\0') };
+        let c = if v.starts_with("UNDEFINED") {
+            None
+        } else {
+            cp(v).filter(|&c| c != '\0')
+        };
         t.insert(b, c);
     }
     t
@@ -74,7 +78,9 @@ fn high_of(name: &str) -> High {
     let t = byte_table(name);
     let mut h = [None; 128];
     for b in 0x80..=0xFFu8 {
-        h[(b - 0x80) as usize] = *t.get(&b).unwrap_or_else(|| panic!("{name} lacks byte {b:#04X}"));
+        h[(b - 0x80) as usize] = *t
+            .get(&b)
+            .unwrap_or_else(|| panic!("{name} lacks byte {b:#04X}"));
     }
     h
 }
@@ -91,7 +97,10 @@ fn ours(enc: Encoding) -> High {
                 Some(c)
             }
             Err(e) => {
-                assert_eq!((e.offset, e.bytes(), e.kind), (0, &[b][..], DecodeErrorKind::Unmapped));
+                assert_eq!(
+                    (e.offset, e.bytes(), e.kind),
+                    (0, &[b][..], DecodeErrorKind::Unmapped)
+                );
                 None
             }
         };
@@ -100,13 +109,22 @@ fn ours(enc: Encoding) -> High {
 }
 
 /// Asserts `ours == oracle` except at `exceptions` (byte, ours, oracle's).
-fn assert_matches(enc: Encoding, oracle_name: &str, oracle: &High, exceptions: &[(u8, Option<char>, Option<char>)]) {
+fn assert_matches(
+    enc: Encoding,
+    oracle_name: &str,
+    oracle: &High,
+    exceptions: &[(u8, Option<char>, Option<char>)],
+) {
     let mine = ours(enc);
     for b in 0x80..=0xFFu8 {
         let (m, o) = (mine[(b - 0x80) as usize], oracle[(b - 0x80) as usize]);
         match exceptions.iter().find(|e| e.0 == b) {
             Some(&(_, want_ours, want_oracle)) => {
-                assert_eq!((m, o), (want_ours, want_oracle), "{enc} vs {oracle_name}: documented difference at {b:#04X} changed");
+                assert_eq!(
+                    (m, o),
+                    (want_ours, want_oracle),
+                    "{enc} vs {oracle_name}: documented difference at {b:#04X} changed"
+                );
             }
             None => assert_eq!(m, o, "{enc} vs {oracle_name} at byte {b:#04X}"),
         }
@@ -139,8 +157,16 @@ const CP1252_HOLES: [(u8, Option<char>, Option<char>); 5] = [
 fn low_half_is_ascii_in_every_codec() {
     for enc in Encoding::ALL {
         for b in 0..0x80u8 {
-            assert_eq!(decode(enc, &[b]).unwrap(), (b as char).to_string(), "{enc} {b:#04X}");
-            assert_eq!(encode(enc, &(b as char).to_string()).unwrap(), [b], "{enc} {b:#04X}");
+            assert_eq!(
+                decode(enc, &[b]).unwrap(),
+                (b as char).to_string(),
+                "{enc} {b:#04X}"
+            );
+            assert_eq!(
+                encode(enc, &(b as char).to_string()).unwrap(),
+                [b],
+                "{enc} {b:#04X}"
+            );
         }
     }
 }
@@ -148,15 +174,30 @@ fn low_half_is_ascii_in_every_codec() {
 #[test]
 fn cp1251_matches_python_mysql_and_whatwg_except_0x98() {
     let e = Encoding::Windows1251;
-    assert_matches(e, "python cp1251", &high_of("python-cp1251-decode.txt"), &[]);
+    assert_matches(
+        e,
+        "python cp1251",
+        &high_of("python-cp1251-decode.txt"),
+        &[],
+    );
     assert_matches(e, "mysql cp1251", &high_of("mysql-cp1251-decode.txt"), &[]);
-    assert_matches(e, "whatwg windows-1251", &whatwg("windows-1251"), &[CP1251_0X98]);
+    assert_matches(
+        e,
+        "whatwg windows-1251",
+        &whatwg("windows-1251"),
+        &[CP1251_0X98],
+    );
 }
 
 #[test]
 fn koi8r_matches_python_mysql_and_whatwg() {
     let e = Encoding::Koi8R;
-    assert_matches(e, "python koi8_r", &high_of("python-koi8_r-decode.txt"), &[]);
+    assert_matches(
+        e,
+        "python koi8_r",
+        &high_of("python-koi8_r-decode.txt"),
+        &[],
+    );
     assert_matches(e, "mysql koi8r", &high_of("mysql-koi8r-decode.txt"), &[]);
     assert_matches(e, "whatwg koi8-r", &whatwg("koi8-r"), &[]);
 }
@@ -164,7 +205,12 @@ fn koi8r_matches_python_mysql_and_whatwg() {
 #[test]
 fn koi8u_follows_rfc_2319_not_whatwg_at_0xae_0xbe() {
     let e = Encoding::Koi8U;
-    assert_matches(e, "python koi8_u", &high_of("python-koi8_u-decode.txt"), &[]);
+    assert_matches(
+        e,
+        "python koi8_u",
+        &high_of("python-koi8_u-decode.txt"),
+        &[],
+    );
     assert_matches(e, "whatwg koi8-u", &whatwg("koi8-u"), &KOI8U_RFC2319);
     // KOI8-U differs from KOI8-R only in the eight Ukrainian letters.
     let diff: Vec<u8> = (0x80..=0xFFu8)
@@ -178,13 +224,23 @@ fn cp866_matches_python_and_whatwg_but_not_mysql_at_0xfc_0xfd() {
     let e = Encoding::Ibm866;
     assert_matches(e, "python cp866", &high_of("python-cp866-decode.txt"), &[]);
     assert_matches(e, "whatwg ibm866", &whatwg("ibm866"), &[]);
-    assert_matches(e, "mysql cp866", &high_of("mysql-cp866-decode.txt"), &CP866_MYSQL);
+    assert_matches(
+        e,
+        "mysql cp866",
+        &high_of("mysql-cp866-decode.txt"),
+        &CP866_MYSQL,
+    );
 }
 
 #[test]
 fn iso8859_5_matches_python_and_whatwg() {
     let e = Encoding::Iso8859_5;
-    assert_matches(e, "python iso8859_5", &high_of("python-iso8859_5-decode.txt"), &[]);
+    assert_matches(
+        e,
+        "python iso8859_5",
+        &high_of("python-iso8859_5-decode.txt"),
+        &[],
+    );
     assert_matches(e, "whatwg iso-8859-5", &whatwg("iso-8859-5"), &[]);
 }
 
@@ -193,7 +249,12 @@ fn latin1_is_mysql_latin1_exactly() {
     let e = Encoding::Latin1;
     assert_matches(e, "mysql latin1", &high_of("mysql-latin1-decode.txt"), &[]);
     assert_matches(e, "whatwg windows-1252", &whatwg("windows-1252"), &[]);
-    assert_matches(e, "python cp1252", &high_of("python-cp1252-decode.txt"), &CP1252_HOLES);
+    assert_matches(
+        e,
+        "python cp1252",
+        &high_of("python-cp1252-decode.txt"),
+        &CP1252_HOLES,
+    );
 }
 
 /// Every mapped byte encodes back from its character, and no other character
@@ -205,7 +266,10 @@ fn every_character_in_reverse_and_nothing_else() {
         let mut expected: BTreeMap<char, u8> = (0..0x80u8).map(|b| (b as char, b)).collect();
         for (i, c) in mine.iter().enumerate() {
             if let Some(c) = c {
-                assert!(expected.insert(*c, 0x80 + i as u8).is_none(), "{enc}: {c:?} twice");
+                assert!(
+                    expected.insert(*c, 0x80 + i as u8).is_none(),
+                    "{enc}: {c:?} twice"
+                );
             }
         }
         let astral = (0x10000..0x110000).step_by(97);
@@ -235,8 +299,16 @@ fn encode_tcvn3_or(enc: Encoding, c: char) -> Result<Vec<u8>, EncodeErrorKind> {
 /// encoding_rs (WHATWG) agrees byte for byte, except the documented cases.
 #[test]
 fn cross_check_encoding_rs() {
-    let pairs: [(Encoding, &'static encoding_rs::Encoding, &[(u8, Option<char>, Option<char>)]); 6] = [
-        (Encoding::Windows1251, encoding_rs::WINDOWS_1251, &[CP1251_0X98]),
+    let pairs: [(
+        Encoding,
+        &'static encoding_rs::Encoding,
+        &[(u8, Option<char>, Option<char>)],
+    ); 6] = [
+        (
+            Encoding::Windows1251,
+            encoding_rs::WINDOWS_1251,
+            &[CP1251_0X98],
+        ),
         (Encoding::Koi8R, encoding_rs::KOI8_R, &[]),
         (Encoding::Koi8U, encoding_rs::KOI8_U, &KOI8U_RFC2319),
         (Encoding::Ibm866, encoding_rs::IBM866, &[]),
@@ -288,7 +360,11 @@ fn iconv_high(iconv_name: &str) -> High {
     for (i, line) in lines[..128].iter().enumerate() {
         let mut it = line.chars();
         h[i] = it.next();
-        assert!(it.next().is_none(), "iconv {iconv_name} byte {:#04X}: {line:?}", 0x80 + i);
+        assert!(
+            it.next().is_none(),
+            "iconv {iconv_name} byte {:#04X}: {line:?}",
+            0x80 + i
+        );
     }
     h
 }
@@ -300,15 +376,30 @@ fn cross_check_iconv() {
     assert_matches(Encoding::Koi8R, "iconv KOI8-R", &iconv_high("KOI8-R"), &[]);
     assert_matches(Encoding::Koi8U, "iconv KOI8-U", &iconv_high("KOI8-U"), &[]);
     assert_matches(Encoding::Ibm866, "iconv CP866", &iconv_high("CP866"), &[]);
-    assert_matches(Encoding::Iso8859_5, "iconv ISO-8859-5", &iconv_high("ISO-8859-5"), &[]);
-    assert_matches(Encoding::Latin1, "iconv CP1252", &iconv_high("CP1252"), &CP1252_HOLES);
+    assert_matches(
+        Encoding::Iso8859_5,
+        "iconv ISO-8859-5",
+        &iconv_high("ISO-8859-5"),
+        &[],
+    );
+    assert_matches(
+        Encoding::Latin1,
+        "iconv CP1252",
+        &iconv_high("CP1252"),
+        &CP1252_HOLES,
+    );
     // glibc's TCVN5712-1 is VN1: it agrees on every VN3 byte and also maps
     // the VN1-only capitals and combining marks, which VN3 does not have.
     let vn1 = iconv_high("TCVN5712-1");
     let mine = ours(Encoding::Tcvn3);
     for i in 0..128 {
         if mine[i].is_some() {
-            assert_eq!(mine[i], vn1[i], "tcvn3 vs iconv TCVN5712-1 at {:#04X}", 0x80 + i);
+            assert_eq!(
+                mine[i],
+                vn1[i],
+                "tcvn3 vs iconv TCVN5712-1 at {:#04X}",
+                0x80 + i
+            );
         }
     }
 }
@@ -322,12 +413,23 @@ fn tcvn3_single_bytes_match_the_vn3_subset_of_libiconv_vn1() {
         let want = derived.get(&b).copied().flatten(); // 0x80..0x9F: not listed = unmapped
         assert_eq!(mine[(b - 0x80) as usize], want, "tcvn3 byte {b:#04X}");
         if let Some(c) = want {
-            assert_eq!(vn1.get(&b).copied().flatten(), Some(c), "VN3 is a subset of VN1 at {b:#04X}");
+            assert_eq!(
+                vn1.get(&b).copied().flatten(),
+                Some(c),
+                "VN3 is a subset of VN1 at {b:#04X}"
+            );
         }
         // The single-byte reading agrees on every lone byte.
-        assert_eq!(decode_tcvn3(&[b], Tcvn3Convention::SingleByte).ok(), want.map(String::from));
+        assert_eq!(
+            decode_tcvn3(&[b], Tcvn3Convention::SingleByte).ok(),
+            want.map(String::from)
+        );
     }
-    assert_eq!(mine.iter().flatten().count(), 75, "VN3 has 75 characters above ASCII");
+    assert_eq!(
+        mine.iter().flatten().count(),
+        75,
+        "VN3 has 75 characters above ASCII"
+    );
     // VN1 puts capitals on some control codes; VN3 keeps ASCII there.
     assert!(vn1.keys().any(|&b| b < 0x20));
 }
@@ -344,8 +446,12 @@ fn seed_tcvn3_table() -> Vec<(char, Vec<u8>)> {
     let mut rows = Vec::new();
     for line in text.lines() {
         let line = line.trim();
-        let Some(rest) = line.strip_prefix("(0x") else { continue };
-        let Some((code, rest)) = rest.split_once(", b\"") else { continue };
+        let Some(rest) = line.strip_prefix("(0x") else {
+            continue;
+        };
+        let Some((code, rest)) = rest.split_once(", b\"") else {
+            continue;
+        };
         let bytes_lit = rest.split('"').next().unwrap();
         let bytes: Vec<u8> = bytes_lit
             .split("\\x")
@@ -364,7 +470,11 @@ fn tcvn3_matches_the_seed_table_in_both_directions() {
     let (mut one, mut two) = (0, 0);
     for (c, bytes) in &rows {
         let s = c.to_string();
-        assert_eq!(&encode_tcvn3(&s, Tcvn3Convention::TwoByte).unwrap(), bytes, "{c}");
+        assert_eq!(
+            &encode_tcvn3(&s, Tcvn3Convention::TwoByte).unwrap(),
+            bytes,
+            "{c}"
+        );
         assert_eq!(&encode(Encoding::Tcvn3, &s).unwrap(), bytes, "{c}");
         assert_eq!(decode(Encoding::Tcvn3, bytes).unwrap(), s, "{c}");
         let single = encode_tcvn3(&s, Tcvn3Convention::SingleByte);
@@ -375,9 +485,19 @@ fn tcvn3_matches_the_seed_table_in_both_directions() {
             two += 1;
             let e = single.unwrap_err();
             assert_eq!((e.ch, e.kind), (*c, EncodeErrorKind::Tcvn3NeedsTwoByte));
-            assert!(e.to_string().contains(&format!("U+{:04X} '{c}'", *c as u32)), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("U+{:04X} '{c}'", *c as u32)),
+                "{e}"
+            );
             // Read in the single-byte convention, the pair is two letters.
-            assert_eq!(decode_tcvn3(bytes, Tcvn3Convention::SingleByte).unwrap().chars().count(), 2);
+            assert_eq!(
+                decode_tcvn3(bytes, Tcvn3Convention::SingleByte)
+                    .unwrap()
+                    .chars()
+                    .count(),
+                2
+            );
         }
     }
     assert_eq!((one, two), (74, 60));

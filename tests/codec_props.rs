@@ -4,8 +4,8 @@
 //! run: `cargo test --release --test codec_props -- --ignored`.
 
 use myrecode::codec::{
-    decode, decode_lossless, decode_lossy, decode_tcvn3, encode, encode_tcvn3, validate_utf8, Decoder,
-    Encoder, Encoding, Tcvn3Convention,
+    decode, decode_lossless, decode_lossy, decode_tcvn3, encode, encode_tcvn3, validate_utf8,
+    Decoder, Encoder, Encoding, Tcvn3Convention,
 };
 use proptest::prelude::*;
 
@@ -161,7 +161,10 @@ proptest! {
 #[test]
 #[ignore = "long: cargo test --release --test codec_props -- --ignored"]
 fn no_panic_on_a_million_inputs() {
-    let cases: u32 = std::env::var("CODEC_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let cases: u32 = std::env::var("CODEC_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases,
         failure_persistence: None,
@@ -185,7 +188,10 @@ fn no_panic_on_a_million_inputs() {
             Ok(())
         })
         .unwrap();
-    println!("{cases} cases x 2 inputs x {} decoders: no panic", Encoding::ALL.len());
+    println!(
+        "{cases} cases x 2 inputs x {} decoders: no panic",
+        Encoding::ALL.len()
+    );
 }
 
 /// Every split point of inputs full of TCVN3 pairs and multi-byte UTF-8,
@@ -195,7 +201,10 @@ fn every_split_point_of_pairs_and_sequences() {
     let vi = "ẤN ĐỘ Ước mơ Tiếng Việt: Ỷ Ẵ ÀÁ trường";
     let tcvn = encode(Encoding::Tcvn3, vi).unwrap();
     let utf8 = "Привет 中文 😀 ok".as_bytes().to_vec();
-    for (enc, input, text) in [(Encoding::Tcvn3, tcvn, vi), (Encoding::Utf8, utf8.clone(), "Привет 中文 😀 ok")] {
+    for (enc, input, text) in [
+        (Encoding::Tcvn3, tcvn, vi),
+        (Encoding::Utf8, utf8.clone(), "Привет 中文 😀 ok"),
+    ] {
         for cut in 0..=input.len() {
             let (out, res) = decode_split(&mut Decoder::new(enc), &input, &[cut]);
             assert_eq!((out.as_str(), res), (text, Ok(())), "{enc} cut {cut}");
@@ -209,6 +218,10 @@ fn every_split_point_of_pairs_and_sequences() {
     bad.insert(4, 0xFF);
     for cut in 0..=bad.len() {
         let (_, res) = decode_split(&mut Decoder::new(Encoding::Utf8), &bad, &[cut]);
-        assert_eq!(res, Err("invalid UTF-8 0xFF at offset 4".to_string()), "cut {cut}");
+        assert_eq!(
+            res,
+            Err("invalid UTF-8 0xFF at offset 4".to_string()),
+            "cut {cut}"
+        );
     }
 }

@@ -267,27 +267,31 @@ fn describe_char(c: char) -> String {
     format!("U+{:04X} '{}'", c as u32, c.escape_debug())
 }
 
-impl fmt::Display for EncodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl EncodeError {
+    /// The character and why it cannot be written, without the offset:
+    /// `U+4E2D '中' has no cp1251 byte`.
+    pub fn describe(&self) -> String {
         let c = describe_char(self.ch);
         match self.kind {
-            EncodeErrorKind::Unmappable => write!(
-                f,
-                "{c} at offset {} has no {} byte",
-                self.offset, self.encoding
+            EncodeErrorKind::Unmappable => format!("{c} has no {} byte", self.encoding),
+            EncodeErrorKind::Tcvn3NeedsTwoByte => format!(
+                "{c} has no single-byte tcvn3 byte (the two-byte convention can write it)"
             ),
-            EncodeErrorKind::Tcvn3NeedsTwoByte => write!(
-                f,
-                "{c} at offset {} has no single-byte tcvn3 byte (the two-byte convention can write it)",
-                self.offset
-            ),
-            EncodeErrorKind::Tcvn3Ambiguous { previous } => write!(
-                f,
-                "{c} at offset {} cannot follow {} in two-byte tcvn3: the pair would read back as one capital",
-                self.offset,
+            EncodeErrorKind::Tcvn3Ambiguous { previous } => format!(
+                "{c} cannot follow {} in two-byte tcvn3: the two bytes would read back as one capital",
                 describe_char(previous)
             ),
         }
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // "U+4E2D '中' at offset 2 has no cp1251 byte": the offset right
+        // after the character it belongs to.
+        let d = self.describe();
+        let c = describe_char(self.ch);
+        write!(f, "{c} at offset {}{}", self.offset, &d[c.len()..])
     }
 }
 
