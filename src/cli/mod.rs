@@ -8,6 +8,7 @@ pub mod convert;
 pub mod demo;
 pub mod detect;
 pub mod inventory;
+pub mod scan;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +43,8 @@ pub struct Cli {
 pub enum Command {
     /// List every text and binary column, its keys, and what utf8mb4 would do to its indexes.
     Inventory(inventory::Args),
+    /// Dry run: read raw bytes, detect each value's encoding, report per column what recoding would do.
+    Scan(scan::Args),
     /// Recode a byte stream from stdin to stdout (offline; no server needed).
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inventory(args) => inventory::run(args),
+        Command::Scan(args) => scan::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),

@@ -1,3 +1,4 @@
 //! Renders results for people (terminal tables) and programs (JSON); rendering only, no queries.
 
 pub mod inventory;
+pub mod scan;

@@ -1,0 +1,131 @@
+//! `myrecode scan`: the dry-run report of what each column really holds.
+
+use super::common::{block_on, split_list, ConnectArgs};
+use super::{EXIT_ATTENTION, EXIT_OK};
+use crate::inventory::{self, Scope};
+use crate::report;
+use crate::scan::read::{self, Options, Progress};
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Arguments of `scan`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    conn: ConnectArgs,
+    /// Schema(s) to scan (comma-separated or repeated); default: the database in --url, else all user schemas.
+    #[arg(long = "schema", value_name = "SCHEMA")]
+    schemas: Vec<String>,
+    /// Only these tables (comma-separated or repeated).
+    #[arg(long = "tables", value_name = "TABLE")]
+    tables: Vec<String>,
+    /// Read this many rows per table, spread over the key range.
+    #[arg(long, value_name = "N", default_value_t = 10_000, conflicts_with = "full")]
+    sample: u64,
+    /// Read every row (the counts are then exact).
+    #[arg(long)]
+    full: bool,
+    /// Rows per batch.
+    #[arg(long, default_value_t = 1000, value_name = "ROWS")]
+    batch_size: usize,
+    /// Pause between batches in milliseconds, so production does not feel the scan.
+    #[arg(long, default_value_t = 5, value_name = "MS")]
+    pause_ms: u64,
+    /// Also write the report as JSON (versioned layout; input of `plan --report`).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Also write the report as Markdown.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+}
+
+/// A progress bar on a terminal, plain lines every few seconds otherwise.
+struct ScanProgress {
+    bar: Option<ProgressBar>,
+    state: Mutex<(String, u64, Instant)>,
+}
+
+impl ScanProgress {
+    fn new() -> Self {
+        ScanProgress { bar: None, state: Mutex::new((String::new(), 0, Instant::now())) }
+    }
+}
+
+impl Progress for ScanProgress {
+    fn table_started(&self, schema: &str, table: &str, estimated: u64) {
+        *self.state.lock().unwrap() = (format!("{schema}.{table}"), 0, Instant::now());
+        if let Some(bar) = &self.bar {
+            bar.reset();
+            bar.set_length(estimated.max(1));
+            bar.set_message(format!("{schema}.{table}"));
+        }
+    }
+    fn rows_read(&self, rows: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(rows);
+            return;
+        }
+        let mut s = self.state.lock().unwrap();
+        s.1 += rows;
+        if s.2.elapsed() > Duration::from_secs(5) {
+            eprintln!("scan: {}: {} rows read", s.0, s.1);
+            s.2 = Instant::now();
+        }
+    }
+    fn table_done(&self, rows: u64, elapsed: Duration) {
+        let name = self.state.lock().unwrap().0.clone();
+        let rate = rows as f64 / elapsed.as_secs_f64().max(1e-3);
+        let line = format!("scan: {name}: {rows} rows in {:.1}s ({rate:.0} rows/s)", elapsed.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// Runs `scan`; exit 1 when anything needs recoding, a risk was found, or values are undecided.
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let cfg = args.conn.resolve()?;
+    let mut schemas = split_list(&args.schemas);
+    if schemas.is_empty() {
+        schemas.extend(cfg.database.clone());
+    }
+    let scope = Scope { schemas, tables: split_list(&args.tables) };
+    let opts = Options {
+        sample: (!args.full).then_some(args.sample),
+        batch_size: args.batch_size.max(1),
+        pause: Duration::from_millis(args.pause_ms),
+    };
+    let mut progress = ScanProgress::new();
+    if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(1);
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        progress.bar = Some(bar);
+    }
+    let report = block_on(async {
+        let mut conn = cfg.connect_one().await?;
+        let inv = inventory::take(&mut conn, &scope).await?;
+        read::scan(&mut conn, &inv, &opts, &progress).await
+    })?;
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    print!("{}", report::scan::to_text(&report));
+    if let Some(path) = &args.json {
+        std::fs::write(path, report::scan::to_json(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, report::scan::to_markdown(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(if report::scan::needs_action(&report) { EXIT_ATTENTION } else { EXIT_OK })
+}
