@@ -1,1 +1,296 @@
 //! Per-value encoding detection: pure, no I/O; abstains rather than corrupts.
+//!
+//! [`detect`] reads one value's raw bytes and answers with a [`Verdict`]:
+//! what the bytes really are ([`Label`]), how sure we are, the decoded text,
+//! and the runner-up. Every candidate reading (UTF-8, each legacy table, each
+//! mojibake chain) is decoded with our own codecs and scored by the text
+//! scorer ([`text`]: language models, case patterns, symbol plausibility);
+//! the scores become probabilities against a "none of these" hypothesis.
+//!
+//! The rule that protects data: a verdict that would rewrite the value is
+//! only given when the repair chain round-trips ([`Label::repair`]) and the
+//! confidence reaches the threshold; otherwise the answer is `unknown` (or
+//! `utf-8`, leaving valid UTF-8 alone), with the runner-up for the report.
+//!
+//! [`detect_column`] reads a column at once: the other rows form a prior, so a
+//! one-word value in a cp1251 column reads as cp1251, while strong evidence in
+//! a row still wins in columns that mix encodings.
+
+pub mod binary;
+pub mod column;
+pub mod eval;
+pub mod label;
+pub mod model;
+pub mod tables;
+pub mod text;
+
+pub use column::{detect_column, ColumnPrior};
+pub use label::{Label, RepairStep};
+
+use crate::codec::Encoding;
+use std::borrow::Cow;
+use text::TextScore;
+
+/// Default confidence a rewriting verdict needs.
+pub const DEFAULT_THRESHOLD: f32 = 0.95;
+
+/// Score of the "none of these readings" hypothesis (nats): a reading must
+/// beat it clearly before it can be believed.
+const NULL_SCORE: f32 = 3.0;
+/// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
+/// the safe default, so a mojibake chain must win by more than this.
+const UTF8_BONUS: f32 = 5.0;
+/// Evidence per multi-byte sequence that un-mangling a chain produced: random
+/// Latin-1 or cp1251 text almost never forms valid multi-byte UTF-8.
+const CHAIN_UTF8_SEQ: f32 = 2.5;
+
+/// The legacy readings tried for bytes that are not UTF-8, with a prior
+/// (nats) reflecting how common each is in real databases.
+const LEGACY: &[(Encoding, f32)] = &[
+    (Encoding::Windows1251, 1.0),
+    (Encoding::Koi8R, 0.0),
+    (Encoding::Koi8U, -0.5),
+    (Encoding::Ibm866, -0.5),
+    (Encoding::Iso8859_5, -1.0),
+    (Encoding::Tcvn3, 0.0),
+];
+
+/// What the caller knows about the value beyond its bytes.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    /// Confidence a rewriting verdict needs (0..=1).
+    pub threshold: f32,
+    /// The column's prior over labels, from [`detect_column`].
+    pub prior: Option<&'a ColumnPrior>,
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context { threshold: DEFAULT_THRESHOLD, prior: None }
+    }
+}
+
+/// The answer for one value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// What the bytes are; `unknown` when no reading is safe to act on.
+    pub label: Label,
+    /// Probability the label is right (0..=1).
+    pub confidence: f32,
+    /// The real text (for ascii, utf-8, legacy and mojibake labels).
+    pub decoded: Option<String>,
+    /// The next best reading and its probability, to explain abstentions.
+    pub runner_up: Option<(Label, f32)>,
+    /// Why, in a few words each.
+    pub reasons: Vec<Cow<'static, str>>,
+}
+
+impl Verdict {
+    fn fixed(label: Label, confidence: f32, decoded: Option<String>, reason: &'static str) -> Self {
+        Verdict { label, confidence, decoded, runner_up: None, reasons: vec![Cow::Borrowed(reason)] }
+    }
+
+    /// True when the engine should rewrite the value.
+    pub fn actionable(&self) -> bool {
+        self.label.needs_recode() && self.decoded.is_some()
+    }
+}
+
+/// One scored reading of a value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cand {
+    pub label: Label,
+    /// Text score plus priors (nats).
+    pub score: f32,
+    pub text: TextScore,
+}
+
+/// Everything about a value that does not depend on the column.
+#[derive(Debug, Clone)]
+pub(crate) enum Analysis {
+    /// Decided by structure alone (empty, ASCII, binary, UTF-8 with no rival).
+    Fixed(Verdict),
+    /// Several readings to weigh; `utf8` tells whether UTF-8 is among them.
+    Scored { cands: Vec<Cand>, utf8: bool },
+}
+
+/// Detects what one value's bytes really are.
+pub fn detect(bytes: &[u8], ctx: &Context) -> Verdict {
+    decide(bytes, analyze(bytes), ctx)
+}
+
+/// Structure checks and candidate scoring for one value.
+pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
+    // ASCII fast path: most values in most columns.
+    if bytes.is_ascii() {
+        if let Some(why) = binary::binary_reason(bytes, true) {
+            return Analysis::Fixed(Verdict::fixed(Label::Binary, 0.99, None, why));
+        }
+        let text = String::from_utf8(bytes.to_vec()).ok();
+        return Analysis::Fixed(Verdict::fixed(Label::Ascii, 1.0, text, "all bytes below 0x80"));
+    }
+    let utf8 = std::str::from_utf8(bytes).ok();
+    if let Some(why) = binary::binary_reason(bytes, utf8.is_some()) {
+        return Analysis::Fixed(Verdict::fixed(Label::Binary, 0.99, None, why));
+    }
+    let mut cands = Vec::with_capacity(8);
+    match utf8 {
+        Some(s) => {
+            chain_candidates(s, &mut cands);
+            if cands.is_empty() {
+                return Analysis::Fixed(Verdict::fixed(
+                    Label::Utf8,
+                    1.0,
+                    Some(s.to_owned()),
+                    "valid UTF-8; no mojibake chain can produce it",
+                ));
+            }
+            let text = text::score_chars(s.chars());
+            cands.push(Cand { label: Label::Utf8, score: text.score + UTF8_BONUS, text });
+        }
+        None => legacy_candidates(bytes, 0.0, |e| Label::Legacy(e), &mut cands),
+    }
+    Analysis::Scored { cands, utf8: utf8.is_some() }
+}
+
+/// Scores each legacy reading of `raw` (bytes that are not the stored value
+/// itself when `label` builds a chain).
+fn legacy_candidates(raw: &[u8], bonus: f32, label: impl Fn(Encoding) -> Label, out: &mut Vec<Cand>) {
+    let koi8u_bytes = raw.iter().any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD));
+    for &(enc, prior) in LEGACY {
+        if enc == Encoding::Koi8U && !koi8u_bytes {
+            continue; // identical to KOI8-R then: one label is enough
+        }
+        let text = if enc == Encoding::Tcvn3 {
+            // TCVN3 has two-byte capitals; let the codec compose them.
+            match crate::codec::decode_lossless(enc, raw) {
+                Ok(s) => text::score_chars(s.chars()),
+                Err(_) => continue,
+            }
+        } else {
+            let table = tables::decode_table(enc);
+            if raw.iter().any(|&b| b >= 0x80 && table[(b - 0x80) as usize] == tables::UNMAPPED) {
+                continue;
+            }
+            text::score_chars(raw.iter().map(|&b| if b < 0x80 { b as char } else { table[(b - 0x80) as usize] }))
+        };
+        out.push(Cand { label: label(enc), score: text.score + prior + bonus, text });
+    }
+}
+
+/// Counts multi-byte sequences in valid UTF-8.
+fn utf8_sequences(s: &str) -> usize {
+    s.bytes().filter(|&b| b >= 0xC0).count()
+}
+
+/// Readings of valid UTF-8 as mojibake: undo a latin1 or cp1251 read, then
+/// read the bytes as what they really were.
+fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
+    for read_as in [Encoding::Latin1, Encoding::Windows1251] {
+        let Some(raw) = tables::encode_single(read_as, s) else { continue };
+        if raw.is_ascii() {
+            continue;
+        }
+        if let Ok(inner) = std::str::from_utf8(&raw) {
+            let seqs = utf8_sequences(inner) as f32;
+            let text = text::score_chars(inner.chars());
+            let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(12.0);
+            out.push(Cand { label: Label::Mojibake { real: Encoding::Utf8, read_as }, score, text });
+        } else if read_as == Encoding::Latin1 {
+            legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
+        }
+    }
+}
+
+/// Probabilities of the candidates (same order), against the null hypothesis.
+pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut Vec<f32>) {
+    out.clear();
+    let adj = |c: &Cand| c.score + prior.map_or(0.0, |p| p.bonus(c.label));
+    let max = cands.iter().map(adj).fold(NULL_SCORE, f32::max);
+    let mut sum = (NULL_SCORE - max).exp();
+    for c in cands {
+        let e = (adj(c) - max).exp();
+        out.push(e);
+        sum += e;
+    }
+    for p in out.iter_mut() {
+        *p /= sum;
+    }
+}
+
+/// Turns an analysis into a verdict under a column prior and threshold.
+pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict {
+    let (cands, utf8) = match analysis {
+        Analysis::Fixed(v) => return v,
+        Analysis::Scored { cands, utf8 } => (cands, utf8),
+    };
+    let mut probs = Vec::with_capacity(cands.len());
+    posteriors(&cands, ctx.prior, &mut probs);
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+    let best = order[0];
+    let (label, conf) = (cands[best].label, probs[best]);
+    let runner = order.get(1).map(|&i| (cands[i].label, probs[i]));
+    let mut reasons: Vec<Cow<'static, str>> = Vec::with_capacity(3);
+    let t = &cands[best].text;
+    reasons.push(Cow::Owned(format!(
+        "{label} reads best (score {:.1}{})",
+        cands[best].score,
+        t.cyr_lang.map_or(String::new(), |l| format!(", {}", model::CYR_LANGS[l as usize])),
+    )));
+    if ctx.prior.is_some() {
+        reasons.push(Cow::Borrowed("column prior applied"));
+    }
+
+    if label == Label::Utf8 {
+        let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+        return Verdict { label, confidence: conf.max(0.5), decoded, runner_up: runner, reasons };
+    }
+    if conf >= ctx.threshold {
+        if let Some(decoded) = label.repair(bytes) {
+            return Verdict { label, confidence: conf, decoded: Some(decoded), runner_up: runner, reasons };
+        }
+        reasons.push(Cow::Borrowed("repair does not round-trip"));
+    } else {
+        reasons.push(Cow::Owned(format!("confidence {conf:.2} below threshold {:.2}", ctx.threshold)));
+    }
+    let runner_up = Some((label, conf));
+    if utf8 {
+        // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
+        let p_utf8 = cands.iter().zip(&probs).find(|(c, _)| c.label == Label::Utf8).map_or(0.0, |(_, p)| *p);
+        if conf < 0.5 {
+            let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+            return Verdict { label: Label::Utf8, confidence: p_utf8, decoded, runner_up, reasons };
+        }
+        return Verdict { label: Label::Unknown, confidence: 1.0 - conf, decoded: None, runner_up, reasons };
+    }
+    // Not UTF-8 and no reading believable: blob or undecidable text.
+    let best_score = cands[best].score;
+    if best_score < -6.0 && bytes.len() >= 8 && cands[best].text.non_ascii_letters * 2 < bytes.len() as u32 {
+        reasons.push(Cow::Borrowed("no reading looks like text"));
+        return Verdict { label: Label::Binary, confidence: 0.9, decoded: None, runner_up, reasons };
+    }
+    Verdict { label: Label::Unknown, confidence: 1.0 - conf, decoded: None, runner_up, reasons }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(bytes: &[u8]) -> String {
+        detect(bytes, &Context::default()).label.to_string()
+    }
+
+    #[test]
+    fn obvious_cases() {
+        assert_eq!(label(b""), "ascii");
+        assert_eq!(label(b"hello"), "ascii");
+        assert_eq!(label("Привет, как дела?".as_bytes()), "utf-8");
+        assert_eq!(label(b"\xcf\xf0\xe8\xe2\xe5\xf2, \xea\xe0\xea \xe4\xe5\xeb\xe0?"), "cp1251");
+        assert_eq!(label("Ïðèâåò, êàê äåëà?".as_bytes()), "cp1251>latin1");
+        assert_eq!(label("РџСЂРёРІРµС‚, РєР°Рє РґРµР»Р°?".as_bytes()), "utf-8>cp1251");
+        assert_eq!(label("ÐŸÑ€Ð¸Ð²ÐµÑ‚, ÐºÐ°Ðº Ð´ÐµÐ»Ð°?".as_bytes()), "utf-8>latin1");
+        assert_eq!(label("Crème brûlée".as_bytes()), "utf-8");
+        assert_eq!(label(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "binary");
+    }
+}

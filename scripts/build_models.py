@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Build the letter-bigram language models that src/detect embeds.
+
+Source: the word-frequency lists shipped inside the PyPI package `wordfreq`
+(pin: wordfreq==3.1.1), so the models are reproducible without network access
+beyond the package install. Output (committed, so builds never need Python):
+
+  src/detect/models/cyr-<lang>.bin  50x50 bytes: Cyrillic bigram costs
+  src/detect/models/latin.bin       188x188 bytes: Western/Central Latin
+  src/detect/models/vi.bin          NxN bytes over the alphabet in vi-alphabet.txt
+  src/detect/models/vi-alphabet.txt the Vietnamese alphabet (index order)
+  src/detect/models/vi-syllables.txt known Vietnamese syllables, one per line
+
+A cost byte is round(-ln P(next | prev) * SCALE), clamped to 255; index N-1
+is the word boundary. Held-out words (every 10th rank) are NOT used, so the
+corpus generator can draw test words the models never saw.
+
+Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py
+"""
+import math
+import re
+import unicodedata
+import os
+import sys
+
+import wordfreq
+
+SCALE = 8.0  # cost units per nat: 255 units = 31.9 nats
+TOP = 30000
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "detect", "models")
+
+
+def held_out(rank):
+    """Every 10th word by rank is reserved for the test corpus."""
+    return rank % 10 == 0
+
+
+def words(lang, n=TOP):
+    """(word, weight) pairs for the training split of a language."""
+    out = []
+    for rank, w in enumerate(wordfreq.top_n_list(lang, n, wordlist="best")):
+        if held_out(rank):
+            continue
+        f = wordfreq.word_frequency(w, lang, wordlist="best")
+        # Damp the Zipf head: short function words would otherwise swamp the
+        # letter statistics that content words (names, products) need.
+        out.append((w, math.sqrt(f)))
+    return out
+
+
+# Serbian Cyrillic: wordfreq only has Serbo-Croatian in Latin script; the
+# Latin->Cyrillic mapping of Serbian is one-to-one (Vuk's alphabet).
+SR_DIGRAPHS = {"lj": "љ", "nj": "њ", "dž": "џ"}
+SR_SINGLE = dict(zip("abvgdđežzijklmnoprstćufhcčš", "абвгдђежзијклмнопрстћуфхцчш"))
+
+
+def sr_cyr(w):
+    out, i = [], 0
+    while i < len(w):
+        two = w[i : i + 2]
+        if two in SR_DIGRAPHS:
+            out.append(SR_DIGRAPHS[two])
+            i += 2
+            continue
+        c = w[i]
+        if c not in SR_SINGLE:
+            return None
+        out.append(SR_SINGLE[c])
+        i += 1
+    return "".join(out)
+
+
+def cyr_index(c):
+    o = ord(c.lower())
+    if 0x430 <= o <= 0x45F:
+        return o - 0x430
+    if o == 0x491:  # ґ
+        return 48
+    return None
+
+
+def latin_index(c):
+    c = c.lower()
+    o = ord(c)
+    if 0x61 <= o <= 0x7A:
+        return o - 0x61
+    if 0xDF <= o <= 0xFF and o != 0xF7:
+        return 26 + o - 0xDF
+    if 0x100 <= o <= 0x17F:
+        return 59 + o - 0x100
+    return None
+
+
+def train(pairs, index, n, alpha=0.02):
+    """Bigram costs with boundary n-1, add-alpha smoothing per row."""
+    b = n - 1
+    counts = [[0.0] * n for _ in range(n)]
+    for w, wt in pairs:
+        idx = [index(c) for c in w]
+        if not idx or any(i is None for i in idx):
+            continue
+        seq = [b] + idx + [b]
+        for p, q in zip(seq, seq[1:]):
+            counts[p][q] += wt
+    table = bytearray()
+    for p in range(n):
+        row = counts[p]
+        total = sum(row)
+        # alpha relative to the row mass so unseen pairs stay expensive but finite
+        a = alpha * total / n if total else 1.0
+        denom = total + a * n
+        for q in range(n):
+            pr = (row[q] + a) / denom
+            table.append(min(255, int(round(-math.log(pr) * SCALE))))
+    return bytes(table)
+
+
+VI_BASE = "aăâeêioôơuưy"
+VI_TONES = ["\u0300", "\u0301", "\u0303", "\u0309", "\u0323"]
+VI_LETTERS = set("abcdeghiklmnopqrstuvxyđăâêôơư") | {
+    unicodedata.normalize("NFC", v + t) for v in VI_BASE for t in VI_TONES
+}
+VI_SYLLABLE = re.compile(
+    "^(ngh|ng|gh|gi|kh|nh|ph|th|tr|ch|qu|[bcdđghklmnprstvx])?"
+    "[aăâeêioôơuưy]{1,3}(ch|nh|ng|[cmnpt])?$"
+)
+
+
+def vi_syllable(w):
+    """A lowercase Vietnamese syllable: one tone mark at most, legal shape."""
+    if not w or any(c not in VI_LETTERS for c in w):
+        return False
+    d = unicodedata.normalize("NFD", w)
+    if sum(d.count(t) for t in VI_TONES) > 1:
+        return False
+    base = unicodedata.normalize("NFC", "".join(c for c in d if c not in VI_TONES))
+    return bool(VI_SYLLABLE.match(base))
+
+
+def write(name, data):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+    print(f"wrote {name}: {len(data)} bytes", file=sys.stderr)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for lang in ["ru", "uk", "bg", "mk"]:
+        write(f"cyr-{lang}.bin", train(words(lang), cyr_index, 50))
+    sr = [(sr_cyr(w), wt) for w, wt in words("sh")]
+    write("cyr-sr.bin", train([(w, wt) for w, wt in sr if w], cyr_index, 50))
+
+    latin = []
+    for lang in ["en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "fi", "pl", "cs", "sk", "hu", "ro", "tr", "sl", "lt", "lv", "ca"]:
+        latin.extend(words(lang, 15000))
+    write("latin.bin", train(latin, latin_index, 188))
+
+    vi_words = [(w, wt) for w, wt in words("vi", 20000) if vi_syllable(w)]
+    syll = sorted({w for w, _ in vi_words})
+    alphabet = [chr(c) for c in range(0x61, 0x7B)] + sorted(VI_LETTERS - set("abcdefghijklmnopqrstuvwxyz"))
+    pos = {c: i for i, c in enumerate(alphabet)}
+    n = len(alphabet) + 1
+    write("vi.bin", train(vi_words, lambda c: pos.get(c.lower()), n))
+    write("vi-alphabet.txt", "".join(alphabet).encode("utf-8"))
+    write("vi-syllables.txt", ("\n".join(sorted(syll)) + "\n").encode("utf-8"))
+
+
+if __name__ == "__main__":
+    main()

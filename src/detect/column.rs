@@ -1,0 +1,88 @@
+//! Column context: the other rows of a column form a prior over labels.
+
+use super::{analyze, decide, posteriors, Analysis, Context, Label, Verdict, DEFAULT_THRESHOLD};
+
+/// Pseudo-count per label: keeps a small column from over-trusting itself.
+const ALPHA: f32 = 0.5;
+/// Labels a prior spreads over (the alphabet of plausible readings).
+const K: f32 = 12.0;
+/// Bounds of a prior's bonus (nats): a column can tip a close call, but
+/// a row with strong evidence of its own still wins in mixed columns.
+const MAX_BONUS: f32 = 3.0;
+const MIN_BONUS: f32 = -6.0;
+
+/// A column's prior over labels, as nats added to each reading's score.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnPrior {
+    bonus: Vec<(Label, f32)>,
+    unseen: f32,
+}
+
+impl ColumnPrior {
+    /// The bonus (nats, may be negative) for a reading under this label.
+    pub fn bonus(&self, label: Label) -> f32 {
+        self.bonus.iter().find(|(l, _)| *l == label).map_or(self.unseen, |(_, b)| *b)
+    }
+
+    /// Builds a prior from soft label counts.
+    pub fn from_counts(counts: &[(Label, f32)]) -> Self {
+        let total: f32 = counts.iter().map(|(_, c)| c).sum();
+        let denom = total + ALPHA * K;
+        let f = |c: f32| (((c + ALPHA) / denom) * K).ln().clamp(MIN_BONUS, MAX_BONUS);
+        ColumnPrior { bonus: counts.iter().map(|&(l, c)| (l, f(c))).collect(), unseen: f(0.0) }
+    }
+}
+
+/// Adds `p` to the soft count of `label`.
+fn add(counts: &mut Vec<(Label, f32)>, label: Label, p: f32) {
+    match counts.iter_mut().find(|(l, _)| *l == label) {
+        Some((_, c)) => *c += p,
+        None => counts.push((label, p)),
+    }
+}
+
+/// The prior a column's rows give each other: each row votes with its own
+/// posterior, so ambiguous rows spread their vote and decided rows count fully.
+pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
+    let mut counts: Vec<(Label, f32)> = Vec::new();
+    let mut probs = Vec::new();
+    for a in analyses {
+        match a {
+            Analysis::Fixed(v) if v.label == Label::Utf8 => add(&mut counts, Label::Utf8, 1.0),
+            Analysis::Fixed(_) => {}
+            Analysis::Scored { cands, .. } => {
+                posteriors(cands, None, &mut probs);
+                for (c, &p) in cands.iter().zip(&probs) {
+                    add(&mut counts, c.label, p);
+                }
+            }
+        }
+    }
+    ColumnPrior::from_counts(&counts)
+}
+
+/// Detects every value of one column, each read in the light of the others.
+pub fn detect_column(values: &[&[u8]]) -> Vec<Verdict> {
+    let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
+    let prior = prior_of(&analyses);
+    let ctx = Context { threshold: DEFAULT_THRESHOLD, prior: Some(&prior) };
+    values.iter().zip(analyses).map(|(v, a)| decide(v, a, &ctx)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_value_reads_as_its_column() {
+        // "в" (cp1251 0xE2) alone is anyone's guess; in a cp1251 column it is cp1251.
+        let mut rows: Vec<Vec<u8>> = ["Привет, как дела?", "Москва, ул. Ленина, д. 5", "Иванов Иван"]
+            .iter()
+            .map(|s| encoding_rs::WINDOWS_1251.encode(s).0.into_owned())
+            .collect();
+        rows.push(b"\xe2 \xf1\xf0\xe5\xe4\xf3".to_vec()); // "в среду"
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let verdicts = detect_column(&refs);
+        assert!(verdicts.iter().all(|v| v.label.to_string() == "cp1251"), "{verdicts:?}");
+    }
+}

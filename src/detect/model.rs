@@ -1,0 +1,155 @@
+//! The embedded letter-bigram models (built by `scripts/build_models.py`).
+//!
+//! A model is an N×N table of costs, `round(-ln P(next | prev) * 8)`, with
+//! index N-1 standing for a word boundary. Costs stay integers in the hot
+//! loop and turn into nats once per word.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// Cost units per nat in the model files.
+pub const SCALE: f32 = 8.0;
+
+/// Languages of the Cyrillic models, in table order.
+pub const CYR_LANGS: [&str; 5] = ["ru", "uk", "bg", "sr", "mk"];
+/// Size of a Cyrillic model's alphabet, boundary included.
+pub const CYR_N: usize = 50;
+/// Size of the Latin model's alphabet, boundary included.
+pub const LATIN_N: usize = 188;
+
+static CYR: [&[u8; CYR_N * CYR_N]; 5] = [
+    include_bytes!("models/cyr-ru.bin"),
+    include_bytes!("models/cyr-uk.bin"),
+    include_bytes!("models/cyr-bg.bin"),
+    include_bytes!("models/cyr-sr.bin"),
+    include_bytes!("models/cyr-mk.bin"),
+];
+static LATIN: &[u8; LATIN_N * LATIN_N] = include_bytes!("models/latin.bin");
+static VI: &[u8] = include_bytes!("models/vi.bin");
+static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
+static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
+
+/// The cost table of Cyrillic language `lang` (index into [`CYR_LANGS`]).
+#[inline]
+pub fn cyr(lang: usize) -> &'static [u8; CYR_N * CYR_N] {
+    CYR[lang]
+}
+
+/// The Western/Central European Latin cost table.
+#[inline]
+pub fn latin() -> &'static [u8; LATIN_N * LATIN_N] {
+    LATIN
+}
+
+/// Index of a Cyrillic letter (either case) in the Cyrillic models.
+#[inline]
+pub fn cyr_index(c: char) -> Option<usize> {
+    let o = c as u32;
+    match o {
+        0x430..=0x45F => Some((o - 0x430) as usize),
+        0x410..=0x42F => Some((o - 0x410) as usize),
+        0x400..=0x40F => Some((o - 0x400 + 0x20) as usize),
+        0x490 | 0x491 => Some(48),
+        _ => None,
+    }
+}
+
+/// True for an upper-case Cyrillic letter of the modelled range.
+#[inline]
+pub fn cyr_is_upper(c: char) -> bool {
+    matches!(c as u32, 0x400..=0x42F | 0x490)
+}
+
+/// Index of a Latin letter (either case) in the Latin model.
+#[inline]
+pub fn latin_index(c: char) -> Option<usize> {
+    let o = c as u32;
+    match o {
+        0x61..=0x7A => Some((o - 0x61) as usize),
+        0x41..=0x5A => Some((o - 0x41) as usize),
+        0xDF..=0xFF if o != 0xF7 => Some((26 + o - 0xDF) as usize),
+        0xC0..=0xDE if o != 0xD7 => Some((26 + o + 0x20 - 0xDF) as usize),
+        0x100..=0x17F => {
+            // Latin Extended-A pairs case mostly as even/odd; the few
+            // exceptions only blur two rare letters together.
+            let lower = c.to_lowercase().next().unwrap_or(c) as u32;
+            let lower = if (0x100..=0x17F).contains(&lower) { lower } else { o };
+            Some((59 + lower - 0x100) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// The Vietnamese model: alphabet lookup, cost table and known syllables.
+pub struct Vietnamese {
+    /// Number of letters plus one (the boundary).
+    pub n: usize,
+    /// Index of each lower-case letter; precomposed letters only.
+    index: std::collections::HashMap<char, u8>,
+    /// Cost table, `n * n` bytes.
+    pub table: &'static [u8],
+    /// Syllables seen in the training split (lower case, NFC).
+    pub syllables: HashSet<&'static str>,
+}
+
+impl Vietnamese {
+    /// Index of a Vietnamese letter (either case).
+    #[inline]
+    pub fn index(&self, c: char) -> Option<usize> {
+        if c.is_ascii_alphabetic() {
+            return Some((c.to_ascii_lowercase() as u8 - b'a') as usize);
+        }
+        if (c as u32) < 0xC0 {
+            return None;
+        }
+        let lower = c.to_lowercase().next().unwrap_or(c);
+        self.index.get(&lower).map(|&i| i as usize)
+    }
+}
+
+/// The Vietnamese model, parsed once.
+pub fn vietnamese() -> &'static Vietnamese {
+    static VIET: OnceLock<Vietnamese> = OnceLock::new();
+    VIET.get_or_init(|| {
+        let index: std::collections::HashMap<char, u8> =
+            VI_ALPHABET.chars().enumerate().map(|(i, c)| (c, i as u8)).collect();
+        let n = index.len() + 1;
+        assert_eq!(VI.len(), n * n, "vi.bin does not match vi-alphabet.txt");
+        Vietnamese {
+            n,
+            index,
+            table: VI,
+            syllables: VI_SYLLABLES.lines().filter(|l| !l.is_empty()).collect(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word_cost(table: &[u8], n: usize, idx: &[usize]) -> f32 {
+        let b = n - 1;
+        let mut prev = b;
+        let mut cost = 0u32;
+        for &i in idx.iter().chain(std::iter::once(&b)) {
+            cost += table[prev * n + i] as u32;
+            prev = i;
+        }
+        cost as f32 / SCALE
+    }
+
+    #[test]
+    fn russian_model_prefers_russian_letter_order() {
+        let good: Vec<usize> = "привет".chars().map(|c| cyr_index(c).unwrap()).collect();
+        let bad: Vec<usize> = "ъыьйщж".chars().map(|c| cyr_index(c).unwrap()).collect();
+        assert!(word_cost(cyr(0), CYR_N, &good) + 10.0 < word_cost(cyr(0), CYR_N, &bad));
+    }
+
+    #[test]
+    fn vietnamese_model_loads() {
+        let v = vietnamese();
+        assert!(v.index('ệ').is_some() && v.index('Ệ').is_some());
+        assert!(v.syllables.contains("việt"));
+    }
+}

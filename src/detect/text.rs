@@ -1,0 +1,326 @@
+//! Scorer: how much a candidate decoding looks like real text.
+//!
+//! The score is a log-likelihood ratio in nats against "some other reading":
+//! each letter transition earns `H - cost` under the best language model, so
+//! text the models know scores above zero and wrong decodings fall below.
+//! Pure-ASCII words score zero: every candidate decodes them the same way, so
+//! they carry no evidence and must not tip the balance. Case patterns, words
+//! that mix scripts, and symbols unusual in text are penalised.
+
+use super::model::{self, CYR_N, LATIN_N, SCALE};
+
+/// Baseline per transition for the Cyrillic models (nats): genuine text costs
+/// about 2.6 per transition, a wrong Cyrillic decoding 4.4 or more.
+const H_CYR: f32 = 3.5;
+/// Baseline for the Latin model: genuine ≈ 3.3, Latin-1 mojibake ≈ 7.7.
+const H_LATIN: f32 = 4.5;
+/// Baseline for the Vietnamese model: genuine ≈ 2.2.
+const H_VI: f32 = 3.4;
+/// Cost (nats) of a letter a model has no index for.
+const UNSEEN: u32 = (10.0 * SCALE) as u32;
+
+/// What the scorer found in one candidate decoding.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextScore {
+    /// Total evidence that this is real text (nats; > 0 means plausible).
+    pub score: f32,
+    /// Best Cyrillic language (index into `CYR_LANGS`), if any Cyrillic word.
+    pub cyr_lang: Option<u8>,
+    /// Letters outside ASCII: how much the non-ASCII evidence rests on.
+    pub non_ascii_letters: u32,
+    /// Words that mix Cyrillic with Latin letters.
+    pub mixed_words: u32,
+    /// Words with an irregular case pattern (e.g. `пРИВЕТ`).
+    pub odd_case_words: u32,
+    /// Characters that are rare in text (box drawing, controls, odd symbols).
+    pub odd_symbols: u32,
+    /// Vietnamese syllables found in the known-syllable list.
+    pub vi_syllables: u32,
+    /// Words scored with the Vietnamese model as the better reading.
+    pub vi_words: u32,
+}
+
+/// Cost (nats, negative) of a non-letter character in running text.
+#[inline]
+fn symbol_score(c: char) -> (f32, bool) {
+    let o = c as u32;
+    if o < 0x80 {
+        // ASCII controls other than whitespace never occur in real text.
+        return if o < 0x20 && !matches!(o, 0x09 | 0x0A | 0x0D) || o == 0x7F {
+            (-12.0, true)
+        } else {
+            (0.0, false)
+        };
+    }
+    match o {
+        // NBSP, «», °, §, ©, ·, –, —, ‘’“”„, …, №, €: all at home in text.
+        0xA0 | 0xAB | 0xBB | 0xB0 | 0xA7 | 0xA9 | 0xB7 | 0x2013 | 0x2014 | 0x2018 | 0x2019
+        | 0x201C | 0x201D | 0x201E | 0x2026 | 0x2116 | 0x20AC => (-1.0, false),
+        0x80..=0x9F | 0xFFFD => (-14.0, true),
+        0x2500..=0x25FF | 0x2219 | 0x221A | 0x2248 | 0x2264 | 0x2265 | 0x2320 | 0x2321 => {
+            (-7.0, true)
+        }
+        0xAD => (-5.0, true),
+        _ => (-4.0, true),
+    }
+}
+
+/// What kind of letter a character is, for word segmentation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cyr,
+    AsciiLetter,
+    LatinExt,
+    OtherLetter,
+    Other,
+}
+
+#[inline]
+fn kind(c: char) -> Kind {
+    let o = c as u32;
+    if o < 0x80 {
+        return if c.is_ascii_alphabetic() { Kind::AsciiLetter } else { Kind::Other };
+    }
+    match o {
+        0x400..=0x45F | 0x490 | 0x491 => Kind::Cyr,
+        0xC0..=0x24F if o != 0xD7 && o != 0xF7 => Kind::LatinExt,
+        0x1E00..=0x1EFF => Kind::LatinExt,
+        _ if c.is_alphabetic() => Kind::OtherLetter,
+        _ => Kind::Other,
+    }
+}
+
+/// FNV-1a over the lower-case letters of a syllable, for the syllable set.
+#[inline]
+fn fnv(h: u64, c: char) -> u64 {
+    (h ^ c as u64).wrapping_mul(0x100000001b3)
+}
+
+const FNV0: u64 = 0xcbf29ce484222325;
+
+/// Hashes of the known Vietnamese syllables.
+fn vi_syllable_hashes() -> &'static std::collections::HashSet<u64> {
+    static SET: std::sync::OnceLock<std::collections::HashSet<u64>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        model::vietnamese().syllables.iter().map(|s| s.chars().fold(FNV0, fnv)).collect()
+    })
+}
+
+/// True when a character carries a Vietnamese tone mark.
+#[inline]
+fn has_tone(c: char) -> bool {
+    let o = c as u32;
+    // Precomposed toned vowels: Latin-1 (à á ã è é ì í ò ó õ ù ú ý), ĩ ũ, and
+    // the Vietnamese block except the plain circumflex/breve/horn letters.
+    matches!(o, 0xC0 | 0xC1 | 0xC3 | 0xC8 | 0xC9 | 0xCC | 0xCD | 0xD2 | 0xD3 | 0xD5 | 0xD9 | 0xDA | 0xDD
+        | 0xE0 | 0xE1 | 0xE3 | 0xE8 | 0xE9 | 0xEC | 0xED | 0xF2 | 0xF3 | 0xF5 | 0xF9 | 0xFA | 0xFD
+        | 0x128 | 0x129 | 0x168 | 0x169 | 0x1EA0..=0x1EF9)
+}
+
+/// Accumulates one word's evidence under every model at once.
+struct Word {
+    letters: u32,
+    upper: u32,
+    first_upper: bool,
+    case_breaks: u32,
+    last_upper: bool,
+    cyr: u32,
+    ascii: u32,
+    ext: u32,
+    other: u32,
+    cyr_prev: usize,
+    cyr_cost: [u32; 5],
+    lat_prev: usize,
+    lat_cost: u32,
+    vi_prev: usize,
+    vi_cost: u32,
+    tones: u32,
+    hash: u64,
+}
+
+impl Word {
+    fn new(vi_n: usize) -> Self {
+        Word {
+            letters: 0,
+            upper: 0,
+            first_upper: false,
+            case_breaks: 0,
+            last_upper: false,
+            cyr: 0,
+            ascii: 0,
+            ext: 0,
+            other: 0,
+            cyr_prev: CYR_N - 1,
+            cyr_cost: [0; 5],
+            lat_prev: LATIN_N - 1,
+            lat_cost: 0,
+            vi_prev: vi_n - 1,
+            vi_cost: 0,
+            tones: 0,
+            hash: FNV0,
+        }
+    }
+}
+
+/// Scores a candidate decoding given as characters.
+pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
+    let vi = model::vietnamese();
+    let vi_set = vi_syllable_hashes();
+    let mut out = TextScore::default();
+    let mut common = 0.0f32;
+    let mut cyr_total = [0.0f32; 5];
+    let mut any_cyr = false;
+    let mut w = Word::new(vi.n);
+
+    let finish = |w: &mut Word, out: &mut TextScore, common: &mut f32, cyr_total: &mut [f32; 5], any_cyr: &mut bool| {
+        if w.letters == 0 {
+            return;
+        }
+        let n = w.letters;
+        // Case: lower, Title, or UPPER are normal; anything else is the
+        // signature of a wrong table (KOI8 read as cp1251 flips case).
+        if n >= 2 && w.upper > 0 && w.upper < n && !(w.upper == 1 && w.first_upper) {
+            out.odd_case_words += 1;
+            let breaks = w.case_breaks.saturating_sub(u32::from(w.first_upper));
+            *common -= 2.0 + 1.5 * breaks.min(6) as f32;
+        }
+        let non_ascii = w.cyr + w.ext + w.other;
+        out.non_ascii_letters += non_ascii;
+        if non_ascii == 0 {
+            // Pure ASCII word: identical in every candidate, no evidence.
+        } else if w.cyr > 0 && (w.ascii + w.ext + w.other) > 0 {
+            out.mixed_words += 1;
+            *common -= 4.0 + 2.5 * non_ascii as f32;
+        } else if w.cyr > 0 {
+            *any_cyr = true;
+            let t = (n + 1) as f32;
+            for l in 0..5 {
+                let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
+                cyr_total[l] += t * H_CYR - last as f32 / SCALE;
+            }
+        } else if w.ext > 0 && w.other == 0 {
+            let t = (n + 1) as f32;
+            let lat_last = w.lat_cost + model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
+            let lat = t * H_LATIN - lat_last as f32 / SCALE;
+            let vi_last = w.vi_cost + vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
+            let mut vis = t * H_VI - vi_last as f32 / SCALE;
+            if w.tones > 1 {
+                vis -= 4.0 * (w.tones - 1) as f32;
+            } else if vi_set.contains(&w.hash) {
+                vis += 2.0;
+            }
+            if vis > lat {
+                out.vi_words += 1;
+                if vi_set.contains(&w.hash) {
+                    out.vi_syllables += 1;
+                }
+            }
+            *common += lat.max(vis);
+        } else {
+            // Other scripts (Greek, CJK, ...) in a UTF-8 reading: no model,
+            // neutral; mixed with Latin it is odd.
+            if w.ascii + w.ext > 0 {
+                *common -= 3.0;
+            }
+        }
+        *w = Word::new(vi.n);
+    };
+
+    for c in chars {
+        let k = kind(c);
+        if matches!(k, Kind::Other) {
+            finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+            let (s, odd) = symbol_score(c);
+            common += s;
+            out.odd_symbols += odd as u32;
+            continue;
+        }
+        let upper = c.is_uppercase();
+        if w.letters == 0 {
+            w.first_upper = upper;
+        } else if upper != w.last_upper {
+            w.case_breaks += 1;
+        }
+        w.last_upper = upper;
+        w.letters += 1;
+        w.upper += upper as u32;
+        match k {
+            Kind::Cyr => {
+                w.cyr += 1;
+                let i = model::cyr_index(c).unwrap_or(0);
+                for l in 0..5 {
+                    w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
+                }
+                w.cyr_prev = i;
+            }
+            Kind::AsciiLetter | Kind::LatinExt => {
+                if k == Kind::AsciiLetter {
+                    w.ascii += 1;
+                } else {
+                    w.ext += 1;
+                }
+                match model::latin_index(c) {
+                    Some(i) => {
+                        w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
+                        w.lat_prev = i;
+                    }
+                    None => {
+                        w.lat_cost += UNSEEN;
+                        w.lat_prev = LATIN_N - 1;
+                    }
+                }
+                match vi.index(c) {
+                    Some(i) => {
+                        w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
+                        w.vi_prev = i;
+                    }
+                    None => {
+                        w.vi_cost += UNSEEN;
+                        w.vi_prev = vi.n - 1;
+                    }
+                }
+                w.tones += has_tone(c) as u32;
+                let lower = if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase().next().unwrap_or(c) };
+                w.hash = fnv(w.hash, lower);
+            }
+            _ => w.other += 1,
+        }
+    }
+    finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+    let mut best = 0.0;
+    if any_cyr {
+        let (l, s) = cyr_total
+            .iter()
+            .enumerate()
+            .fold((0, f32::MIN), |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc });
+        out.cyr_lang = Some(l as u8);
+        best = s;
+    }
+    out.score = common + best;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(t: &str) -> f32 {
+        score_chars(t.chars()).score
+    }
+
+    #[test]
+    fn real_text_beats_wrong_tables() {
+        assert!(s("Привет, как дела?") > 5.0);
+        // "Привет" in KOI8-R read as cp1251, and cp1251 read as ISO-8859-5.
+        assert!(s("рТЙЧЕФ") < -5.0);
+        assert!(s("Яаржтхђ") < 0.0);
+        assert!(s("Tiếng Việt") > 3.0);
+        assert!(s("Ïðèâåò") < -10.0);
+        assert!(s("café crème") > 0.0);
+    }
+
+    #[test]
+    fn ascii_words_are_neutral() {
+        assert_eq!(s("hello world 123"), 0.0);
+    }
+}
