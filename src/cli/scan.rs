@@ -24,7 +24,12 @@ pub struct Args {
     #[arg(long = "tables", value_name = "TABLE")]
     tables: Vec<String>,
     /// Read this many rows per table, spread over the key range.
-    #[arg(long, value_name = "N", default_value_t = 10_000, conflicts_with = "full")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        conflicts_with = "full"
+    )]
     sample: u64,
     /// Read every row (the counts are then exact).
     #[arg(long)]
@@ -51,7 +56,10 @@ struct ScanProgress {
 
 impl ScanProgress {
     fn new() -> Self {
-        ScanProgress { bar: None, state: Mutex::new((String::new(), 0, Instant::now())) }
+        ScanProgress {
+            bar: None,
+            state: Mutex::new((String::new(), 0, Instant::now())),
+        }
     }
 }
 
@@ -79,7 +87,10 @@ impl Progress for ScanProgress {
     fn table_done(&self, rows: u64, elapsed: Duration) {
         let name = self.state.lock().unwrap().0.clone();
         let rate = rows as f64 / elapsed.as_secs_f64().max(1e-3);
-        let line = format!("scan: {name}: {rows} rows in {:.1}s ({rate:.0} rows/s)", elapsed.as_secs_f64());
+        let line = format!(
+            "scan: {name}: {rows} rows in {:.1}s ({rate:.0} rows/s)",
+            elapsed.as_secs_f64()
+        );
         match &self.bar {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
@@ -94,7 +105,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     if schemas.is_empty() {
         schemas.extend(cfg.database.clone());
     }
-    let scope = Scope { schemas, tables: split_list(&args.tables) };
+    let scope = Scope {
+        schemas,
+        tables: split_list(&args.tables),
+    };
     let opts = Options {
         sample: (!args.full).then_some(args.sample),
         batch_size: args.batch_size.max(1),
@@ -127,5 +141,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         std::fs::write(path, report::scan::to_markdown(&report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(if report::scan::needs_action(&report) { EXIT_ATTENTION } else { EXIT_OK })
+    Ok(if report::scan::needs_action(&report) {
+        EXIT_ATTENTION
+    } else {
+        EXIT_OK
+    })
 }

@@ -34,7 +34,11 @@ impl KeyColumn {
         match &self.bind {
             KeyBind::Plain => "?".to_string(),
             KeyBind::Text { charset, collation } => {
-                format!("CONVERT(? USING {}) COLLATE {}", safe_word(charset), safe_word(collation))
+                format!(
+                    "CONVERT(? USING {}) COLLATE {}",
+                    safe_word(charset),
+                    safe_word(collation)
+                )
             }
         }
     }
@@ -63,9 +67,17 @@ pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
             ands.push(format!("{} = {}", quote::ident(&k.name), k.placeholder()));
             binds.push(j);
         }
-        ands.push(format!("{} > {}", quote::ident(&key[i].name), key[i].placeholder()));
+        ands.push(format!(
+            "{} > {}",
+            quote::ident(&key[i].name),
+            key[i].placeholder()
+        ));
         binds.push(i);
-        ors.push(if ands.len() == 1 { ands.remove(0) } else { format!("({})", ands.join(" AND ")) });
+        ors.push(if ands.len() == 1 {
+            ands.remove(0)
+        } else {
+            format!("({})", ands.join(" AND "))
+        });
     }
     let cond = format!(
         "{} >= {} AND ({})",
@@ -88,12 +100,20 @@ pub fn select_batch(
     let mut cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
     cols.extend(values.iter().map(|v| raw(v)));
     let order: Vec<String> = key.iter().map(|k| quote::ident(&k.name)).collect();
-    let (cond, binds) = if after_key { after(key) } else { (String::new(), Vec::new()) };
+    let (cond, binds) = if after_key {
+        after(key)
+    } else {
+        (String::new(), Vec::new())
+    };
     let sql = format!(
         "SELECT {} FROM {}{} ORDER BY {} LIMIT {limit}",
         cols.join(", "),
         quote::table(schema, table),
-        if after_key { format!(" WHERE {cond}") } else { String::new() },
+        if after_key {
+            format!(" WHERE {cond}")
+        } else {
+            String::new()
+        },
         order.join(", "),
     );
     (sql, binds)
@@ -109,12 +129,20 @@ pub fn select_key_at_offset(
 ) -> (String, Vec<usize>) {
     let cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
     let order: Vec<String> = key.iter().map(|k| quote::ident(&k.name)).collect();
-    let (cond, binds) = if after_key { after(key) } else { (String::new(), Vec::new()) };
+    let (cond, binds) = if after_key {
+        after(key)
+    } else {
+        (String::new(), Vec::new())
+    };
     let sql = format!(
         "SELECT {} FROM {}{} ORDER BY {} LIMIT {skip}, 1",
         cols.join(", "),
         quote::table(schema, table),
-        if after_key { format!(" WHERE {cond}") } else { String::new() },
+        if after_key {
+            format!(" WHERE {cond}")
+        } else {
+            String::new()
+        },
         order.join(", "),
     );
     (sql, binds)
@@ -130,7 +158,10 @@ mod tests {
     use super::*;
 
     fn k(name: &str) -> KeyColumn {
-        KeyColumn { name: name.into(), bind: KeyBind::Plain }
+        KeyColumn {
+            name: name.into(),
+            bind: KeyBind::Plain,
+        }
     }
 
     #[test]
@@ -154,7 +185,10 @@ mod tests {
     fn text_keys_compare_in_their_collation() {
         let key = KeyColumn {
             name: "lo`gin".into(),
-            bind: KeyBind::Text { charset: "latin1".into(), collation: "latin1_swedish_ci".into() },
+            bind: KeyBind::Text {
+                charset: "latin1".into(),
+                collation: "latin1_swedish_ci".into(),
+            },
         };
         let (sql, _) = select_batch("s", "t", &[key], &["body".into()], true, 10);
         assert_eq!(

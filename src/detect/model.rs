@@ -73,7 +73,11 @@ pub fn latin_index(c: char) -> Option<usize> {
             // Latin Extended-A pairs case mostly as even/odd; the few
             // exceptions only blur two rare letters together.
             let lower = c.to_lowercase().next().unwrap_or(c) as u32;
-            let lower = if (0x100..=0x17F).contains(&lower) { lower } else { o };
+            let lower = if (0x100..=0x17F).contains(&lower) {
+                lower
+            } else {
+                o
+            };
             Some((59 + lower - 0x100) as usize)
         }
         _ => None,
@@ -111,8 +115,11 @@ impl Vietnamese {
 pub fn vietnamese() -> &'static Vietnamese {
     static VIET: OnceLock<Vietnamese> = OnceLock::new();
     VIET.get_or_init(|| {
-        let index: std::collections::HashMap<char, u8> =
-            VI_ALPHABET.chars().enumerate().map(|(i, c)| (c, i as u8)).collect();
+        let index: std::collections::HashMap<char, u8> = VI_ALPHABET
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (c, i as u8))
+            .collect();
         let n = index.len() + 1;
         assert_eq!(VI.len(), n * n, "vi.bin does not match vi-alphabet.txt");
         Vietnamese {

@@ -34,7 +34,10 @@ pub fn decode_table(enc: Encoding) -> &'static [char; 128] {
         })
         .collect()
     });
-    &all.iter().find(|(e, _)| *e == enc).expect("single-byte encoding").1
+    &all.iter()
+        .find(|(e, _)| *e == enc)
+        .expect("single-byte encoding")
+        .1
 }
 
 /// Sorted (char, byte) pairs: the inverse of [`decode_table`].
@@ -55,7 +58,10 @@ fn encode_table(enc: Encoding) -> &'static [(char, u8)] {
             })
             .collect()
     });
-    &all.iter().find(|(e, _)| *e == enc).expect("latin1 or cp1251").1
+    &all.iter()
+        .find(|(e, _)| *e == enc)
+        .expect("latin1 or cp1251")
+        .1
 }
 
 /// Encodes `s` with a single-byte encoding, or `None` if a character has no byte.

@@ -18,7 +18,11 @@ fn strategy(s: Strategy) -> &'static str {
 }
 
 fn labels(c: &ColumnScan) -> String {
-    c.labels.iter().map(|(l, n)| format!("{l} {n}")).collect::<Vec<_>>().join(", ")
+    c.labels
+        .iter()
+        .map(|(l, n)| format!("{l} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn target(c: &ColumnScan) -> String {
@@ -31,14 +35,22 @@ fn target(c: &ColumnScan) -> String {
 /// Whether anything in the report needs a DBA's action (drives exit code 1).
 pub fn needs_action(r: &ScanReport) -> bool {
     r.tables.iter().any(|t| {
-        t.strategy != Strategy::None || !t.risks.is_empty() || t.columns.iter().any(|c| !c.risks.is_empty())
+        t.strategy != Strategy::None
+            || !t.risks.is_empty()
+            || t.columns.iter().any(|c| !c.risks.is_empty())
     })
 }
 
 /// A terminal summary: one grid per table, risks and undecided rows below it.
 pub fn to_text(r: &ScanReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Scan ({}) of {} — {}", r.mode, r.server.version, summary_line(r));
+    let _ = writeln!(
+        out,
+        "Scan ({}) of {} — {}",
+        r.mode,
+        r.server.version,
+        summary_line(r)
+    );
     for t in &r.tables {
         out.push('\n');
         let _ = writeln!(
@@ -52,11 +64,28 @@ pub fn to_text(r: &ScanReport) -> String {
         let mut g = Grid::new();
         g.load_preset(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["column", "type", "rows", "null/empty", "labels", "undecided", "max after", "target", "action"].map(Cell::new));
+            .set_header(
+                [
+                    "column",
+                    "type",
+                    "rows",
+                    "null/empty",
+                    "labels",
+                    "undecided",
+                    "max after",
+                    "target",
+                    "action",
+                ]
+                .map(Cell::new),
+            );
         for c in &t.columns {
             g.add_row(vec![
                 Cell::new(&c.name),
-                Cell::new(format!("{} {}", c.column_type, c.charset.as_deref().unwrap_or("binary"))),
+                Cell::new(format!(
+                    "{} {}",
+                    c.column_type,
+                    c.charset.as_deref().unwrap_or("binary")
+                )),
                 Cell::new(c.rows),
                 Cell::new(format!("{}/{}", c.nulls, c.empty)),
                 Cell::new(labels(c)),
@@ -68,7 +97,11 @@ pub fn to_text(r: &ScanReport) -> String {
         }
         let _ = writeln!(out, "{g}");
         write_examples(&mut out, t);
-        for risk in t.risks.iter().chain(t.columns.iter().flat_map(|c| c.risks.iter())) {
+        for risk in t
+            .risks
+            .iter()
+            .chain(t.columns.iter().flat_map(|c| c.risks.iter()))
+        {
             let _ = writeln!(out, "  RISK: {risk}");
         }
     }
@@ -119,7 +152,13 @@ fn summary_line(r: &ScanReport) -> String {
 /// A Markdown report for tickets and change reviews.
 pub fn to_markdown(r: &ScanReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# myrecode scan ({})\n\nServer: {}. {}.\n", r.mode, r.server.version, summary_line(r));
+    let _ = writeln!(
+        out,
+        "# myrecode scan ({})\n\nServer: {}. {}.\n",
+        r.mode,
+        r.server.version,
+        summary_line(r)
+    );
     for t in &r.tables {
         let _ = writeln!(
             out,
@@ -129,7 +168,10 @@ pub fn to_markdown(r: &ScanReport) -> String {
             t.rows_scanned,
             strategy(t.strategy)
         );
-        let _ = writeln!(out, "| column | type | rows | labels | undecided | max after | target | action |");
+        let _ = writeln!(
+            out,
+            "| column | type | rows | labels | undecided | max after | target | action |"
+        );
         let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
         for c in &t.columns {
             let _ = writeln!(
@@ -147,7 +189,11 @@ pub fn to_markdown(r: &ScanReport) -> String {
                 strategy(c.strategy)
             );
         }
-        let risks: Vec<&String> = t.risks.iter().chain(t.columns.iter().flat_map(|c| c.risks.iter())).collect();
+        let risks: Vec<&String> = t
+            .risks
+            .iter()
+            .chain(t.columns.iter().flat_map(|c| c.risks.iter()))
+            .collect();
         if !risks.is_empty() {
             out.push('\n');
             for risk in risks {

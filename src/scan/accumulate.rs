@@ -69,7 +69,11 @@ fn example(key: &[Vec<u8>], raw: &[u8], v: &Verdict) -> Example {
     let shown = &raw[..raw.len().min(64)];
     Example {
         key: key.iter().map(|k| show_key(k)).collect(),
-        raw_hex: format!("{}{}", hex::encode(shown), if raw.len() > 64 { "…" } else { "" }),
+        raw_hex: format!(
+            "{}{}",
+            hex::encode(shown),
+            if raw.len() > 64 { "…" } else { "" }
+        ),
         decoded: v.decoded.as_deref().map(|d| truncate_chars(d, 80)),
         label: v.label.to_string(),
         confidence: v.confidence,
@@ -94,7 +98,10 @@ impl ColumnTally {
         let label = v.label.to_string();
         *self.labels.entry(label.clone()).or_default() += 1;
         if !matches!(v.label, Label::Ascii) {
-            *self.confidence.entry(bucket(v.confidence).to_string()).or_default() += 1;
+            *self
+                .confidence
+                .entry(bucket(v.confidence).to_string())
+                .or_default() += 1;
         }
         self.max_bytes_now = self.max_bytes_now.max(raw.len() as u64);
         let (after_bytes, after_chars) = match (&v.label, &v.decoded) {
@@ -116,12 +123,17 @@ impl ColumnTally {
                 self.undecided.push(example(key, raw, v));
             }
         }
-        self.examples.entry(label).or_insert_with(|| example(key, raw, v));
+        self.examples
+            .entry(label)
+            .or_insert_with(|| example(key, raw, v));
     }
 
     /// The label most values needing recoding carry.
     pub fn dominant_source(&self) -> Option<String> {
-        self.recode_labels.iter().max_by_key(|(_, n)| **n).map(|(l, _)| l.clone())
+        self.recode_labels
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(l, _)| l.clone())
     }
 
     /// Count for a label.

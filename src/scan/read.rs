@@ -28,7 +28,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { sample: None, batch_size: 1000, pause: Duration::from_millis(5) }
+        Options {
+            sample: None,
+            batch_size: 1000,
+            pause: Duration::from_millis(5),
+        }
     }
 }
 
@@ -52,7 +56,12 @@ impl Progress for Silent {
 }
 
 /// Scans every table of the inventory.
-pub async fn scan(conn: &mut MySqlConnection, inv: &Inventory, opts: &Options, progress: &dyn Progress) -> Result<ScanReport> {
+pub async fn scan(
+    conn: &mut MySqlConnection,
+    inv: &Inventory,
+    opts: &Options,
+    progress: &dyn Progress,
+) -> Result<ScanReport> {
     let mysql = inv.server.flavor == "MySQL";
     let mut tables = Vec::new();
     for t in &inv.tables {
@@ -62,7 +71,12 @@ pub async fn scan(conn: &mut MySqlConnection, inv: &Inventory, opts: &Options, p
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         server: inv.server.clone(),
-        mode: if opts.sample.is_some() { "sample" } else { "full" }.to_string(),
+        mode: if opts.sample.is_some() {
+            "sample"
+        } else {
+            "full"
+        }
+        .to_string(),
         sample_rows: opts.sample,
         tables,
     })
@@ -82,7 +96,10 @@ pub fn key_columns(t: &Table) -> Option<Vec<KeyColumn>> {
                     },
                     _ => KeyBind::Plain,
                 };
-                KeyColumn { name: name.clone(), bind }
+                KeyColumn {
+                    name: name.clone(),
+                    bind,
+                }
             })
             .collect(),
     )
@@ -90,7 +107,10 @@ pub fn key_columns(t: &Table) -> Option<Vec<KeyColumn>> {
 
 /// Columns whose values are scanned: text and binary (ENUM/SET members live in the definition).
 pub fn scanned_columns(t: &Table) -> Vec<&crate::inventory::model::Column> {
-    t.columns.iter().filter(|c| matches!(c.kind, ColumnKind::Text | ColumnKind::Binary)).collect()
+    t.columns
+        .iter()
+        .filter(|c| matches!(c.kind, ColumnKind::Text | ColumnKind::Binary))
+        .collect()
 }
 
 async fn scan_table(
@@ -104,7 +124,10 @@ async fn scan_table(
     let names: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
     let mut tallies = vec![ColumnTally::default(); cols.len()];
     let started = Instant::now();
-    let target_rows = opts.sample.map(|s| s.min(t.estimated_rows.max(s))).unwrap_or(t.estimated_rows);
+    let target_rows = opts
+        .sample
+        .map(|s| s.min(t.estimated_rows.max(s)))
+        .unwrap_or(t.estimated_rows);
     progress.table_started(&t.schema, &t.name, target_rows);
     let mut rows_scanned = 0u64;
     match key_columns(t) {
@@ -124,7 +147,8 @@ async fn scan_table(
                 if want == 0 {
                     break;
                 }
-                let (sql, binds) = keyset::select_batch(&t.schema, &t.name, &key, &names, last.is_some(), want);
+                let (sql, binds) =
+                    keyset::select_batch(&t.schema, &t.name, &key, &names, last.is_some(), want);
                 let rows = bind_key(sqlx::query(&sql), &binds, last.as_ref())
                     .fetch_all(&mut *conn)
                     .await
@@ -140,8 +164,11 @@ async fn scan_table(
                     break;
                 }
                 if let Some(skip) = jumps.filter(|s| *s > 0) {
-                    let (sql, binds) = keyset::select_key_at_offset(&t.schema, &t.name, &key, true, skip - 1);
-                    let row = bind_key(sqlx::query(&sql), &binds, last.as_ref()).fetch_optional(&mut *conn).await?;
+                    let (sql, binds) =
+                        keyset::select_key_at_offset(&t.schema, &t.name, &key, true, skip - 1);
+                    let row = bind_key(sqlx::query(&sql), &binds, last.as_ref())
+                        .fetch_optional(&mut *conn)
+                        .await?;
                     match row {
                         Some(r) => last = Some(read_key(&r, key.len())?),
                         None => break,
@@ -155,8 +182,15 @@ async fn scan_table(
         None => {
             // No key: one streamed pass, still read-only; the table can't be recoded online, but the DBA sees what it holds.
             let cols_sql: Vec<String> = names.iter().map(|n| keyset::raw(n)).collect();
-            let limit = opts.sample.map(|s| format!(" LIMIT {s}")).unwrap_or_default();
-            let sql = format!("SELECT {} FROM {}{limit}", cols_sql.join(", "), quote::table(&t.schema, &t.name));
+            let limit = opts
+                .sample
+                .map(|s| format!(" LIMIT {s}"))
+                .unwrap_or_default();
+            let sql = format!(
+                "SELECT {} FROM {}{limit}",
+                cols_sql.join(", "),
+                quote::table(&t.schema, &t.name)
+            );
             let mut stream = sqlx::query(&sql).fetch(&mut *conn);
             let mut batch = Vec::with_capacity(opts.batch_size);
             while let Some(row) = stream.try_next().await? {
@@ -174,7 +208,11 @@ async fn scan_table(
         }
     }
     progress.table_done(rows_scanned, started.elapsed());
-    let columns: Vec<ColumnScan> = cols.iter().zip(&tallies).map(|(c, tally)| target::decide(c, tally, mysql)).collect();
+    let columns: Vec<ColumnScan> = cols
+        .iter()
+        .zip(&tallies)
+        .map(|(c, tally)| target::decide(c, tally, mysql))
+        .collect();
     let mut risks: Vec<String> = t
         .risks
         .iter()
@@ -222,8 +260,15 @@ fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
 }
 
 /// Detects and tallies a batch, column by column (each column's batch forms its own prior); returns the last key.
-fn tally_rows(rows: &[MySqlRow], key_len: usize, tallies: &mut [ColumnTally]) -> Result<Vec<Vec<u8>>> {
-    let keys: Vec<Vec<Vec<u8>>> = rows.iter().map(|r| read_key(r, key_len)).collect::<Result<_>>()?;
+fn tally_rows(
+    rows: &[MySqlRow],
+    key_len: usize,
+    tallies: &mut [ColumnTally],
+) -> Result<Vec<Vec<u8>>> {
+    let keys: Vec<Vec<Vec<u8>>> = rows
+        .iter()
+        .map(|r| read_key(r, key_len))
+        .collect::<Result<_>>()?;
     for (ci, tally) in tallies.iter_mut().enumerate() {
         let values: Vec<Option<Vec<u8>>> = rows
             .iter()
@@ -236,7 +281,9 @@ fn tally_rows(rows: &[MySqlRow], key_len: usize, tallies: &mut [ColumnTally]) ->
         for (row, v) in values.iter().enumerate() {
             match v {
                 None => tally.add_null(),
-                Some(bytes) => tally.add(&keys[row], bytes, it.next().expect("one verdict per value")),
+                Some(bytes) => {
+                    tally.add(&keys[row], bytes, it.next().expect("one verdict per value"))
+                }
             }
         }
     }

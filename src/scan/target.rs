@@ -56,16 +56,28 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
     };
     let (target, strategy) = if col.kind == ColumnKind::Binary {
         if needs {
-            (keep("legacy text in a binary column: bytes rewritten as UTF-8 in place, type kept".into()), Strategy::InPlace)
+            (
+                keep(
+                    "legacy text in a binary column: bytes rewritten as UTF-8 in place, type kept"
+                        .into(),
+                ),
+                Strategy::InPlace,
+            )
         } else {
-            (keep("binary column without legacy text: nothing to do".into()), Strategy::None)
+            (
+                keep("binary column without legacy text: nothing to do".into()),
+                Strategy::None,
+            )
         }
     } else if non_empty > 0 && binary * 2 >= non_empty {
         risks.push(format!(
             "holds binary data ({binary} of {non_empty} values) in a text column: those values are never recoded. \
              Fix: change the column to VARBINARY/BLOB"
         ));
-        (keep("mostly binary data: kept as is".into()), Strategy::None)
+        (
+            keep("mostly binary data: kept as is".into()),
+            Strategy::None,
+        )
     } else if !needs {
         let why = if tally.labels.keys().all(|l| l == "ascii") {
             format!(
@@ -79,7 +91,10 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
         };
         (keep(why), Strategy::None)
     } else if is_utf8_charset(col.charset.as_deref()) {
-        (keep("mojibake in a UTF-8 column: values repaired in place, type kept".into()), Strategy::InPlace)
+        (
+            keep("mojibake in a UTF-8 column: values repaired in place, type kept".into()),
+            Strategy::InPlace,
+        )
     } else {
         let collation = utf8mb4_collation(col.collation.as_deref(), mysql);
         let base = match capacity(&col.data_type) {
@@ -99,7 +114,10 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
                 column_type: base,
                 charset: Some("utf8mb4".into()),
                 collation: Some(collation.into()),
-                why: format!("{source} text in a {} column: copied into utf8mb4", col.charset.as_deref().unwrap_or("?")),
+                why: format!(
+                    "{source} text in a {} column: copied into utf8mb4",
+                    col.charset.as_deref().unwrap_or("?")
+                ),
             },
             Strategy::Copy,
         )
@@ -159,18 +177,36 @@ fn fits(col: &Column, target: &Target, tally: &ColumnTally) -> bool {
 /// Index risks given the chosen targets: only columns that really become utf8mb4 grow.
 pub fn index_risks(table: &Table, columns: &[ColumnScan]) -> Vec<String> {
     let grows = |name: &str| {
-        columns.iter().any(|c| c.name == name && c.strategy == Strategy::Copy && c.target.charset.as_deref() == Some("utf8mb4"))
+        columns.iter().any(|c| {
+            c.name == name
+                && c.strategy == Strategy::Copy
+                && c.target.charset.as_deref() == Some("utf8mb4")
+        })
     };
     let mut risks = Vec::new();
     for idx in &table.indexes {
         if matches!(idx.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH") {
             continue;
         }
-        let parts: Vec<u64> =
-            idx.parts.iter().map(|p| if grows(&p.column) { p.bytes_utf8mb4 } else { p.bytes }).collect();
+        let parts: Vec<u64> = idx
+            .parts
+            .iter()
+            .map(|p| {
+                if grows(&p.column) {
+                    p.bytes_utf8mb4
+                } else {
+                    p.bytes
+                }
+            })
+            .collect();
         let total: u64 = parts.iter().sum();
         if parts.iter().any(|b| *b > table.key_part_limit) || total > table.key_limit {
-            let cols: Vec<&str> = idx.parts.iter().map(|p| p.column.as_str()).filter(|c| grows(c)).collect();
+            let cols: Vec<&str> = idx
+                .parts
+                .iter()
+                .map(|p| p.column.as_str())
+                .filter(|c| grows(c))
+                .collect();
             risks.push(format!(
                 "index `{}` would need {total} bytes once {} become utf8mb4 (limit {} per column, {} per key, row format {}). \
                  Fix: index a prefix of at most {} characters, use ROW_FORMAT=DYNAMIC, or keep the column single-byte",

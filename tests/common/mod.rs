@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: running the built binary and creating schemas.
 #![allow(dead_code)]
 
+pub mod legacy;
+
 use myrecode::db::connect::ConnectionConfig;
 use sqlx::Executor;
 use std::process::{Command, Output, Stdio};
