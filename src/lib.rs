@@ -10,5 +10,6 @@ pub mod db;
 pub mod demo;
 pub mod detect;
 pub mod inventory;
+pub mod job;
 pub mod report;
 pub mod scan;

@@ -1,0 +1,236 @@
+//! The job file as data. Every struct denies unknown fields, so a typo'd key is an error.
+//!
+//! ```yaml
+//! version: 1
+//! schema: shop
+//! defaults: { batch_size: 1000, target_batch_time: 500ms, ... }
+//! tables:
+//!   - name: customers
+//!     strategy: copy
+//!     columns:
+//!       - name: name
+//!         source: auto
+//!         target: VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL
+//! ```
+
+use super::duration::Dur;
+use serde::{Deserialize, Serialize};
+
+/// The only job layout version so far.
+pub const JOB_VERSION: u32 = 1;
+
+/// Keys allowed at the top level (kept in step with [`Job`] by a test).
+pub const JOB_KEYS: &[&str] = &["version", "schema", "defaults", "tables"];
+/// Keys allowed under `defaults:` (kept in step with [`Defaults`] by a test).
+pub const DEFAULTS_KEYS: &[&str] = &[
+    "batch_size",
+    "target_batch_time",
+    "pause_between_batches",
+    "max_threads_running",
+    "max_replica_lag",
+    "replicas",
+    "undecidable",
+    "cutover",
+];
+/// Keys allowed in a table entry (kept in step with [`TableJob`] by a test).
+pub const TABLE_KEYS: &[&str] = &[
+    "name",
+    "strategy",
+    "key",
+    "batch_size",
+    "target_batch_time",
+    "columns",
+];
+/// Keys allowed in a column entry (kept in step with [`ColumnJob`] by a test).
+pub const COLUMN_KEYS: &[&str] = &["name", "source", "target", "undecidable"];
+
+/// A whole job: which columns of which tables of one schema to recode, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// Layout version; must be 1.
+    pub version: u32,
+    /// The schema (database) the tables live in.
+    pub schema: String,
+    /// Settings for every table unless a table overrides them.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Tables to recode.
+    pub tables: Vec<TableJob>,
+}
+
+/// Batch, throttle and cut-over settings (built-in values are those of `config/defaults.yaml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Defaults {
+    /// Rows per batch to start with; tuned toward `target_batch_time` as the job runs.
+    pub batch_size: u64,
+    /// How long one batch should take.
+    pub target_batch_time: Dur,
+    /// Sleep between batches.
+    pub pause_between_batches: Dur,
+    /// Throttle while the server's `Threads_running` is above this.
+    pub max_threads_running: u64,
+    /// Throttle while any replica lags more than this.
+    pub max_replica_lag: Dur,
+    /// Replicas to watch for lag: URLs without a password, or `host:port`.
+    pub replicas: Vec<String>,
+    /// What to do with values that cannot be decided.
+    pub undecidable: Undecidable,
+    /// Copy strategy: swap tables as soon as the copy is done, or wait for `myrecode cutover`.
+    pub cutover: Cutover,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults {
+            batch_size: 1000,
+            target_batch_time: Dur::from_millis(500),
+            pause_between_batches: Dur::from_millis(100),
+            max_threads_running: 25,
+            max_replica_lag: Dur::from_millis(2000),
+            replicas: Vec::new(),
+            undecidable: Undecidable::Quarantine,
+            cutover: Cutover::Manual,
+        }
+    }
+}
+
+/// What happens to a value the detector cannot decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Undecidable {
+    /// Leave it untouched and list its key in the quarantine table and the report.
+    Quarantine,
+}
+
+/// When the copy strategy swaps the new table in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cutover {
+    /// As soon as the copy has caught up.
+    Auto,
+    /// Only when the user runs `myrecode cutover`.
+    Manual,
+}
+
+/// How a table's columns get their new values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// Rewrite values in the same column (its type can already hold UTF-8).
+    InPlace,
+    /// Online copy into a shadow table with the target column definitions, then cut over.
+    Copy,
+}
+
+impl Strategy {
+    /// The name as written in the job.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::InPlace => "in-place",
+            Strategy::Copy => "copy",
+        }
+    }
+}
+
+/// One table to recode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableJob {
+    /// Table name.
+    pub name: String,
+    /// `in-place` or `copy`.
+    pub strategy: Strategy,
+    /// Key to page over: the primary key or a unique key over NOT NULL columns; default: the
+    /// table's recode key (its primary key, else its shortest such unique key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<Vec<String>>,
+    /// Overrides `defaults.batch_size` for this table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u64>,
+    /// Overrides `defaults.target_batch_time` for this table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_batch_time: Option<Dur>,
+    /// Columns to recode.
+    pub columns: Vec<ColumnJob>,
+}
+
+/// One column to recode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnJob {
+    /// Column name.
+    pub name: String,
+    /// `auto` (detect row by row) or a fixed label from [`super::labels::known`].
+    pub source: String,
+    /// Full column definition to end with, e.g. `VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL`.
+    pub target: String,
+    /// Overrides `defaults.undecidable` for this column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecidable: Option<Undecidable>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `expected one of ...` list serde gives for an unknown key under `prefix`.
+    fn expected_keys(yaml: &str) -> Vec<String> {
+        let err = serde_yaml::from_str::<Job>(yaml).unwrap_err().to_string();
+        let list = err
+            .split("expected one of ")
+            .nth(1)
+            .or_else(|| err.split("expected ").nth(1))
+            .unwrap_or_else(|| panic!("{err}"));
+        list.split(" at line")
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(|s| s.trim_matches(|c| c == '`' || c == ' ').to_string())
+            .collect()
+    }
+
+    #[test]
+    fn key_lists_match_the_structs() {
+        let k = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expected_keys("version: 1\nschema: s\ntables: []\nzzz: 1\n"),
+            k(JOB_KEYS)
+        );
+        assert_eq!(
+            expected_keys("version: 1\nschema: s\ndefaults: {zzz: 1}\ntables: []\n"),
+            k(DEFAULTS_KEYS)
+        );
+        assert_eq!(
+            expected_keys(
+                "version: 1\nschema: s\ntables: [{name: t, strategy: copy, columns: [], zzz: 1}]\n"
+            ),
+            k(TABLE_KEYS)
+        );
+        assert_eq!(
+            expected_keys(
+                "version: 1\nschema: s\ntables: [{name: t, strategy: copy, columns: [{name: c, source: auto, target: TEXT, zzz: 1}]}]\n"
+            ),
+            k(COLUMN_KEYS)
+        );
+    }
+
+    #[test]
+    fn config_defaults_file_matches_the_built_in_defaults() {
+        let text = include_str!("../../config/defaults.yaml");
+        let d: Defaults = serde_yaml::from_str(text).expect("config/defaults.yaml parses");
+        assert_eq!(d, Defaults::default());
+    }
+
+    #[test]
+    fn missing_defaults_take_built_in_values() {
+        let j: Job = serde_yaml::from_str(
+            "version: 1\nschema: s\ndefaults:\n  batch_size: 50\ntables: []\n",
+        )
+        .unwrap();
+        assert_eq!(j.defaults.batch_size, 50);
+        assert_eq!(j.defaults.cutover, Cutover::Manual);
+        assert_eq!(j.defaults.target_batch_time, Dur::from_millis(500));
+    }
+}
