@@ -9,6 +9,7 @@ pub mod codec;
 pub mod db;
 pub mod demo;
 pub mod detect;
+pub mod engine;
 pub mod inventory;
 pub mod job;
 pub mod report;

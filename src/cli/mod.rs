@@ -8,6 +8,7 @@ pub mod convert;
 pub mod demo;
 pub mod detect;
 pub mod inventory;
+pub mod run;
 pub mod scan;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,12 @@ pub enum Command {
     Inventory(inventory::Args),
     /// Dry run: read raw bytes, detect each value's encoding, report per column what recoding would do.
     Scan(scan::Args),
+    /// Execute a job in resumable batches (rehearses unless --execute is given).
+    Run(run::RunArgs),
+    /// Prove a run: every changed value decodes from and re-encodes to its backed-up original.
+    Verify(run::JobArgs),
+    /// Undo a run: put the original bytes back where the application has not changed them since.
+    Rollback(run::JobArgs),
     /// Recode a byte stream from stdin to stdout (offline; no server needed).
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
@@ -59,6 +66,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inventory(args) => inventory::run(args),
         Command::Scan(args) => scan::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Verify(args) => run::verify(args),
+        Command::Rollback(args) => run::rollback(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),

@@ -30,7 +30,8 @@ pub struct KeyColumn {
 }
 
 impl KeyColumn {
-    fn placeholder(&self) -> String {
+    /// The bind expression for this column's value (`?`, or `?` relabelled into its charset).
+    pub fn placeholder(&self) -> String {
         match &self.bind {
             KeyBind::Plain => "?".to_string(),
             KeyBind::Text { charset, collation } => {
@@ -86,6 +87,14 @@ pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
         ors.join(" OR ")
     );
     (cond, binds)
+}
+
+/// `WHERE` for one row by its key: `k1 = P1 AND k2 = P2`, binding key parts in order.
+pub fn equals(key: &[KeyColumn]) -> String {
+    key.iter()
+        .map(|k| format!("{} = {}", quote::ident(&k.name), k.placeholder()))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 /// `SELECT` of one batch: key columns as raw bytes, then `values` as raw bytes, in key order.
@@ -195,6 +204,15 @@ mod tests {
             sql,
             "SELECT CAST(`lo``gin` AS BINARY), CAST(`body` AS BINARY) FROM `s`.`t` WHERE `lo``gin` >= CONVERT(? USING latin1) COLLATE latin1_swedish_ci AND (`lo``gin` > CONVERT(? USING latin1) COLLATE latin1_swedish_ci) ORDER BY `lo``gin` LIMIT 10"
         );
+    }
+
+    #[test]
+    fn equals_uses_each_columns_binding() {
+        let key = vec![
+            k("a"),
+            KeyColumn { name: "b".into(), bind: KeyBind::Text { charset: "latin1".into(), collation: "latin1_bin".into() } },
+        ];
+        assert_eq!(equals(&key), "`a` = ? AND `b` = CONVERT(? USING latin1) COLLATE latin1_bin");
     }
 
     #[test]

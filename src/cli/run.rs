@@ -1,0 +1,199 @@
+//! `myrecode run`, `verify` and `rollback`: execute a job, prove it, undo it.
+
+use super::common::{block_on, ConnectArgs};
+use super::{EXIT_ATTENTION, EXIT_OK};
+use crate::engine::checkpoint::State;
+use crate::engine::inplace::Progress;
+use crate::engine::runner::{self, RunOptions};
+use crate::engine::verify;
+use crate::inventory::{self, Scope};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Arguments of `run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The job file (from `myrecode plan`).
+    pub job: PathBuf,
+    #[command(flatten)]
+    conn: ConnectArgs,
+    /// Really write. Without it, `run` only rehearses: checks the job, keys and privileges and prints what it would do.
+    #[arg(long)]
+    execute: bool,
+    /// Name for this job's checkpoint, backup and quarantine rows (default: the job file's name).
+    #[arg(long, value_name = "NAME")]
+    job_id: Option<String>,
+    /// How long to keep retrying a lost server before stopping (resumably), in seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    retry_for: u64,
+}
+
+/// Arguments of `verify` and `rollback`.
+#[derive(Debug, clap::Args)]
+pub struct JobArgs {
+    /// The job file the run used.
+    pub job: PathBuf,
+    #[command(flatten)]
+    conn: ConnectArgs,
+    /// The name the run used (default: the job file's name).
+    #[arg(long, value_name = "NAME")]
+    job_id: Option<String>,
+}
+
+fn job_id(path: &std::path::Path, given: &Option<String>) -> String {
+    given.clone().unwrap_or_else(|| {
+        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into()).chars().take(64).collect()
+    })
+}
+
+/// A progress bar per table on a terminal; a log line every few seconds otherwise.
+struct RunProgress {
+    bar: Option<ProgressBar>,
+    last: Mutex<(String, Instant)>,
+}
+
+impl Progress for RunProgress {
+    fn batch(&self, table: &str, s: &State, estimated: u64, rate: f64) {
+        if let Some(bar) = &self.bar {
+            let mut last = self.last.lock().unwrap();
+            if last.0 != table {
+                bar.reset();
+                last.0 = table.to_string();
+            }
+            bar.set_length(estimated.max(s.rows_read));
+            bar.set_position(s.rows_read);
+            bar.set_message(format!("{table}: {} changed, {} quarantined", s.rows_changed, s.rows_quarantined));
+            return;
+        }
+        let mut last = self.last.lock().unwrap();
+        if last.0 != table || last.1.elapsed() > Duration::from_secs(5) || s.done {
+            eprintln!(
+                "run: table={table} rows_read={} rows_changed={} quarantined={} conflicts={} rows_per_sec={rate:.0} done={}",
+                s.rows_read, s.rows_changed, s.rows_quarantined, s.rows_conflicted, s.done
+            );
+            *last = (table.to_string(), Instant::now());
+        }
+    }
+}
+
+/// Runs `run`: 0 done cleanly, 1 done with quarantined values or interrupted (resumable), 2 error.
+pub fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let job = runner::load_job(&args.job)?;
+    let cfg = args.conn.resolve()?;
+    let opts = RunOptions {
+        execute: args.execute,
+        job_id: job_id(&args.job, &args.job_id),
+        retry_for: Duration::from_secs(args.retry_for),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(1);
+        b.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b
+    });
+    let progress = RunProgress { bar, last: Mutex::new((String::new(), Instant::now())) };
+    let resume = format!("myrecode run {} --execute", args.job.display());
+    let result = block_on(async {
+        let flag = stop.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+                return;
+            };
+            tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+            eprintln!("myrecode: stopping after the current batch...");
+            flag.store(true, Ordering::SeqCst);
+        });
+        runner::run(&cfg, &job, &opts, &stop, &progress).await
+    });
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let summaries = match result {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(EXIT_OK),
+        Err(e) => {
+            return Err(e.context(format!("nothing is lost: finished batches are checkpointed. Resume with: {resume}")))
+        }
+    };
+    let mut attention = false;
+    for s in &summaries {
+        let st = &s.state;
+        println!(
+            "{}: {} rows read, {} values recoded, {} quarantined, {} changed by the application meanwhile{}",
+            s.table,
+            st.rows_read,
+            st.rows_changed,
+            st.rows_quarantined,
+            st.rows_conflicted,
+            if s.done { "" } else { " (not finished)" }
+        );
+        attention |= st.rows_quarantined > 0 || !s.done;
+    }
+    if summaries.iter().any(|s| !s.done) {
+        println!("Interrupted; finished batches are checkpointed. Resume with: {resume}");
+    } else {
+        println!(
+            "Job done. Prove it with `myrecode verify {}`; undo it with `myrecode rollback {}`.",
+            args.job.display(),
+            args.job.display()
+        );
+    }
+    Ok(if attention { EXIT_ATTENTION } else { EXIT_OK })
+}
+
+fn print_findings(f: &verify::Findings, what: &str) {
+    println!("{what}: {} value(s)", f.ok);
+    for r in &f.changed_since {
+        println!("  changed by the application since the run (left alone): {r}");
+    }
+    for r in &f.deleted_since {
+        println!("  deleted since the run: {r}");
+    }
+    for r in &f.errors {
+        println!("  ERROR: {r}");
+    }
+}
+
+async fn job_tables(cfg: &crate::db::connect::ConnectionConfig, schema: &str) -> anyhow::Result<(sqlx::MySqlConnection, Vec<crate::inventory::model::Table>)> {
+    let mut conn = cfg.with_database(Some(schema)).connect_one().await?;
+    let inv = inventory::take(&mut conn, &Scope { schemas: vec![schema.to_string()], tables: vec![] }).await?;
+    Ok((conn, inv.tables))
+}
+
+/// Runs `verify`: 0 all proven, 1 rows changed or deleted since (listed), 2 a value the backup does not prove.
+pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
+    let job = runner::load_job(&args.job)?;
+    let cfg = args.conn.resolve()?;
+    let id = job_id(&args.job, &args.job_id);
+    let f = block_on(async {
+        let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
+        verify::verify(&mut conn, &job.schema, &id, &tables).await
+    })?;
+    print_findings(&f, "verified");
+    if !f.errors.is_empty() {
+        anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());
+    }
+    Ok(if f.changed_since.is_empty() && f.deleted_since.is_empty() { EXIT_OK } else { EXIT_ATTENTION })
+}
+
+/// Runs `rollback`: 0 everything restored, 1 rows changed since were left alone (listed).
+pub fn rollback(args: JobArgs) -> anyhow::Result<u8> {
+    let job = runner::load_job(&args.job)?;
+    let cfg = args.conn.resolve()?;
+    let id = job_id(&args.job, &args.job_id);
+    let f = block_on(async {
+        let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
+        verify::rollback(&mut conn, &job.schema, &id, &tables).await
+    })?;
+    print_findings(&f, "restored");
+    Ok(if f.changed_since.is_empty() && f.errors.is_empty() { EXIT_OK } else { EXIT_ATTENTION })
+}

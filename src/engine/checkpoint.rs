@@ -1,0 +1,159 @@
+//! Owns the `_myrecode_*` tables in the target schema: checkpoint, backup and quarantine.
+//!
+//! The checkpoint row of a table advances in the same transaction as the batch's
+//! writes and backups, so a kill at any instant leaves either the whole batch or
+//! none of it: nothing skipped, nothing recoded twice (the backup's unique key on
+//! job, table, column and key hash enforces the second).
+
+use crate::db::quote;
+use anyhow::{anyhow, Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+
+/// Checkpoint table name.
+pub const CHECKPOINT: &str = "_myrecode_checkpoint";
+/// Backup table name: original bytes of every changed value.
+pub const BACKUP: &str = "_myrecode_backup";
+/// Quarantine table name: values left alone because no reading was safe.
+pub const QUARANTINE: &str = "_myrecode_quarantine";
+
+/// DDL of the three tables, each `IF NOT EXISTS` so a resumed run reuses them.
+pub fn ddl(schema: &str) -> Vec<String> {
+    vec![
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL,
+                fingerprint VARCHAR(32) NOT NULL, priors LONGTEXT NOT NULL,
+                last_key BLOB NULL, done TINYINT NOT NULL DEFAULT 0,
+                rows_read BIGINT NOT NULL DEFAULT 0, rows_changed BIGINT NOT NULL DEFAULT 0,
+                rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0,
+                updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+                PRIMARY KEY (job, tbl)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            quote::table(schema, CHECKPOINT)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
+                key_bytes BLOB NOT NULL,
+                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
+                label VARCHAR(40) NOT NULL,
+                old_value LONGBLOB NOT NULL, new_value LONGBLOB NOT NULL,
+                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                UNIQUE KEY u_row (job, tbl, col, key_hash)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            quote::table(schema, BACKUP)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
+                key_bytes BLOB NOT NULL,
+                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
+                value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,
+                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                UNIQUE KEY u_row (job, tbl, col, key_hash)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+            quote::table(schema, QUARANTINE)
+        ),
+    ]
+}
+
+/// Creates the tables, turning a missing privilege into an error that says which GRANT is needed.
+pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
+    for sql in ddl(schema) {
+        conn.execute(sql.as_str()).await.map_err(|e| {
+            let denied = e
+                .as_database_error()
+                .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|m| m.number()))
+                .is_some_and(|n| n == 1142 || n == 1044);
+            if denied {
+                anyhow!(
+                    "missing privilege: cannot create myrecode's bookkeeping tables (_myrecode_*) in schema '{schema}'. \
+                     Fix: GRANT CREATE, INSERT, UPDATE, DELETE, SELECT ON `{schema}`.* TO the job's user"
+                )
+            } else {
+                anyhow!("cannot create myrecode's bookkeeping tables in '{schema}': {e}")
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// A table's saved progress.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// What the job said about this table when the run began.
+    pub fingerprint: String,
+    /// Column priors (JSON), fixed at the start so every resume decides alike.
+    pub priors: String,
+    /// Packed key of the last row done; `None` before the first batch.
+    pub last_key: Option<Vec<u8>>,
+    /// Whether the table is finished.
+    pub done: bool,
+    /// Rows read.
+    pub rows_read: u64,
+    /// Values rewritten.
+    pub rows_changed: u64,
+    /// Values quarantined.
+    pub rows_quarantined: u64,
+    /// Rows changed by the application under us (re-read, never overwritten).
+    pub rows_conflicted: u64,
+}
+
+/// Loads a table's checkpoint, if one exists.
+pub async fn load(conn: &mut MySqlConnection, schema: &str, job: &str, table: &str) -> Result<Option<State>> {
+    let sql = format!(
+        "SELECT fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted \
+         FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    );
+    let row = sqlx::query(&sql).bind(job).bind(table).fetch_optional(conn).await.context("reading the checkpoint")?;
+    Ok(row.map(|r| State {
+        fingerprint: r.get(0),
+        priors: r.get(1),
+        last_key: r.get(2),
+        done: r.get::<i8, _>(3) != 0,
+        rows_read: r.get::<i64, _>(4) as u64,
+        rows_changed: r.get::<i64, _>(5) as u64,
+        rows_quarantined: r.get::<i64, _>(6) as u64,
+        rows_conflicted: r.get::<i64, _>(7) as u64,
+    }))
+}
+
+/// Writes a table's checkpoint (insert or update), inside the caller's transaction.
+pub async fn save(conn: &mut MySqlConnection, schema: &str, job: &str, table: &str, s: &State) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
+         done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
+         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted)",
+        quote::table(schema, CHECKPOINT)
+    );
+    sqlx::query(&sql)
+        .bind(job)
+        .bind(table)
+        .bind(&s.fingerprint)
+        .bind(&s.priors)
+        .bind(s.last_key.clone())
+        .bind(s.done as i8)
+        .bind(s.rows_read as i64)
+        .bind(s.rows_changed as i64)
+        .bind(s.rows_quarantined as i64)
+        .bind(s.rows_conflicted as i64)
+        .execute(conn)
+        .await
+        .context("saving the checkpoint")?;
+    Ok(())
+}
+
+/// A stable 64-bit FNV-1a fingerprint, hex: what the job says about a table, to spot edits between runs.
+pub fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}

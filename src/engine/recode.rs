@@ -1,0 +1,143 @@
+//! What to do with one stored value: keep it, rewrite it, or quarantine it. Pure.
+//!
+//! A value is rewritten only when the repaired text, encoded back through the
+//! label's chain, gives exactly the stored bytes: the lossless round trip that
+//! protects data. Everything else is kept or quarantined, never guessed.
+
+use crate::codec::{self, Encoding, Tcvn3Convention};
+use crate::detect::{self, ColumnPrior, Context, Label};
+
+/// Where a column's source encoding comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Detect each value, with the column's prior.
+    Auto,
+    /// The job fixes the label: every non-ASCII value must repair under it.
+    Fixed(Label),
+}
+
+/// The decision for one value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Leave as stored (ASCII, already UTF-8, binary, empty).
+    Keep,
+    /// Replace the stored bytes with these UTF-8 bytes.
+    Rewrite {
+        /// The new bytes (UTF-8).
+        new: Vec<u8>,
+        /// The label that justified it.
+        label: Label,
+    },
+    /// Leave as stored and list it: no safe reading.
+    Quarantine {
+        /// Why, for the quarantine table.
+        reason: String,
+        /// Best reading that was not good enough.
+        runner_up: Option<String>,
+    },
+}
+
+/// The stored bytes that `text` came from under `label`: the inverse of [`Label::repair`].
+pub fn unrepair(label: Label, text: &str) -> Vec<Vec<u8>> {
+    match label {
+        Label::Ascii | Label::Utf8 => vec![text.as_bytes().to_vec()],
+        Label::Legacy(Encoding::Tcvn3) => [Tcvn3Convention::SingleByte, Tcvn3Convention::TwoByte]
+            .iter()
+            .filter_map(|c| codec::encode_tcvn3(text, *c).ok())
+            .collect(),
+        Label::Legacy(e) => codec::encode(e, text).ok().into_iter().collect(),
+        Label::Mojibake { real, read_as } => {
+            let raw: Vec<Vec<u8>> = match real {
+                Encoding::Utf8 => vec![text.as_bytes().to_vec()],
+                _ => unrepair(Label::Legacy(real), text),
+            };
+            raw.iter()
+                .filter_map(|b| codec::decode(read_as, b).ok())
+                .map(|s| s.into_bytes())
+                .collect()
+        }
+        Label::Binary | Label::Unknown => Vec::new(),
+    }
+}
+
+/// Rewrites under `label` only if the round trip gives back `stored` exactly.
+pub fn rewrite(label: Label, stored: &[u8]) -> Option<Vec<u8>> {
+    let text = label.repair(stored)?;
+    if text.as_bytes() == stored {
+        return None;
+    }
+    unrepair(label, &text).iter().any(|b| b == stored).then(|| text.into_bytes())
+}
+
+/// Decides one value.
+pub fn decide(source: &Source, prior: Option<&ColumnPrior>, threshold: f32, stored: &[u8]) -> Action {
+    if stored.is_ascii() {
+        return Action::Keep;
+    }
+    let label = match source {
+        Source::Fixed(label) => {
+            if std::str::from_utf8(stored).is_ok() && !matches!(label, Label::Mojibake { .. }) {
+                // Valid UTF-8 in a column declared to hold legacy text: already converted (resumed or
+                // written by a fixed client). Never recode it again.
+                return Action::Keep;
+            }
+            *label
+        }
+        Source::Auto => {
+            let v = detect::detect(stored, &Context { threshold, prior });
+            match v.label {
+                Label::Ascii | Label::Utf8 | Label::Binary => return Action::Keep,
+                Label::Unknown => {
+                    return Action::Quarantine {
+                        reason: format!("undecidable (confidence {:.2})", v.confidence),
+                        runner_up: v.runner_up.map(|(l, p)| format!("{l} ({p:.2})")),
+                    }
+                }
+                l => l,
+            }
+        }
+    };
+    match rewrite(label, stored) {
+        Some(new) => Action::Rewrite { new, label },
+        None => Action::Quarantine {
+            reason: format!("does not round-trip losslessly as {label}"),
+            runner_up: Some(label.to_string()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_cp1251_rewrites_and_round_trips() {
+        let stored = codec::encode(Encoding::Windows1251, "Привет, мир").unwrap();
+        let a = decide(&Source::Fixed(Label::Legacy(Encoding::Windows1251)), None, 0.95, &stored);
+        assert_eq!(
+            a,
+            Action::Rewrite { new: "Привет, мир".as_bytes().to_vec(), label: Label::Legacy(Encoding::Windows1251) }
+        );
+    }
+
+    #[test]
+    fn already_utf8_is_kept_under_a_fixed_legacy_label() {
+        let a = decide(&Source::Fixed(Label::Legacy(Encoding::Windows1251)), None, 0.95, "Привет".as_bytes());
+        assert_eq!(a, Action::Keep);
+    }
+
+    #[test]
+    fn mojibake_unrepairs_to_the_stored_bytes() {
+        let label = Label::Mojibake { real: Encoding::Windows1251, read_as: Encoding::Latin1 };
+        let stored = codec::decode(Encoding::Latin1, &codec::encode(Encoding::Windows1251, "Привет").unwrap()).unwrap();
+        assert_eq!(rewrite(label, stored.as_bytes()), Some("Привет".as_bytes().to_vec()));
+        assert!(unrepair(label, "Привет").contains(&stored.into_bytes()));
+    }
+
+    #[test]
+    fn ascii_is_kept_and_junk_under_a_wrong_fixed_label_is_quarantined() {
+        let src = Source::Fixed(Label::Mojibake { real: Encoding::Windows1251, read_as: Encoding::Latin1 });
+        assert_eq!(decide(&src, None, 0.95, b"plain"), Action::Keep);
+        assert!(matches!(decide(&src, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]), Action::Quarantine { .. }));
+    }
+}

@@ -1,0 +1,231 @@
+//! Drives a job: checks it against the live schema, rehearses or executes each table, retries transient failures.
+
+use super::checkpoint;
+use super::inplace::{self, ColumnPlan, Progress, TableOutcome, TablePlan};
+use super::recode::Source;
+use super::retry;
+use crate::db::connect::ConnectionConfig;
+use crate::db::quote;
+use crate::detect::{Label, DEFAULT_THRESHOLD};
+use crate::inventory::model::{ColumnKind, Table};
+use crate::inventory::{self, Scope};
+use crate::job::model::{Job, Strategy};
+use crate::scan::read::key_columns;
+use anyhow::{anyhow, bail, Context, Result};
+use sqlx::{Executor, MySqlConnection};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Write (otherwise only rehearse).
+    pub execute: bool,
+    /// Name the checkpoint, backup and quarantine rows are kept under.
+    pub job_id: String,
+    /// How long transient failures may last before the run stops (resumably).
+    pub retry_for: Duration,
+}
+
+/// Per-table result of a run.
+#[derive(Debug, Clone)]
+pub struct TableSummary {
+    /// Table name.
+    pub table: String,
+    /// Final state.
+    pub state: checkpoint::State,
+    /// Whether it finished.
+    pub done: bool,
+}
+
+/// Turns the job's tables into in-place plans, checked against the live schema.
+pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePlan>, Vec<Table>)> {
+    let inv = inventory::take(conn, &Scope { schemas: vec![job.schema.clone()], tables: vec![] }).await?;
+    let mut out = Vec::new();
+    let mut tables = Vec::new();
+    for tj in &job.tables {
+        let Some(t) = inv.tables.iter().find(|t| t.name == tj.name) else {
+            bail!(
+                "table '{}' in the job no longer exists in schema '{}' (or has no text column left). \
+                 Fix: remove it from the job, or restore the table",
+                tj.name,
+                job.schema
+            );
+        };
+        if tj.strategy == Strategy::Copy {
+            bail!(
+                "table '{}': strategy copy (online copy into a utf8mb4 shadow table) is not available in this build. \
+                 Fix: for utf8mb4/utf8mb3/binary columns use strategy in-place; for latin1/cp1251 columns wait for the copy strategy",
+                tj.name
+            );
+        }
+        let mut key = key_columns(t).ok_or_else(|| {
+            anyhow!(
+                "table '{}' has no primary key and no NOT NULL unique key, so it cannot be recoded in batches. \
+                 Fix: add a primary key (ALTER TABLE {} ADD PRIMARY KEY (...))",
+                tj.name,
+                quote::table(&job.schema, &tj.name)
+            )
+        })?;
+        if let Some(wanted) = &tj.key {
+            let names: Vec<&String> = key.iter().map(|k| &k.name).collect();
+            if names.iter().map(|s| s.as_str()).ne(wanted.iter().map(|s| s.as_str())) {
+                bail!(
+                    "table '{}': key {:?} in the job is not the table's usable key {:?}. Fix: remove `key:` or name the primary key's columns",
+                    tj.name, wanted, names
+                );
+            }
+            key.truncate(wanted.len());
+        }
+        let mut columns = Vec::new();
+        for cj in &tj.columns {
+            let col = t.columns.iter().find(|c| c.name == cj.name).ok_or_else(|| {
+                anyhow!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name)
+            })?;
+            let binary = col.kind == ColumnKind::Binary;
+            let utf8 = matches!(col.charset.as_deref(), Some("utf8mb4" | "utf8mb3" | "utf8"));
+            if !binary && !utf8 {
+                bail!(
+                    "{}.{} is {} {}: in place, it cannot hold UTF-8. Fix: use strategy copy for this table",
+                    tj.name,
+                    cj.name,
+                    col.column_type,
+                    col.charset.as_deref().unwrap_or("")
+                );
+            }
+            let source = if cj.source == "auto" {
+                Source::Auto
+            } else {
+                Source::Fixed(cj.source.parse::<Label>().map_err(|_| {
+                    anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
+                })?)
+            };
+            columns.push(ColumnPlan { name: cj.name.clone(), source, binary });
+        }
+        let sources: Vec<String> = tj.columns.iter().map(|c| format!("{}={}", c.name, c.source)).collect();
+        let key_names: Vec<&str> = key.iter().map(|k| k.name.as_str()).collect();
+        out.push(TablePlan {
+            schema: job.schema.clone(),
+            table: tj.name.clone(),
+            fingerprint: checkpoint::fingerprint(&format!("{}|{}|{}", tj.name, key_names.join(","), sources.join(","))),
+            key,
+            columns,
+            batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
+            target_batch_time: tj.target_batch_time.as_ref().unwrap_or(&job.defaults.target_batch_time).0,
+            pause: job.defaults.pause_between_batches.0,
+            threshold: DEFAULT_THRESHOLD,
+        });
+        tables.push(t.clone());
+    }
+    Ok((out, tables))
+}
+
+/// Checks the UPDATE privilege on each table without changing a row.
+async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
+    for p in plans {
+        let c = quote::ident(&p.columns[0].name);
+        let sql = format!("UPDATE {} SET {c} = {c} WHERE 1 = 0", quote::table(&p.schema, &p.table));
+        conn.execute(sql.as_str()).await.map_err(|e| {
+            anyhow!(
+                "missing privilege on {}: {e}. Fix: GRANT SELECT, UPDATE ON {} TO the job's user",
+                quote::table(&p.schema, &p.table),
+                quote::table(&p.schema, &p.table)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Prints what a run would do, without writing.
+pub fn rehearsal(plans: &[TablePlan], tables: &[Table]) -> String {
+    let mut out = String::from("Rehearsal (nothing written; add --execute to run):\n");
+    for (p, t) in plans.iter().zip(tables) {
+        let key: Vec<&str> = p.key.iter().map(|k| k.name.as_str()).collect();
+        let cols: Vec<String> = p
+            .columns
+            .iter()
+            .map(|c| match &c.source {
+                Source::Auto => format!("{} (auto)", c.name),
+                Source::Fixed(l) => format!("{} ({l})", c.name),
+            })
+            .collect();
+        out.push_str(&format!(
+            "  {}: in place, ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}\n",
+            p.table,
+            t.estimated_rows,
+            key.join(", "),
+            cols.join(", "),
+            p.batch_size,
+            p.target_batch_time
+        ));
+    }
+    out
+}
+
+/// Runs the job: every table in order, resuming from checkpoints, retrying transient failures.
+pub async fn run(
+    cfg: &ConnectionConfig,
+    job: &Job,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<Option<Vec<TableSummary>>> {
+    let cfg = cfg.with_database(Some(&job.schema));
+    let mut conn = cfg.connect_one().await?;
+    let (plans, tables) = plans(&mut conn, job).await?;
+    check_privileges(&mut conn, &plans).await?;
+    if !opts.execute {
+        print!("{}", rehearsal(&plans, &tables));
+        return Ok(None);
+    }
+    checkpoint::ensure(&mut conn, &job.schema).await?;
+    let mut summaries = Vec::new();
+    for (plan, table) in plans.iter().zip(&tables) {
+        let mut failing_since: Option<Instant> = None;
+        let mut attempt = 0;
+        loop {
+            match inplace::run_table(&mut conn, &opts.job_id, plan, table.estimated_rows, stop, progress).await {
+                Ok((outcome, state)) => {
+                    let done = outcome == TableOutcome::Done;
+                    summaries.push(TableSummary { table: plan.table.clone(), state, done });
+                    if !done {
+                        return Ok(Some(summaries));
+                    }
+                    break;
+                }
+                Err(e) if retry::is_transient(&e) => {
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > opts.retry_for {
+                        return Err(e.context(format!(
+                            "the server kept failing for {:?}; progress is checkpointed",
+                            opts.retry_for
+                        )));
+                    }
+                    tracing::warn!(table = %plan.table, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
+                    tokio::time::sleep(retry::backoff(attempt)).await;
+                    attempt += 1;
+                    if let Ok(c) = cfg.connect_one().await {
+                        conn = c;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(Some(summaries))
+}
+
+/// Loads a job file, turning its findings into one error.
+pub fn load_job(path: &std::path::Path) -> Result<Job> {
+    match crate::job::load::load_file(path) {
+        Ok(l) => Ok(l.job),
+        Err(crate::job::load::LoadError::Unreadable(e)) => Err(e),
+        Err(crate::job::load::LoadError::Invalid(findings)) => {
+            let lines: Vec<String> = findings.iter().map(|f| f.render(&path.display().to_string())).collect();
+            Err(anyhow!("{}", lines.join("; "))).context(format!(
+                "the job file {} is not valid. Fix: correct it (`myrecode plan --check` explains each problem)",
+                path.display()
+            ))
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Proves a run (every changed value decodes from and re-encodes to its backup) and undoes it.
+//!
+//! Both read the backup table in id order, in chunks. Rows the application changed
+//! since the run are listed apart: verify does not count them as errors, rollback
+//! does not clobber them (compare-and-set again).
+
+use super::checkpoint::{BACKUP, CHECKPOINT, QUARANTINE};
+use super::keycodec;
+use super::recode::unrepair;
+use crate::db::keyset::{self, KeyColumn};
+use crate::db::quote;
+use crate::detect::Label;
+use crate::inventory::model::{ColumnKind, Table};
+use anyhow::{Context, Result};
+use sqlx::{MySqlConnection, Row};
+
+/// One backed-up value.
+#[derive(Debug, Clone)]
+pub struct BackupRow {
+    /// Backup id.
+    pub id: i64,
+    /// Table.
+    pub table: String,
+    /// Column.
+    pub column: String,
+    /// Unpacked key.
+    pub key: Vec<Vec<u8>>,
+    /// Label the value was recoded under.
+    pub label: String,
+    /// Original bytes.
+    pub old: Vec<u8>,
+    /// Bytes written.
+    pub new: Vec<u8>,
+}
+
+/// What verify or rollback found.
+#[derive(Debug, Default, Clone)]
+pub struct Findings {
+    /// Values checked (verify) or restored (rollback).
+    pub ok: u64,
+    /// Rows changed by the application since the run (listed, not errors; not restored).
+    pub changed_since: Vec<String>,
+    /// Rows deleted since.
+    pub deleted_since: Vec<String>,
+    /// Values whose backup does not prove the current value: real errors.
+    pub errors: Vec<String>,
+}
+
+/// Reads the job's backup rows in id order, `chunk` at a time, after `after_id`.
+pub async fn backup_chunk(conn: &mut MySqlConnection, schema: &str, job: &str, after_id: i64, chunk: usize) -> Result<Vec<BackupRow>> {
+    let sql = format!(
+        "SELECT id, tbl, col, key_bytes, label, old_value, new_value FROM {} WHERE job = ? AND id > ? ORDER BY id LIMIT {chunk}",
+        quote::table(schema, BACKUP)
+    );
+    let rows = sqlx::query(&sql).bind(job).bind(after_id).fetch_all(conn).await.context("reading the backup table")?;
+    rows.iter()
+        .map(|r| {
+            let packed: Vec<u8> = r.get(3);
+            Ok(BackupRow {
+                id: r.get(0),
+                table: r.get(1),
+                column: r.get(2),
+                key: keycodec::unpack(&packed).context("a backup row has a malformed key")?,
+                label: r.get(4),
+                old: r.get(5),
+                new: r.get(6),
+            })
+        })
+        .collect()
+}
+
+fn describe(b: &BackupRow) -> String {
+    let key: Vec<String> = b.key.iter().map(|k| crate::scan::accumulate::show_key(k)).collect();
+    format!("{}.{} key [{}]", b.table, b.column, key.join(", "))
+}
+
+/// Whether `new` is exactly what `old` recodes to under `label`, both ways.
+pub fn proves(label: &str, old: &[u8], new: &[u8]) -> bool {
+    let Ok(label) = label.parse::<Label>() else { return false };
+    let Ok(text) = std::str::from_utf8(new) else { return false };
+    label.repair(old).as_deref() == Some(text) && unrepair(label, text).iter().any(|b| b == old)
+}
+
+async fn current_value(conn: &mut MySqlConnection, schema: &str, key: &[KeyColumn], b: &BackupRow) -> Result<Option<Option<Vec<u8>>>> {
+    let sql = format!(
+        "SELECT CAST({c} AS BINARY) FROM {} WHERE {}",
+        quote::table(schema, &b.table),
+        keyset::equals(key),
+        c = quote::ident(&b.column)
+    );
+    let mut q = sqlx::query(&sql);
+    for k in &b.key {
+        q = q.bind(k.clone());
+    }
+    Ok(q.fetch_optional(conn).await?.map(|r| r.get::<Option<Vec<u8>>, _>(0)))
+}
+
+/// Verifies every changed value of the job.
+pub async fn verify(conn: &mut MySqlConnection, schema: &str, job: &str, tables: &[Table]) -> Result<Findings> {
+    let mut f = Findings::default();
+    let mut after = 0;
+    loop {
+        let chunk = backup_chunk(conn, schema, job, after, 1000).await?;
+        let Some(last) = chunk.last() else { break };
+        after = last.id;
+        for b in &chunk {
+            let Some(key) = tables.iter().find(|t| t.name == b.table).and_then(crate::scan::read::key_columns) else {
+                f.errors.push(format!("{}: the table or its key is gone", describe(b)));
+                continue;
+            };
+            match current_value(conn, schema, &key, b).await? {
+                None => f.deleted_since.push(describe(b)),
+                Some(cur) if cur.as_deref() != Some(b.new.as_slice()) => f.changed_since.push(describe(b)),
+                Some(_) if proves(&b.label, &b.old, &b.new) => f.ok += 1,
+                Some(_) => f.errors.push(format!(
+                    "{}: the backup ({}) does not decode as {} to the current value",
+                    describe(b),
+                    hex::encode(&b.old[..b.old.len().min(32)]),
+                    b.label
+                )),
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// Puts the original bytes back wherever the value is still what the run wrote; then forgets the job.
+pub async fn rollback(conn: &mut MySqlConnection, schema: &str, job: &str, tables: &[Table]) -> Result<Findings> {
+    let mut f = Findings::default();
+    let mut after = 0;
+    loop {
+        let chunk = backup_chunk(conn, schema, job, after, 500).await?;
+        let Some(last) = chunk.last() else { break };
+        after = last.id;
+        let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
+        for b in &chunk {
+            let Some(t) = tables.iter().find(|t| t.name == b.table) else {
+                f.errors.push(format!("{}: the table is gone", describe(b)));
+                continue;
+            };
+            let key = crate::scan::read::key_columns(t).context("the table lost its key")?;
+            let binary = t.columns.iter().any(|c| c.name == b.column && c.kind == ColumnKind::Binary);
+            let sql = format!(
+                "UPDATE {} SET {c} = ? WHERE {} AND CAST({c} AS BINARY) = ?",
+                quote::table(schema, &b.table),
+                keyset::equals(&key),
+                c = quote::ident(&b.column)
+            );
+            let mut q = sqlx::query(&sql);
+            q = match (binary, String::from_utf8(b.old.clone())) {
+                (false, Ok(text)) => q.bind(text),
+                _ => q.bind(b.old.clone()),
+            };
+            for k in &b.key {
+                q = q.bind(k.clone());
+            }
+            if q.bind(b.new.clone()).execute(&mut *tx).await?.rows_affected() == 1 {
+                f.ok += 1;
+                let del = format!("DELETE FROM {} WHERE id = ?", quote::table(schema, BACKUP));
+                sqlx::query(&del).bind(b.id).execute(&mut *tx).await?;
+            } else {
+                f.changed_since.push(describe(b));
+            }
+        }
+        tx.commit().await?;
+    }
+    if f.changed_since.is_empty() && f.errors.is_empty() {
+        for t in [CHECKPOINT, QUARANTINE] {
+            let sql = format!("DELETE FROM {} WHERE job = ?", quote::table(schema, t));
+            sqlx::query(&sql).bind(job).execute(&mut *conn).await?;
+        }
+    }
+    Ok(f)
+}
