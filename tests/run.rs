@@ -44,7 +44,11 @@ async fn seed_items(cfg: &ConnectionConfig) -> Vec<(i64, String, String)> {
     }
     let mut c = cfg.connect_one().await.unwrap();
     for (id, stored, _) in &rows {
-        let note = if id % 4 == 0 { Some(bytes(Windows1251, RUSSIAN[(*id / 4) as usize])) } else { None };
+        let note = if id % 4 == 0 {
+            Some(bytes(Windows1251, RUSSIAN[(*id / 4) as usize]))
+        } else {
+            None
+        };
         sqlx::query("INSERT INTO items (id, title, note) VALUES (?, ?, ?)")
             .bind(id)
             .bind(stored)
@@ -69,7 +73,11 @@ async fn titles(cfg: &ConnectionConfig) -> Vec<(i64, String, Option<Vec<u8>>)> {
 
 async fn count(cfg: &ConnectionConfig, sql: &str) -> i64 {
     let mut c = cfg.connect_one().await.unwrap();
-    sqlx::query(sql).fetch_one(&mut c).await.unwrap().get::<i64, _>(0)
+    sqlx::query(sql)
+        .fetch_one(&mut c)
+        .await
+        .unwrap()
+        .get::<i64, _>(0)
 }
 
 #[tokio::test]
@@ -97,39 +105,68 @@ async fn run_verify_rollback_in_place() {
         assert_eq!(id, id2);
         assert_eq!(got, want, "row {id}");
         if id % 4 == 0 {
-            assert_eq!(note.as_deref(), Some(RUSSIAN[(*id / 4) as usize].as_bytes()), "blob {id} now UTF-8");
+            assert_eq!(
+                note.as_deref(),
+                Some(RUSSIAN[(*id / 4) as usize].as_bytes()),
+                "blob {id} now UTF-8"
+            );
         }
     }
     let changed = rows.iter().filter(|(_, s, w)| s != w).count() as i64 + RUSSIAN.len() as i64;
-    assert_eq!(count(&db.config, "SELECT COUNT(*) FROM _myrecode_backup").await, changed, "one backup per changed value");
+    assert_eq!(
+        count(&db.config, "SELECT COUNT(*) FROM _myrecode_backup").await,
+        changed,
+        "one backup per changed value"
+    );
 
     // A finished job says so and does nothing.
     let out = myrecode(Some(&url), &["run", jobp, "--execute"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(count(&db.config, "SELECT COUNT(*) FROM _myrecode_backup").await, changed);
+    assert_eq!(
+        count(&db.config, "SELECT COUNT(*) FROM _myrecode_backup").await,
+        changed
+    );
 
     let out = myrecode(Some(&url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains(&format!("verified: {changed} value(s)")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("verified: {changed} value(s)")),
+        "{stdout}"
+    );
 
     let out = myrecode(Some(&url), &["rollback", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert_eq!(checksums(&db.config, &["items"]).await, before, "rollback restores the original bytes exactly");
+    assert_eq!(
+        checksums(&db.config, &["items"]).await,
+        before,
+        "rollback restores the original bytes exactly"
+    );
 
     // Again, then the application changes a row: verify lists it apart; rollback leaves it alone.
     let out = myrecode(Some(&url), &["run", jobp, "--execute"]);
     assert_eq!(out.status.code(), Some(0), "{}", texts(&out).1);
-    exec_script(&db.config, &["UPDATE items SET title = 'changed by the app' WHERE id = 0"]).await;
+    exec_script(
+        &db.config,
+        &["UPDATE items SET title = 'changed by the app' WHERE id = 0"],
+    )
+    .await;
     let out = myrecode(Some(&url), &["verify", jobp]);
     let (stdout, _) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("changed by the application since the run (left alone): items.title key [0]"), "{stdout}");
+    assert!(
+        stdout
+            .contains("changed by the application since the run (left alone): items.title key [0]"),
+        "{stdout}"
+    );
     let out = myrecode(Some(&url), &["rollback", jobp]);
     let (stdout, _) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let now = titles(&db.config).await;
-    assert_eq!(now[0].1, "changed by the app", "the application's write is never clobbered");
+    assert_eq!(
+        now[0].1, "changed by the app",
+        "the application's write is never clobbered"
+    );
     assert_eq!(now[1].1, rows[1].1, "other rows restored");
 }

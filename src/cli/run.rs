@@ -46,7 +46,12 @@ pub struct JobArgs {
 
 fn job_id(path: &std::path::Path, given: &Option<String>) -> String {
     given.clone().unwrap_or_else(|| {
-        path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "job".into()).chars().take(64).collect()
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "job".into())
+            .chars()
+            .take(64)
+            .collect()
     })
 }
 
@@ -66,7 +71,10 @@ impl Progress for RunProgress {
             }
             bar.set_length(estimated.max(s.rows_read));
             bar.set_position(s.rows_read);
-            bar.set_message(format!("{table}: {} changed, {} quarantined", s.rows_changed, s.rows_quarantined));
+            bar.set_message(format!(
+                "{table}: {} changed, {} quarantined",
+                s.rows_changed, s.rows_quarantined
+            ));
             return;
         }
         let mut last = self.last.lock().unwrap();
@@ -99,13 +107,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
         b
     });
-    let progress = RunProgress { bar, last: Mutex::new((String::new(), Instant::now())) };
+    let progress = RunProgress {
+        bar,
+        last: Mutex::new((String::new(), Instant::now())),
+    };
     let resume = format!("myrecode run {} --execute", args.job.display());
     let result = block_on(async {
         let flag = stop.clone();
         tokio::spawn(async move {
             use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            let (Ok(mut int), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
                 return;
             };
             tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
@@ -121,7 +135,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         Ok(Some(s)) => s,
         Ok(None) => return Ok(EXIT_OK),
         Err(e) => {
-            return Err(e.context(format!("nothing is lost: finished batches are checkpointed. Resume with: {resume}")))
+            return Err(e.context(format!(
+                "nothing is lost: finished batches are checkpointed. Resume with: {resume}"
+            )))
         }
     };
     let mut attention = false;
@@ -163,9 +179,19 @@ fn print_findings(f: &verify::Findings, what: &str) {
     }
 }
 
-async fn job_tables(cfg: &crate::db::connect::ConnectionConfig, schema: &str) -> anyhow::Result<(sqlx::MySqlConnection, Vec<crate::inventory::model::Table>)> {
+async fn job_tables(
+    cfg: &crate::db::connect::ConnectionConfig,
+    schema: &str,
+) -> anyhow::Result<(sqlx::MySqlConnection, Vec<crate::inventory::model::Table>)> {
     let mut conn = cfg.with_database(Some(schema)).connect_one().await?;
-    let inv = inventory::take(&mut conn, &Scope { schemas: vec![schema.to_string()], tables: vec![] }).await?;
+    let inv = inventory::take(
+        &mut conn,
+        &Scope {
+            schemas: vec![schema.to_string()],
+            tables: vec![],
+        },
+    )
+    .await?;
     Ok((conn, inv.tables))
 }
 
@@ -182,7 +208,13 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     if !f.errors.is_empty() {
         anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());
     }
-    Ok(if f.changed_since.is_empty() && f.deleted_since.is_empty() { EXIT_OK } else { EXIT_ATTENTION })
+    Ok(
+        if f.changed_since.is_empty() && f.deleted_since.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_ATTENTION
+        },
+    )
 }
 
 /// Runs `rollback`: 0 everything restored, 1 rows changed since were left alone (listed).
@@ -195,5 +227,9 @@ pub fn rollback(args: JobArgs) -> anyhow::Result<u8> {
         verify::rollback(&mut conn, &job.schema, &id, &tables).await
     })?;
     print_findings(&f, "restored");
-    Ok(if f.changed_since.is_empty() && f.errors.is_empty() { EXIT_OK } else { EXIT_ATTENTION })
+    Ok(if f.changed_since.is_empty() && f.errors.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_ATTENTION
+    })
 }

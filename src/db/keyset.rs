@@ -210,9 +210,18 @@ mod tests {
     fn equals_uses_each_columns_binding() {
         let key = vec![
             k("a"),
-            KeyColumn { name: "b".into(), bind: KeyBind::Text { charset: "latin1".into(), collation: "latin1_bin".into() } },
+            KeyColumn {
+                name: "b".into(),
+                bind: KeyBind::Text {
+                    charset: "latin1".into(),
+                    collation: "latin1_bin".into(),
+                },
+            },
         ];
-        assert_eq!(equals(&key), "`a` = ? AND `b` = CONVERT(? USING latin1) COLLATE latin1_bin");
+        assert_eq!(
+            equals(&key),
+            "`a` = ? AND `b` = CONVERT(? USING latin1) COLLATE latin1_bin"
+        );
     }
 
     #[test]

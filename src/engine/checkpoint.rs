@@ -102,13 +102,23 @@ pub struct State {
 }
 
 /// Loads a table's checkpoint, if one exists.
-pub async fn load(conn: &mut MySqlConnection, schema: &str, job: &str, table: &str) -> Result<Option<State>> {
+pub async fn load(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+) -> Result<Option<State>> {
     let sql = format!(
-        "SELECT fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted \
+        "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted \
          FROM {} WHERE job = ? AND tbl = ?",
         quote::table(schema, CHECKPOINT)
     );
-    let row = sqlx::query(&sql).bind(job).bind(table).fetch_optional(conn).await.context("reading the checkpoint")?;
+    let row = sqlx::query(&sql)
+        .bind(job)
+        .bind(table)
+        .fetch_optional(conn)
+        .await
+        .context("reading the checkpoint")?;
     Ok(row.map(|r| State {
         fingerprint: r.get(0),
         priors: r.get(1),
@@ -122,7 +132,13 @@ pub async fn load(conn: &mut MySqlConnection, schema: &str, job: &str, table: &s
 }
 
 /// Writes a table's checkpoint (insert or update), inside the caller's transaction.
-pub async fn save(conn: &mut MySqlConnection, schema: &str, job: &str, table: &str, s: &State) -> Result<()> {
+pub async fn save(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+    s: &State,
+) -> Result<()> {
     let sql = format!(
         "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \

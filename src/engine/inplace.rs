@@ -110,14 +110,24 @@ pub async fn run_table(
         let t0 = Instant::now();
         let mut tx = conn.begin().await?;
         let last = state.last_key.as_deref().and_then(keycodec::unpack);
-        let (sql, binds) = keyset::select_batch(&plan.schema, &plan.table, &plan.key, &names, last.is_some(), size);
+        let (sql, binds) = keyset::select_batch(
+            &plan.schema,
+            &plan.table,
+            &plan.key,
+            &names,
+            last.is_some(),
+            size,
+        );
         let mut q = sqlx::query(&sql);
         if let Some(last) = &last {
             for &i in &binds {
                 q = q.bind(last[i].clone());
             }
         }
-        let rows = q.fetch_all(&mut *tx).await.with_context(|| format!("reading a batch of {}", plan.table))?;
+        let rows = q
+            .fetch_all(&mut *tx)
+            .await
+            .with_context(|| format!("reading a batch of {}", plan.table))?;
         let n = rows.len();
         let mut next = state.clone();
         apply_batch(&mut tx, job, plan, &priors, &rows, &mut next).await?;
@@ -129,7 +139,8 @@ pub async fn run_table(
         checkpoint::save(&mut tx, &plan.schema, job, &plan.table, &next).await?;
         tx.commit().await.context("committing a batch")?;
         state = next;
-        let rate = (state.rows_read - rows_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+        let rate =
+            (state.rows_read - rows_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
         progress.batch(&plan.table, &state, estimated, rate);
         if state.done {
             return Ok((TableOutcome::Done, state));
@@ -148,7 +159,9 @@ pub fn tune(size: usize, took: Duration, target: Duration) -> usize {
 }
 
 fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
-    (0..n).map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column")).collect()
+    (0..n)
+        .map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column"))
+        .collect()
 }
 
 struct Backup {
@@ -183,8 +196,12 @@ async fn apply_batch(
         let key = read_key(row, plan.key.len())?;
         let packed = keycodec::pack(&key);
         for (ci, col) in plan.columns.iter().enumerate() {
-            let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(plan.key.len() + ci)? else { continue };
-            let decide = |bytes: &[u8]| recode::decide(&col.source, priors.get(&col.name), plan.threshold, bytes);
+            let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(plan.key.len() + ci)? else {
+                continue;
+            };
+            let decide = |bytes: &[u8]| {
+                recode::decide(&col.source, priors.get(&col.name), plan.threshold, bytes)
+            };
             let mut current = stored;
             let mut action = decide(&current);
             let mut conflicted = false;
@@ -192,7 +209,13 @@ async fn apply_batch(
                 match action {
                     Action::Keep => break,
                     Action::Quarantine { reason, runner_up } => {
-                        quarantined.push(Quarantined { col: col.name.clone(), key: packed.clone(), value: current, reason, runner_up });
+                        quarantined.push(Quarantined {
+                            col: col.name.clone(),
+                            key: packed.clone(),
+                            value: current,
+                            reason,
+                            runner_up,
+                        });
                         break;
                     }
                     Action::Rewrite { new, label } => {
@@ -204,18 +227,34 @@ async fn apply_batch(
                         q = if col.binary {
                             q.bind(new.clone())
                         } else {
-                            q.bind(String::from_utf8(new.clone()).expect("recoded values are UTF-8"))
+                            q.bind(
+                                String::from_utf8(new.clone()).expect("recoded values are UTF-8"),
+                            )
                         };
                         for k in &key {
                             q = q.bind(k.clone());
                         }
-                        let affected = q.bind(current.clone()).execute(&mut *tx).await?.rows_affected();
+                        let affected = q
+                            .bind(current.clone())
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
                         if affected == 1 {
-                            backups.push(Backup { col: col.name.clone(), key: packed.clone(), label: label.to_string(), old: current, new });
+                            backups.push(Backup {
+                                col: col.name.clone(),
+                                key: packed.clone(),
+                                label: label.to_string(),
+                                old: current,
+                                new,
+                            });
                             break;
                         }
                         if conflicted {
-                            anyhow::bail!("row {:?} of {} changed twice under a row lock", key, plan.table);
+                            anyhow::bail!(
+                                "row {:?} of {} changed twice under a row lock",
+                                key,
+                                plan.table
+                            );
                         }
                         // The application changed the row since our read: read it again, locked, and decide afresh.
                         conflicted = true;
@@ -253,9 +292,18 @@ async fn apply_batch(
         );
         let mut q = sqlx::query(&sql);
         for b in chunk {
-            q = q.bind(job).bind(&plan.table).bind(&b.col).bind(&b.key).bind(&b.label).bind(&b.old).bind(&b.new);
+            q = q
+                .bind(job)
+                .bind(&plan.table)
+                .bind(&b.col)
+                .bind(&b.key)
+                .bind(&b.label)
+                .bind(&b.old)
+                .bind(&b.new);
         }
-        q.execute(&mut *tx).await.context("saving original bytes to the backup table")?;
+        q.execute(&mut *tx)
+            .await
+            .context("saving original bytes to the backup table")?;
     }
     for chunk in quarantined.chunks(200) {
         let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
@@ -265,9 +313,18 @@ async fn apply_batch(
         );
         let mut q = sqlx::query(&sql);
         for r in chunk {
-            q = q.bind(job).bind(&plan.table).bind(&r.col).bind(&r.key).bind(&r.value).bind(&r.reason).bind(&r.runner_up);
+            q = q
+                .bind(job)
+                .bind(&plan.table)
+                .bind(&r.col)
+                .bind(&r.key)
+                .bind(&r.value)
+                .bind(&r.reason)
+                .bind(&r.runner_up);
         }
-        q.execute(&mut *tx).await.context("listing undecidable values in the quarantine table")?;
+        q.execute(&mut *tx)
+            .await
+            .context("listing undecidable values in the quarantine table")?;
     }
     Ok(())
 }
@@ -278,8 +335,18 @@ pub const PRIOR_SAMPLE: usize = 2000;
 /// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
 async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
     let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
-    let (sql, _) = keyset::select_batch(&plan.schema, &plan.table, &plan.key, &names, false, PRIOR_SAMPLE);
-    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await.context("sampling rows for the column priors")?;
+    let (sql, _) = keyset::select_batch(
+        &plan.schema,
+        &plan.table,
+        &plan.key,
+        &names,
+        false,
+        PRIOR_SAMPLE,
+    );
+    let rows = sqlx::query(&sql)
+        .fetch_all(&mut *conn)
+        .await
+        .context("sampling rows for the column priors")?;
     let mut out: BTreeMap<String, Vec<(String, f32)>> = BTreeMap::new();
     for (ci, col) in plan.columns.iter().enumerate() {
         if col.source != Source::Auto {
@@ -287,12 +354,19 @@ async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<
         }
         let values: Vec<Vec<u8>> = rows
             .iter()
-            .filter_map(|r| r.try_get::<Option<Vec<u8>>, _>(plan.key.len() + ci).ok().flatten())
+            .filter_map(|r| {
+                r.try_get::<Option<Vec<u8>>, _>(plan.key.len() + ci)
+                    .ok()
+                    .flatten()
+            })
             .collect();
         let slices: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
         let mut counts: BTreeMap<String, f32> = BTreeMap::new();
         for v in detect::detect_column(&slices) {
-            if matches!(v.label, Label::Legacy(_) | Label::Mojibake { .. } | Label::Utf8) {
+            if matches!(
+                v.label,
+                Label::Legacy(_) | Label::Mojibake { .. } | Label::Utf8
+            ) {
                 *counts.entry(v.label.to_string()).or_default() += 1.0;
             }
         }
@@ -305,8 +379,10 @@ fn parse_priors(json: &str) -> BTreeMap<String, ColumnPrior> {
     let raw: BTreeMap<String, Vec<(String, f32)>> = serde_json::from_str(json).unwrap_or_default();
     raw.into_iter()
         .map(|(col, counts)| {
-            let labeled: Vec<(Label, f32)> =
-                counts.into_iter().filter_map(|(l, c)| l.parse::<Label>().ok().map(|l| (l, c))).collect();
+            let labeled: Vec<(Label, f32)> = counts
+                .into_iter()
+                .filter_map(|(l, c)| l.parse::<Label>().ok().map(|l| (l, c)))
+                .collect();
             (col, ColumnPrior::from_counts(&labeled))
         })
         .collect()
@@ -318,8 +394,17 @@ mod tests {
 
     #[test]
     fn tuning_steers_toward_target_within_bounds() {
-        assert_eq!(tune(1000, Duration::from_millis(250), Duration::from_millis(500)), 2000);
-        assert_eq!(tune(1000, Duration::from_secs(10), Duration::from_millis(500)), 500);
-        assert_eq!(tune(10, Duration::from_secs(10), Duration::from_millis(500)), 10);
+        assert_eq!(
+            tune(1000, Duration::from_millis(250), Duration::from_millis(500)),
+            2000
+        );
+        assert_eq!(
+            tune(1000, Duration::from_secs(10), Duration::from_millis(500)),
+            500
+        );
+        assert_eq!(
+            tune(10, Duration::from_secs(10), Duration::from_millis(500)),
+            10
+        );
     }
 }

@@ -66,11 +66,19 @@ pub fn rewrite(label: Label, stored: &[u8]) -> Option<Vec<u8>> {
     if text.as_bytes() == stored {
         return None;
     }
-    unrepair(label, &text).iter().any(|b| b == stored).then(|| text.into_bytes())
+    unrepair(label, &text)
+        .iter()
+        .any(|b| b == stored)
+        .then(|| text.into_bytes())
 }
 
 /// Decides one value.
-pub fn decide(source: &Source, prior: Option<&ColumnPrior>, threshold: f32, stored: &[u8]) -> Action {
+pub fn decide(
+    source: &Source,
+    prior: Option<&ColumnPrior>,
+    threshold: f32,
+    stored: &[u8],
+) -> Action {
     if stored.is_ascii() {
         return Action::Keep;
     }
@@ -113,31 +121,60 @@ mod tests {
     #[test]
     fn fixed_cp1251_rewrites_and_round_trips() {
         let stored = codec::encode(Encoding::Windows1251, "Привет, мир").unwrap();
-        let a = decide(&Source::Fixed(Label::Legacy(Encoding::Windows1251)), None, 0.95, &stored);
+        let a = decide(
+            &Source::Fixed(Label::Legacy(Encoding::Windows1251)),
+            None,
+            0.95,
+            &stored,
+        );
         assert_eq!(
             a,
-            Action::Rewrite { new: "Привет, мир".as_bytes().to_vec(), label: Label::Legacy(Encoding::Windows1251) }
+            Action::Rewrite {
+                new: "Привет, мир".as_bytes().to_vec(),
+                label: Label::Legacy(Encoding::Windows1251)
+            }
         );
     }
 
     #[test]
     fn already_utf8_is_kept_under_a_fixed_legacy_label() {
-        let a = decide(&Source::Fixed(Label::Legacy(Encoding::Windows1251)), None, 0.95, "Привет".as_bytes());
+        let a = decide(
+            &Source::Fixed(Label::Legacy(Encoding::Windows1251)),
+            None,
+            0.95,
+            "Привет".as_bytes(),
+        );
         assert_eq!(a, Action::Keep);
     }
 
     #[test]
     fn mojibake_unrepairs_to_the_stored_bytes() {
-        let label = Label::Mojibake { real: Encoding::Windows1251, read_as: Encoding::Latin1 };
-        let stored = codec::decode(Encoding::Latin1, &codec::encode(Encoding::Windows1251, "Привет").unwrap()).unwrap();
-        assert_eq!(rewrite(label, stored.as_bytes()), Some("Привет".as_bytes().to_vec()));
+        let label = Label::Mojibake {
+            real: Encoding::Windows1251,
+            read_as: Encoding::Latin1,
+        };
+        let stored = codec::decode(
+            Encoding::Latin1,
+            &codec::encode(Encoding::Windows1251, "Привет").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            rewrite(label, stored.as_bytes()),
+            Some("Привет".as_bytes().to_vec())
+        );
         assert!(unrepair(label, "Привет").contains(&stored.into_bytes()));
     }
 
     #[test]
     fn ascii_is_kept_and_junk_under_a_wrong_fixed_label_is_quarantined() {
-        let src = Source::Fixed(Label::Mojibake { real: Encoding::Windows1251, read_as: Encoding::Latin1 });
+        let src = Source::Fixed(Label::Mojibake {
+            real: Encoding::Windows1251,
+            read_as: Encoding::Latin1,
+        });
         assert_eq!(decide(&src, None, 0.95, b"plain"), Action::Keep);
-        assert!(matches!(decide(&src, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]), Action::Quarantine { .. }));
+        assert!(matches!(
+            decide(&src, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]),
+            Action::Quarantine { .. }
+        ));
     }
 }

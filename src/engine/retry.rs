@@ -16,18 +16,28 @@ const TRANSIENT_CODES: &[u16] = &[
 
 /// True for failures worth retrying: lost connections, restarts, deadlocks, lock wait timeouts.
 pub fn is_transient(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| match cause.downcast_ref::<sqlx::Error>() {
-        Some(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed) => true,
-        Some(sqlx::Error::Protocol(_)) => true,
-        Some(e) => e
-            .as_database_error()
-            .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|m| m.number()))
-            .is_some_and(|n| TRANSIENT_CODES.contains(&n)),
-        None => {
-            let text = cause.to_string();
-            text.contains("cannot reach the MySQL server") || text.contains("Connection refused")
-        }
-    })
+    err.chain()
+        .any(|cause| match cause.downcast_ref::<sqlx::Error>() {
+            Some(
+                sqlx::Error::Io(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed,
+            ) => true,
+            Some(sqlx::Error::Protocol(_)) => true,
+            Some(e) => e
+                .as_database_error()
+                .and_then(|d| {
+                    d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                        .map(|m| m.number())
+                })
+                .is_some_and(|n| TRANSIENT_CODES.contains(&n)),
+            None => {
+                let text = cause.to_string();
+                text.contains("cannot reach the MySQL server")
+                    || text.contains("Connection refused")
+            }
+        })
 }
 
 /// Backoff before retry number `attempt` (0-based): 0.2 s doubling, at most 5 s.

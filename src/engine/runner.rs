@@ -40,7 +40,14 @@ pub struct TableSummary {
 
 /// Turns the job's tables into in-place plans, checked against the live schema.
 pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePlan>, Vec<Table>)> {
-    let inv = inventory::take(conn, &Scope { schemas: vec![job.schema.clone()], tables: vec![] }).await?;
+    let inv = inventory::take(
+        conn,
+        &Scope {
+            schemas: vec![job.schema.clone()],
+            tables: vec![],
+        },
+    )
+    .await?;
     let mut out = Vec::new();
     let mut tables = Vec::new();
     for tj in &job.tables {
@@ -69,7 +76,11 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
         })?;
         if let Some(wanted) = &tj.key {
             let names: Vec<&String> = key.iter().map(|k| &k.name).collect();
-            if names.iter().map(|s| s.as_str()).ne(wanted.iter().map(|s| s.as_str())) {
+            if names
+                .iter()
+                .map(|s| s.as_str())
+                .ne(wanted.iter().map(|s| s.as_str()))
+            {
                 bail!(
                     "table '{}': key {:?} in the job is not the table's usable key {:?}. Fix: remove `key:` or name the primary key's columns",
                     tj.name, wanted, names
@@ -100,18 +111,35 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                     anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
                 })?)
             };
-            columns.push(ColumnPlan { name: cj.name.clone(), source, binary });
+            columns.push(ColumnPlan {
+                name: cj.name.clone(),
+                source,
+                binary,
+            });
         }
-        let sources: Vec<String> = tj.columns.iter().map(|c| format!("{}={}", c.name, c.source)).collect();
+        let sources: Vec<String> = tj
+            .columns
+            .iter()
+            .map(|c| format!("{}={}", c.name, c.source))
+            .collect();
         let key_names: Vec<&str> = key.iter().map(|k| k.name.as_str()).collect();
         out.push(TablePlan {
             schema: job.schema.clone(),
             table: tj.name.clone(),
-            fingerprint: checkpoint::fingerprint(&format!("{}|{}|{}", tj.name, key_names.join(","), sources.join(","))),
+            fingerprint: checkpoint::fingerprint(&format!(
+                "{}|{}|{}",
+                tj.name,
+                key_names.join(","),
+                sources.join(",")
+            )),
             key,
             columns,
             batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
-            target_batch_time: tj.target_batch_time.as_ref().unwrap_or(&job.defaults.target_batch_time).0,
+            target_batch_time: tj
+                .target_batch_time
+                .as_ref()
+                .unwrap_or(&job.defaults.target_batch_time)
+                .0,
             pause: job.defaults.pause_between_batches.0,
             threshold: DEFAULT_THRESHOLD,
         });
@@ -124,7 +152,10 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
 async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
     for p in plans {
         let c = quote::ident(&p.columns[0].name);
-        let sql = format!("UPDATE {} SET {c} = {c} WHERE 1 = 0", quote::table(&p.schema, &p.table));
+        let sql = format!(
+            "UPDATE {} SET {c} = {c} WHERE 1 = 0",
+            quote::table(&p.schema, &p.table)
+        );
         conn.execute(sql.as_str()).await.map_err(|e| {
             anyhow!(
                 "missing privilege on {}: {e}. Fix: GRANT SELECT, UPDATE ON {} TO the job's user",
@@ -184,10 +215,23 @@ pub async fn run(
         let mut failing_since: Option<Instant> = None;
         let mut attempt = 0;
         loop {
-            match inplace::run_table(&mut conn, &opts.job_id, plan, table.estimated_rows, stop, progress).await {
+            match inplace::run_table(
+                &mut conn,
+                &opts.job_id,
+                plan,
+                table.estimated_rows,
+                stop,
+                progress,
+            )
+            .await
+            {
                 Ok((outcome, state)) => {
                     let done = outcome == TableOutcome::Done;
-                    summaries.push(TableSummary { table: plan.table.clone(), state, done });
+                    summaries.push(TableSummary {
+                        table: plan.table.clone(),
+                        state,
+                        done,
+                    });
                     if !done {
                         return Ok(Some(summaries));
                     }
@@ -221,7 +265,10 @@ pub fn load_job(path: &std::path::Path) -> Result<Job> {
         Ok(l) => Ok(l.job),
         Err(crate::job::load::LoadError::Unreadable(e)) => Err(e),
         Err(crate::job::load::LoadError::Invalid(findings)) => {
-            let lines: Vec<String> = findings.iter().map(|f| f.render(&path.display().to_string())).collect();
+            let lines: Vec<String> = findings
+                .iter()
+                .map(|f| f.render(&path.display().to_string()))
+                .collect();
             Err(anyhow!("{}", lines.join("; "))).context(format!(
                 "the job file {} is not valid. Fix: correct it (`myrecode plan --check` explains each problem)",
                 path.display()

@@ -47,12 +47,23 @@ pub struct Findings {
 }
 
 /// Reads the job's backup rows in id order, `chunk` at a time, after `after_id`.
-pub async fn backup_chunk(conn: &mut MySqlConnection, schema: &str, job: &str, after_id: i64, chunk: usize) -> Result<Vec<BackupRow>> {
+pub async fn backup_chunk(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    after_id: i64,
+    chunk: usize,
+) -> Result<Vec<BackupRow>> {
     let sql = format!(
-        "SELECT id, tbl, col, key_bytes, label, old_value, new_value FROM {} WHERE job = ? AND id > ? ORDER BY id LIMIT {chunk}",
+        "SELECT id, CAST(tbl AS CHAR), CAST(col AS CHAR), key_bytes, CAST(label AS CHAR), old_value, new_value FROM {} WHERE job = ? AND id > ? ORDER BY id LIMIT {chunk}",
         quote::table(schema, BACKUP)
     );
-    let rows = sqlx::query(&sql).bind(job).bind(after_id).fetch_all(conn).await.context("reading the backup table")?;
+    let rows = sqlx::query(&sql)
+        .bind(job)
+        .bind(after_id)
+        .fetch_all(conn)
+        .await
+        .context("reading the backup table")?;
     rows.iter()
         .map(|r| {
             let packed: Vec<u8> = r.get(3);
@@ -70,18 +81,31 @@ pub async fn backup_chunk(conn: &mut MySqlConnection, schema: &str, job: &str, a
 }
 
 fn describe(b: &BackupRow) -> String {
-    let key: Vec<String> = b.key.iter().map(|k| crate::scan::accumulate::show_key(k)).collect();
+    let key: Vec<String> = b
+        .key
+        .iter()
+        .map(|k| crate::scan::accumulate::show_key(k))
+        .collect();
     format!("{}.{} key [{}]", b.table, b.column, key.join(", "))
 }
 
 /// Whether `new` is exactly what `old` recodes to under `label`, both ways.
 pub fn proves(label: &str, old: &[u8], new: &[u8]) -> bool {
-    let Ok(label) = label.parse::<Label>() else { return false };
-    let Ok(text) = std::str::from_utf8(new) else { return false };
+    let Ok(label) = label.parse::<Label>() else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(new) else {
+        return false;
+    };
     label.repair(old).as_deref() == Some(text) && unrepair(label, text).iter().any(|b| b == old)
 }
 
-async fn current_value(conn: &mut MySqlConnection, schema: &str, key: &[KeyColumn], b: &BackupRow) -> Result<Option<Option<Vec<u8>>>> {
+async fn current_value(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    key: &[KeyColumn],
+    b: &BackupRow,
+) -> Result<Option<Option<Vec<u8>>>> {
     let sql = format!(
         "SELECT CAST({c} AS BINARY) FROM {} WHERE {}",
         quote::table(schema, &b.table),
@@ -92,11 +116,18 @@ async fn current_value(conn: &mut MySqlConnection, schema: &str, key: &[KeyColum
     for k in &b.key {
         q = q.bind(k.clone());
     }
-    Ok(q.fetch_optional(conn).await?.map(|r| r.get::<Option<Vec<u8>>, _>(0)))
+    Ok(q.fetch_optional(conn)
+        .await?
+        .map(|r| r.get::<Option<Vec<u8>>, _>(0)))
 }
 
 /// Verifies every changed value of the job.
-pub async fn verify(conn: &mut MySqlConnection, schema: &str, job: &str, tables: &[Table]) -> Result<Findings> {
+pub async fn verify(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    tables: &[Table],
+) -> Result<Findings> {
     let mut f = Findings::default();
     let mut after = 0;
     loop {
@@ -104,13 +135,20 @@ pub async fn verify(conn: &mut MySqlConnection, schema: &str, job: &str, tables:
         let Some(last) = chunk.last() else { break };
         after = last.id;
         for b in &chunk {
-            let Some(key) = tables.iter().find(|t| t.name == b.table).and_then(crate::scan::read::key_columns) else {
-                f.errors.push(format!("{}: the table or its key is gone", describe(b)));
+            let Some(key) = tables
+                .iter()
+                .find(|t| t.name == b.table)
+                .and_then(crate::scan::read::key_columns)
+            else {
+                f.errors
+                    .push(format!("{}: the table or its key is gone", describe(b)));
                 continue;
             };
             match current_value(conn, schema, &key, b).await? {
                 None => f.deleted_since.push(describe(b)),
-                Some(cur) if cur.as_deref() != Some(b.new.as_slice()) => f.changed_since.push(describe(b)),
+                Some(cur) if cur.as_deref() != Some(b.new.as_slice()) => {
+                    f.changed_since.push(describe(b))
+                }
                 Some(_) if proves(&b.label, &b.old, &b.new) => f.ok += 1,
                 Some(_) => f.errors.push(format!(
                     "{}: the backup ({}) does not decode as {} to the current value",
@@ -125,7 +163,12 @@ pub async fn verify(conn: &mut MySqlConnection, schema: &str, job: &str, tables:
 }
 
 /// Puts the original bytes back wherever the value is still what the run wrote; then forgets the job.
-pub async fn rollback(conn: &mut MySqlConnection, schema: &str, job: &str, tables: &[Table]) -> Result<Findings> {
+pub async fn rollback(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    tables: &[Table],
+) -> Result<Findings> {
     let mut f = Findings::default();
     let mut after = 0;
     loop {
@@ -139,7 +182,10 @@ pub async fn rollback(conn: &mut MySqlConnection, schema: &str, job: &str, table
                 continue;
             };
             let key = crate::scan::read::key_columns(t).context("the table lost its key")?;
-            let binary = t.columns.iter().any(|c| c.name == b.column && c.kind == ColumnKind::Binary);
+            let binary = t
+                .columns
+                .iter()
+                .any(|c| c.name == b.column && c.kind == ColumnKind::Binary);
             let sql = format!(
                 "UPDATE {} SET {c} = ? WHERE {} AND CAST({c} AS BINARY) = ?",
                 quote::table(schema, &b.table),
@@ -154,7 +200,12 @@ pub async fn rollback(conn: &mut MySqlConnection, schema: &str, job: &str, table
             for k in &b.key {
                 q = q.bind(k.clone());
             }
-            if q.bind(b.new.clone()).execute(&mut *tx).await?.rows_affected() == 1 {
+            if q.bind(b.new.clone())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1
+            {
                 f.ok += 1;
                 let del = format!("DELETE FROM {} WHERE id = ?", quote::table(schema, BACKUP));
                 sqlx::query(&del).bind(b.id).execute(&mut *tx).await?;

@@ -1,0 +1,201 @@
+//! Kill -9 at random instants, rerun until done: nothing lost, nothing recoded twice.
+
+mod common;
+
+use common::legacy::*;
+use common::{exec_script, texts};
+use myrecode::codec::Encoding::{self, *};
+use myrecode::db::connect::ConnectionConfig;
+use myrecode::db::throwaway::test_database;
+use sqlx::Row;
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const ROWS: i64 = 50_000;
+
+/// What row `id` holds before the run, and what it must hold after (`None`: left alone).
+fn seeded(id: i64) -> (Vec<u8>, Option<String>) {
+    let texts: Vec<&str> = RUSSIAN
+        .iter()
+        .chain(UKRAINIAN)
+        .copied()
+        .filter(|t| !t.contains(['ё', 'Ё']))
+        .collect();
+    match id % 100 {
+        0 => (png_blob(id as u8), None),
+        1 => (format!("ORDER-{id}-OK").into_bytes(), None),
+        2 if id % 1000 == 2 => {
+            let mut v = format!("Order {id} ").into_bytes();
+            v.extend_from_slice(&[0x9A, 0x9B]);
+            (v, None)
+        }
+        n => {
+            let enc: Encoding = [Windows1251, Koi8R, Ibm866][(n % 3) as usize];
+            // Ukrainian letters exist in cp1251 but not in KOI8-R or CP866.
+            let ukrainian =
+                texts[(id as usize) % texts.len()].contains(['і', 'ї', 'є', 'ґ', 'І', 'Ї', 'Є']);
+            let enc = if ukrainian { Windows1251 } else { enc };
+            let text = format!("{} #{id}", texts[(id as usize) % texts.len()]);
+            (bytes(enc, &text), Some(text))
+        }
+    }
+}
+
+fn undecidable(id: i64) -> bool {
+    id % 100 == 2 && id % 1000 == 2
+}
+
+async fn seed(cfg: &ConnectionConfig) {
+    exec_script(
+        cfg,
+        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
+    )
+    .await;
+    let mut c = cfg.connect_one().await.unwrap();
+    for start in (0..ROWS).step_by(1000) {
+        let ids: Vec<i64> = (start..(start + 1000).min(ROWS)).collect();
+        let sql = format!(
+            "INSERT INTO posts (id, body) VALUES {}",
+            vec!["(?, ?)"; ids.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for id in &ids {
+            q = q.bind(id).bind(seeded(*id).0);
+        }
+        q.execute(&mut c).await.unwrap();
+    }
+}
+
+fn run_child(url: &str, job: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", job, "--execute"])
+        .env("MYSQL_URL", url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn myrecode")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
+    let db = test_database("kill");
+    seed(&db.config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("kill.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 300\n  target_batch_time: 100ms\n  pause_between_batches: 0ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let url = db.config.url_with_secret();
+    let jobp = job.to_str().unwrap();
+
+    // A small deterministic generator: the instants differ run to run of the loop, not between test runs.
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut kills = 0;
+    let mut progress = Vec::new();
+    while kills < 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut child = run_child(&url, jobp);
+        tokio::time::sleep(Duration::from_millis(150 + x % 500)).await;
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            let (stdout, stderr) = texts(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "a run ended early and not done: {stdout}\n{stderr}"
+            );
+            break; // finished before we could kill it
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        kills += 1;
+        let mut c = db.config.connect_one().await.unwrap();
+        let done: Option<i64> = sqlx::query("SELECT rows_read FROM _myrecode_checkpoint")
+            .fetch_optional(&mut c)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        progress.push(done.unwrap_or(0));
+    }
+    assert!(
+        kills >= 20,
+        "only {kills} kills before the job finished: make the table bigger"
+    );
+    assert!(
+        progress.windows(2).all(|w| w[0] <= w[1]),
+        "checkpoints only move forward: {progress:?}"
+    );
+    let out = run_child(&url, jobp).wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "done with quarantined values: {stdout}\n{stderr}"
+    );
+
+    let mut c = db.config.connect_one().await.unwrap();
+    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(rows.len() as i64, ROWS);
+    let mut changed = 0;
+    let mut wrong = Vec::new();
+    for r in &rows {
+        let id: i64 = r.get(0);
+        let body: Vec<u8> = r.get(1);
+        let (stored, expected) = seeded(id);
+        let want = match &expected {
+            Some(text) => {
+                changed += 1;
+                text.as_bytes().to_vec()
+            }
+            None => stored,
+        };
+        if body != want {
+            wrong.push(id);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} rows differ from the seeded truth, e.g. {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
+    let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
+        .fetch_one(&mut c)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        backups, changed,
+        "exactly one backup per changed row: nothing recoded twice"
+    );
+    let q: Vec<i64> = sqlx::query("SELECT key_bytes FROM _myrecode_quarantine ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let k = myrecode::engine::keycodec::unpack(&r.get::<Vec<u8>, _>(0)).unwrap();
+            String::from_utf8(k[0].clone()).unwrap().parse().unwrap()
+        })
+        .collect();
+    let got: BTreeSet<i64> = q.iter().copied().collect();
+    let want: BTreeSet<i64> = (0..ROWS).filter(|id| undecidable(*id)).collect();
+    assert_eq!(q.len(), got.len(), "each undecidable row listed once");
+    assert_eq!(
+        got, want,
+        "quarantine lists exactly the seeded undecidable rows"
+    );
+}
