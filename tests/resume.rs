@@ -199,3 +199,169 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         "quarantine lists exactly the seeded undecidable rows"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrent_writer_never_loses_a_write() {
+    let db = test_database("writer");
+    exec_script(
+        &db.config,
+        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
+    )
+    .await;
+    let n: i64 = 6000;
+    let mut c = db.config.connect_one().await.unwrap();
+    for start in (0..n).step_by(1000) {
+        let sql = format!(
+            "INSERT INTO posts (id, body) VALUES {}",
+            vec!["(?, ?)"; 1000].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for id in start..start + 1000 {
+            q = q.bind(id).bind(seeded(id).0);
+        }
+        q.execute(&mut c).await.unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("writer.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 50\n  target_batch_time: 20ms\n  pause_between_batches: 10ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let mut child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
+    // The application: rewrites random rows with new UTF-8 text and inserts new ones while the job runs.
+    let mut last: std::collections::BTreeMap<i64, Vec<u8>> = Default::default();
+    let mut x: u64 = 88172645463325252;
+    let mut writes = 0;
+    while child.try_wait().unwrap().is_none() && writes < 20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let id = (x % (n as u64 + 200)) as i64;
+        let value = format!("Обновлено приложением, запись {writes}").into_bytes();
+        sqlx::query("INSERT INTO posts (id, body) VALUES (?, ?) ON DUPLICATE KEY UPDATE body = VALUES(body)")
+            .bind(id)
+            .bind(value.clone())
+            .execute(&mut c)
+            .await
+            .unwrap();
+        last.insert(id, value);
+        writes += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.code().unwrap() <= 1, "{}", texts(&out).1);
+    assert!(
+        writes > 200,
+        "the writer ran alongside the job ({writes} writes)"
+    );
+    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    let mut lost = Vec::new();
+    for r in &rows {
+        let id: i64 = r.get(0);
+        let body: Vec<u8> = r.get(1);
+        let want = match last.get(&id) {
+            Some(v) => v.clone(),
+            None => match seeded(id) {
+                (_, Some(text)) => text.into_bytes(),
+                (stored, None) => stored,
+            },
+        };
+        if body != want {
+            lost.push(id);
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} rows differ from the writer's last write or the truth: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(10)]
+    );
+    let conflicts: i64 = sqlx::query("SELECT rows_conflicted FROM _myrecode_checkpoint")
+        .fetch_one(&mut c)
+        .await
+        .unwrap()
+        .get(0);
+    println!(
+        "writer: {writes} writes during the run; {conflicts} compare-and-set conflicts re-read"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_survives_a_server_restart() {
+    let server =
+        myrecode::db::throwaway::ThrowawayServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let db = server.fresh_database("restart").unwrap();
+    exec_script(
+        &db.config,
+        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
+    )
+    .await;
+    let n: i64 = 8000;
+    let mut c = db.config.connect_one().await.unwrap();
+    for start in (0..n).step_by(1000) {
+        let sql = format!(
+            "INSERT INTO posts (id, body) VALUES {}",
+            vec!["(?, ?)"; 1000].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for id in start..start + 1000 {
+            q = q.bind(id).bind(seeded(id).0);
+        }
+        q.execute(&mut c).await.unwrap();
+    }
+    drop(c);
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("restart.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 100\n  target_batch_time: 20ms\n  pause_between_batches: 20ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    server
+        .stop()
+        .expect("stop the server (needs a local mariadbd, not MYSQL_TEST_URL)");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    server.start_again().expect("restart the server");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "finished (with quarantined rows) across the restart: {stdout}\n{stderr}"
+    );
+    let mut c = db.config.connect_one().await.unwrap();
+    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    let mut wrong = 0;
+    for r in &rows {
+        let id: i64 = r.get(0);
+        let want = match seeded(id) {
+            (_, Some(text)) => text.into_bytes(),
+            (stored, None) => stored,
+        };
+        wrong += (r.get::<Vec<u8>, _>(1) != want) as usize;
+    }
+    assert_eq!(wrong, 0);
+    let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
+        .fetch_one(&mut c)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        backups,
+        (0..n).filter(|id| seeded(*id).1.is_some()).count() as i64
+    );
+}

@@ -170,3 +170,102 @@ async fn run_verify_rollback_in_place() {
     );
     assert_eq!(now[1].1, rows[1].1, "other rows restored");
 }
+
+fn assert_fails_with(out: &std::process::Output, needles: &[&str], secret: &str) {
+    let (stdout, stderr) = texts(out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "expected {n:?} in: {stderr}");
+    }
+    assert!(stderr.contains("Fix:"), "{stderr}");
+    assert!(
+        !stderr.contains(secret) && !stdout.contains(secret),
+        "password leaked"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test]
+async fn refuses_a_table_without_a_usable_key() {
+    let db = test_database("run_nokey");
+    exec_script(
+        &db.config,
+        &["CREATE TABLE log (msg VARCHAR(100) CHARACTER SET utf8mb4, UNIQUE KEY u (msg))"],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_job(
+        dir.path(),
+        &db.name,
+        "  - name: log\n    strategy: in-place\n    columns:\n      - name: msg\n        source: auto\n        target: VARCHAR(100) CHARACTER SET utf8mb4\n",
+    );
+    let out = myrecode(
+        Some(&db.config.url_with_secret()),
+        &["run", job.to_str().unwrap(), "--execute"],
+    );
+    assert_fails_with(&out, &["no primary key"], db.config.password().unwrap());
+}
+
+#[tokio::test]
+async fn refuses_a_job_for_a_table_that_no_longer_exists() {
+    let db = test_database("run_gone");
+    seed_items(&db.config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_job(dir.path(), &db.name, SHOP_JOB);
+    exec_script(&db.config, &["DROP TABLE items"]).await;
+    let out = myrecode(
+        Some(&db.config.url_with_secret()),
+        &["run", job.to_str().unwrap(), "--execute"],
+    );
+    assert_fails_with(
+        &out,
+        &["'items'", "no longer exists"],
+        db.config.password().unwrap(),
+    );
+}
+
+#[tokio::test]
+async fn refuses_a_job_edited_while_checkpointed() {
+    let db = test_database("run_edited");
+    seed_items(&db.config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_job(dir.path(), &db.name, SHOP_JOB);
+    let url = db.config.url_with_secret();
+    let out = myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    assert!(out.status.code().unwrap() <= 1, "{}", texts(&out).1);
+    let edited = SHOP_JOB.replace("source: cp1251", "source: koi8-r");
+    let job = write_job(dir.path(), &db.name, &edited);
+    let out = myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    assert_fails_with(
+        &out,
+        &["the job changed for table 'items'", "rollback"],
+        db.config.password().unwrap(),
+    );
+}
+
+#[tokio::test]
+async fn names_a_missing_privilege() {
+    let server = myrecode::db::throwaway::ThrowawayServer::shared().unwrap();
+    let db = test_database("run_priv");
+    seed_items(&db.config).await;
+    let user = format!("ro_{}", std::process::id());
+    exec_script(
+        server.admin(),
+        &[
+            &format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'R3adOnlyPw'"),
+            &format!("CREATE USER '{user}'@'localhost' IDENTIFIED BY 'R3adOnlyPw'"),
+            &format!("GRANT SELECT ON `{}`.* TO '{user}'@'%'", db.name),
+            &format!("GRANT SELECT ON `{}`.* TO '{user}'@'localhost'", db.name),
+        ],
+    )
+    .await;
+    let a = server.admin();
+    let url = format!(
+        "mysql://{user}:R3adOnlyPw@{}:{}/{}",
+        a.host, a.port, db.name
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_job(dir.path(), &db.name, SHOP_JOB);
+    let out = myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    assert_fails_with(&out, &["missing privilege", "GRANT"], "R3adOnlyPw");
+}

@@ -481,7 +481,7 @@ impl LocalServer {
         loop {
             if self.root.join("server.sock").exists() {
                 let c = cfg.clone();
-                if block_on(async move { c.connect_one().await.map(|_| ()) }).is_ok() {
+                if block_on_thread(async move { c.connect_one().await.map(|_| ()) }).is_ok() {
                     return Ok(());
                 }
             }
