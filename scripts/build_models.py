@@ -15,6 +15,9 @@ A cost byte is round(-ln P(next | prev) * SCALE), clamped to 255; index N-1
 is the word boundary. Held-out words (every 10th rank) are NOT used, so the
 corpus generator can draw test words the models never saw.
 
+Belarusian comes from the Debian package hunspell-be (0.53-3.1), whose
+stems are unweighted: apt-get install hunspell-be.
+
 Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py
 """
 import math
@@ -25,6 +28,7 @@ import sys
 
 import wordfreq
 
+BE_DIC = "/usr/share/hunspell/be_BY.dic"
 SCALE = 8.0  # cost units per nat: 255 units = 31.9 nats
 TOP = 30000
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "detect", "models")
@@ -149,6 +153,16 @@ def main():
         write(f"cyr-{lang}.bin", train(words(lang), cyr_index, 50))
     sr = [(sr_cyr(w), wt) for w, wt in words("sh")]
     write("cyr-sr.bin", train([(w, wt) for w, wt in sr if w], cyr_index, 50))
+    # Belarusian: wordfreq has none; the Debian hunspell-be dictionary's stems
+    # (unweighted) stand in. Every 10th stem is held out like the others.
+    be = []
+    with open(BE_DIC, encoding="utf-8") as f:
+        next(f)  # entry count
+        for rank, line in enumerate(f):
+            w = line.split("/")[0].strip().lower()
+            if w and not held_out(rank):
+                be.append((w, 1.0))
+    write("cyr-be.bin", train(be, cyr_index, 50))
 
     latin = []
     for lang in ["en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "fi", "pl", "cs", "sk", "hu", "ro", "tr", "sl", "lt", "lv", "ca"]:

@@ -63,9 +63,14 @@ pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
 
 /// Detects every value of one column, each read in the light of the others.
 pub fn detect_column(values: &[&[u8]]) -> Vec<Verdict> {
+    detect_column_with(values, DEFAULT_THRESHOLD)
+}
+
+/// [`detect_column`] with a chosen confidence threshold.
+pub fn detect_column_with(values: &[&[u8]], threshold: f32) -> Vec<Verdict> {
     let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
     let prior = prior_of(&analyses);
-    let ctx = Context { threshold: DEFAULT_THRESHOLD, prior: Some(&prior) };
+    let ctx = Context { threshold, prior: Some(&prior) };
     values.iter().zip(analyses).map(|(v, a)| decide(v, a, &ctx)).collect()
 }
 

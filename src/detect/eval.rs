@@ -182,7 +182,13 @@ pub fn evaluate(rows: &[Row]) -> Report {
         let v = detect(&row.bytes, &ctx);
         let t = judge_verdict(row, &v);
         if t.correct == 0 {
-            r.mistakes.push((row.expected.clone(), format!("{} {:.2}", v.label, v.confidence), row.text.clone()));
+            let why: Vec<String> =
+                super::explain(&row.bytes).iter().take(3).map(|(l, s)| format!("{l}:{s:.1}")).collect();
+            r.mistakes.push((
+                row.expected.clone(),
+                format!("{} {:.2} [{}]", v.label, v.confidence, why.join(" ")),
+                row.text.clone(),
+            ));
         }
         r.alone.entry(row.expected.clone()).or_default().add(&t);
         let g = chardetng_label(&row.bytes);

@@ -24,7 +24,7 @@ pub mod model;
 pub mod tables;
 pub mod text;
 
-pub use column::{detect_column, ColumnPrior};
+pub use column::{detect_column, detect_column_with, ColumnPrior};
 pub use label::{Label, RepairStep};
 
 use crate::codec::Encoding;
@@ -36,20 +36,20 @@ pub const DEFAULT_THRESHOLD: f32 = 0.95;
 
 /// Score of the "none of these readings" hypothesis (nats): a reading must
 /// beat it clearly before it can be believed.
-const NULL_SCORE: f32 = 3.0;
+const NULL_SCORE: f32 = -2.0;
 /// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
 /// the safe default, so a mojibake chain must win by more than this.
 const UTF8_BONUS: f32 = 5.0;
 /// Evidence per multi-byte sequence that un-mangling a chain produced: random
 /// Latin-1 or cp1251 text almost never forms valid multi-byte UTF-8.
-const CHAIN_UTF8_SEQ: f32 = 2.5;
+const CHAIN_UTF8_SEQ: f32 = 5.0;
 
 /// The legacy readings tried for bytes that are not UTF-8, with a prior
 /// (nats) reflecting how common each is in real databases.
 const LEGACY: &[(Encoding, f32)] = &[
     (Encoding::Windows1251, 1.0),
     (Encoding::Koi8R, 0.0),
-    (Encoding::Koi8U, -0.5),
+    (Encoding::Koi8U, 0.0),
     (Encoding::Ibm866, -0.5),
     (Encoding::Iso8859_5, -1.0),
     (Encoding::Tcvn3, 0.0),
@@ -137,6 +137,12 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
     match utf8 {
         Some(s) => {
             chain_candidates(s, &mut cands);
+            // CP866 lower-case "р-я" + two of "а-п" is a valid 3-byte UTF-8
+            // sequence ("тим" = U+2A2C), so short values with 3-byte
+            // characters may be legacy text that happens to be valid UTF-8.
+            if bytes.len() <= 12 && bytes.iter().any(|&b| (0xE0..0xF0).contains(&b)) {
+                legacy_candidates(bytes, 0.0, Label::Legacy, &mut cands);
+            }
             if cands.is_empty() {
                 return Analysis::Fixed(Verdict::fixed(
                     Label::Utf8,
@@ -148,7 +154,7 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
             let text = text::score_chars(s.chars());
             cands.push(Cand { label: Label::Utf8, score: text.score + UTF8_BONUS, text });
         }
-        None => legacy_candidates(bytes, 0.0, |e| Label::Legacy(e), &mut cands),
+        None => legacy_candidates(bytes, 0.0, Label::Legacy, &mut cands),
     }
     Analysis::Scored { cands, utf8: utf8.is_some() }
 }
@@ -194,7 +200,7 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
         if let Ok(inner) = std::str::from_utf8(&raw) {
             let seqs = utf8_sequences(inner) as f32;
             let text = text::score_chars(inner.chars());
-            let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(12.0);
+            let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(20.0);
             out.push(Cand { label: Label::Mojibake { real: Encoding::Utf8, read_as }, score, text });
         } else if read_as == Encoding::Latin1 {
             legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
@@ -292,5 +298,18 @@ mod tests {
         assert_eq!(label("ÐŸÑ€Ð¸Ð²ÐµÑ‚, ÐºÐ°Ðº Ð´ÐµÐ»Ð°?".as_bytes()), "utf-8>latin1");
         assert_eq!(label("Crème brûlée".as_bytes()), "utf-8");
         assert_eq!(label(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "binary");
+    }
+}
+
+/// Every reading of a value with its score (nats), best first: for reports
+/// and for tuning, not for deciding.
+pub fn explain(bytes: &[u8]) -> Vec<(Label, f32)> {
+    match analyze(bytes) {
+        Analysis::Fixed(v) => vec![(v.label, f32::INFINITY)],
+        Analysis::Scored { cands, .. } => {
+            let mut v: Vec<(Label, f32)> = cands.iter().map(|c| (c.label, c.score)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1));
+            v
+        }
     }
 }

@@ -11,15 +11,16 @@ use std::sync::OnceLock;
 pub const SCALE: f32 = 8.0;
 
 /// Languages of the Cyrillic models, in table order.
-pub const CYR_LANGS: [&str; 5] = ["ru", "uk", "bg", "sr", "mk"];
+pub const CYR_LANGS: [&str; 6] = ["ru", "uk", "be", "bg", "sr", "mk"];
 /// Size of a Cyrillic model's alphabet, boundary included.
 pub const CYR_N: usize = 50;
 /// Size of the Latin model's alphabet, boundary included.
 pub const LATIN_N: usize = 188;
 
-static CYR: [&[u8; CYR_N * CYR_N]; 5] = [
+static CYR: [&[u8; CYR_N * CYR_N]; 6] = [
     include_bytes!("models/cyr-ru.bin"),
     include_bytes!("models/cyr-uk.bin"),
+    include_bytes!("models/cyr-be.bin"),
     include_bytes!("models/cyr-bg.bin"),
     include_bytes!("models/cyr-sr.bin"),
     include_bytes!("models/cyr-mk.bin"),

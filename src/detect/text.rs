@@ -16,6 +16,8 @@ const H_CYR: f32 = 3.5;
 const H_LATIN: f32 = 4.5;
 /// Baseline for the Vietnamese model: genuine ≈ 2.2.
 const H_VI: f32 = 3.4;
+/// Number of Cyrillic language models.
+const NL: usize = model::CYR_LANGS.len();
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -129,7 +131,7 @@ struct Word {
     ext: u32,
     other: u32,
     cyr_prev: usize,
-    cyr_cost: [u32; 5],
+    cyr_cost: [u32; NL],
     lat_prev: usize,
     lat_cost: u32,
     vi_prev: usize,
@@ -151,7 +153,7 @@ impl Word {
             ext: 0,
             other: 0,
             cyr_prev: CYR_N - 1,
-            cyr_cost: [0; 5],
+            cyr_cost: [0; NL],
             lat_prev: LATIN_N - 1,
             lat_cost: 0,
             vi_prev: vi_n - 1,
@@ -168,11 +170,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     let vi_set = vi_syllable_hashes();
     let mut out = TextScore::default();
     let mut common = 0.0f32;
-    let mut cyr_total = [0.0f32; 5];
+    let mut cyr_total = [0.0f32; NL];
     let mut any_cyr = false;
     let mut w = Word::new(vi.n);
 
-    let finish = |w: &mut Word, out: &mut TextScore, common: &mut f32, cyr_total: &mut [f32; 5], any_cyr: &mut bool| {
+    let finish = |w: &mut Word, out: &mut TextScore, common: &mut f32, cyr_total: &mut [f32; NL], any_cyr: &mut bool| {
         if w.letters == 0 {
             return;
         }
@@ -182,7 +184,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         if n >= 2 && w.upper > 0 && w.upper < n && !(w.upper == 1 && w.first_upper) {
             out.odd_case_words += 1;
             let breaks = w.case_breaks.saturating_sub(u32::from(w.first_upper));
-            *common -= 2.0 + 1.5 * breaks.min(6) as f32;
+            // "лЕБЕДЕВ" (a capitalised KOI8 word read as cp1251) costs most.
+            let flipped = !w.first_upper && w.upper + 1 == n;
+            *common -= 4.0 + 2.0 * breaks.min(6) as f32 + if flipped { 4.0 } else { 0.0 };
         }
         let non_ascii = w.cyr + w.ext + w.other;
         out.non_ascii_letters += non_ascii;
@@ -194,7 +198,7 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         } else if w.cyr > 0 {
             *any_cyr = true;
             let t = (n + 1) as f32;
-            for l in 0..5 {
+            for l in 0..NL {
                 let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
                 cyr_total[l] += t * H_CYR - last as f32 / SCALE;
             }
@@ -226,14 +230,35 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         *w = Word::new(vi.n);
     };
 
+    // An odd symbol right after a letter; a letter right after it means the
+    // symbol sits inside a word, where real text never has one.
+    let mut odd_after_letter = false;
     for c in chars {
         let k = kind(c);
         if matches!(k, Kind::Other) {
+            let was_letter = w.letters > 0;
             finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
+            odd_after_letter = odd && was_letter;
             continue;
+        }
+        if odd_after_letter {
+            common -= 4.0;
+            odd_after_letter = false;
+        }
+        // A switch between ASCII and Cyrillic letters ends a word ("кодM5",
+        // "Tiєng"): each part is scored alone, with a small toll for the switch.
+        if w.letters > 0 {
+            let cyr_now = k == Kind::Cyr;
+            let cyr_before = w.cyr > 0;
+            let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
+            if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
+                finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+                common -= 2.0;
+                out.mixed_words += 1;
+            }
         }
         let upper = c.is_uppercase();
         if w.letters == 0 {
@@ -248,7 +273,7 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             Kind::Cyr => {
                 w.cyr += 1;
                 let i = model::cyr_index(c).unwrap_or(0);
-                for l in 0..5 {
+                for l in 0..NL {
                     w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
                 }
                 w.cyr_prev = i;
