@@ -76,6 +76,8 @@ def sr_cyr(w):
 
 def cyr_index(c):
     o = ord(c.lower())
+    if o == 0x451:  # ё is written as е as often as not: fold it
+        return 5
     if 0x430 <= o <= 0x45F:
         return o - 0x430
     if o == 0x491:  # ґ
@@ -176,6 +178,12 @@ def main():
     n = len(alphabet) + 1
     write("vi.bin", train(vi_words, lambda c: pos.get(c.lower()), n))
     write("vi-alphabet.txt", "".join(alphabet).encode("utf-8"))
+    # The toneless base letter of each alphabet letter, same order, for the
+    # syllable-structure check (std Rust has no Unicode decomposition).
+    bases = "".join(unicodedata.normalize("NFC", "".join(
+        x for x in unicodedata.normalize("NFD", c) if x not in VI_TONES)) for c in alphabet)
+    assert len(bases) == len(alphabet)
+    write("vi-base.txt", bases.encode("utf-8"))
     write("vi-syllables.txt", ("\n".join(sorted(syll)) + "\n").encode("utf-8"))
 
 

@@ -36,10 +36,12 @@ pub const DEFAULT_THRESHOLD: f32 = 0.95;
 
 /// Score of the "none of these readings" hypothesis (nats): a reading must
 /// beat it clearly before it can be believed.
-const NULL_SCORE: f32 = -2.0;
+const NULL_SCORE: f32 = -3.5;
+/// A rewriting verdict also needs this much evidence of its own (nats).
+const MIN_EVIDENCE: f32 = 0.0;
 /// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
 /// the safe default, so a mojibake chain must win by more than this.
-const UTF8_BONUS: f32 = 5.0;
+const UTF8_BONUS: f32 = 3.0;
 /// Evidence per multi-byte sequence that un-mangling a chain produced: random
 /// Latin-1 or cp1251 text almost never forms valid multi-byte UTF-8.
 const CHAIN_UTF8_SEQ: f32 = 5.0;
@@ -237,6 +239,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     let best = order[0];
     let (label, conf) = (cands[best].label, probs[best]);
     let runner = order.get(1).map(|&i| (cands[i].label, probs[i]));
+    let evidence = cands[best].score + ctx.prior.map_or(0.0, |p| p.bonus(label));
     let mut reasons: Vec<Cow<'static, str>> = Vec::with_capacity(3);
     let t = &cands[best].text;
     reasons.push(Cow::Owned(format!(
@@ -252,7 +255,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
         return Verdict { label, confidence: conf.max(0.5), decoded, runner_up: runner, reasons };
     }
-    if conf >= ctx.threshold {
+    if conf >= ctx.threshold && evidence >= MIN_EVIDENCE {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict { label, confidence: conf, decoded: Some(decoded), runner_up: runner, reasons };
         }
@@ -271,8 +274,12 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         return Verdict { label: Label::Unknown, confidence: 1.0 - conf, decoded: None, runner_up, reasons };
     }
     // Not UTF-8 and no reading believable: blob or undecidable text.
-    let best_score = cands[best].score;
-    if best_score < -6.0 && bytes.len() >= 8 && cands[best].text.non_ascii_letters * 2 < bytes.len() as u32 {
+    // Text in an encoding we do not handle (Western, Greek, ...) or in a
+    // language we have no model for also reads badly, but it is mostly
+    // letters; random bytes are letters less than half the time.
+    let ascii_letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    let letters = ascii_letters + cands[best].text.non_ascii_letters as usize;
+    if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 6 {
         reasons.push(Cow::Borrowed("no reading looks like text"));
         return Verdict { label: Label::Binary, confidence: 0.9, decoded: None, runner_up, reasons };
     }

@@ -15,7 +15,7 @@ const H_CYR: f32 = 3.5;
 /// Baseline for the Latin model: genuine ≈ 3.3, Latin-1 mojibake ≈ 7.7.
 const H_LATIN: f32 = 4.5;
 /// Baseline for the Vietnamese model: genuine ≈ 2.2.
-const H_VI: f32 = 3.4;
+const H_VI: f32 = 4.0;
 /// Number of Cyrillic language models.
 const NL: usize = model::CYR_LANGS.len();
 /// Cost (nats) of a letter a model has no index for.
@@ -63,6 +63,8 @@ fn symbol_score(c: char) -> (f32, bool) {
             (-7.0, true)
         }
         0xAD => (-5.0, true),
+        // Superscripts, fractions, ±, ×, µ, ®, ™: unusual but honest in text.
+        0xB2 | 0xB3 | 0xB9 | 0xBC..=0xBE | 0xB1 | 0xD7 | 0xB5 | 0xAE | 0x2122 => (-1.5, false),
         _ => (-4.0, true),
     }
 }
@@ -136,8 +138,17 @@ struct Word {
     lat_cost: u32,
     vi_prev: usize,
     vi_cost: u32,
+    /// Latin-script transitions counted: only those touching a non-ASCII
+    /// letter, because ASCII letters read the same in every candidate.
+    lat_t: u32,
+    prev_ext: bool,
     tones: u32,
     hash: u64,
+    /// Toneless letters for the Vietnamese syllable-shape check.
+    base: [char; 8],
+    base_len: usize,
+    /// A letter outside the Vietnamese alphabet was seen.
+    not_vi: bool,
 }
 
 impl Word {
@@ -158,8 +169,13 @@ impl Word {
             lat_cost: 0,
             vi_prev: vi_n - 1,
             vi_cost: 0,
+            lat_t: 0,
+            prev_ext: false,
             tones: 0,
             hash: FNV0,
+            base: ['\0'; 8],
+            base_len: 0,
+            not_vi: false,
         }
     }
 }
@@ -203,15 +219,25 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                 cyr_total[l] += t * H_CYR - last as f32 / SCALE;
             }
         } else if w.ext > 0 && w.other == 0 {
-            let t = (n + 1) as f32;
-            let lat_last = w.lat_cost + model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
-            let lat = t * H_LATIN - lat_last as f32 / SCALE;
-            let vi_last = w.vi_cost + vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
-            let mut vis = t * H_VI - vi_last as f32 / SCALE;
+            let (mut lat_cost, mut vi_cost, mut t) = (w.lat_cost, w.vi_cost, w.lat_t);
+            if w.prev_ext {
+                lat_cost += model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
+                vi_cost += vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
+                t += 1;
+            }
+            let t = t as f32;
+            let lat = t * H_LATIN - lat_cost as f32 / SCALE;
+            let mut vis = t * H_VI - vi_cost as f32 / SCALE;
+            let known = vi_set.contains(&w.hash);
             if w.tones > 1 {
                 vis -= 4.0 * (w.tones - 1) as f32;
-            } else if vi_set.contains(&w.hash) {
-                vis += 2.0;
+            } else if known {
+                vis += 3.0;
+            }
+            // Vietnamese is a closed set of one-syllable shapes: "mựller"
+            // (German read as TCVN3) is not one, whatever its letters.
+            if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len])) {
+                vis -= 6.0;
             }
             if vis > lat {
                 out.vi_words += 1;
@@ -233,6 +259,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     // An odd symbol right after a letter; a letter right after it means the
     // symbol sits inside a word, where real text never has one.
     let mut odd_after_letter = false;
+    // Length of the current run of non-ASCII symbols that began right after
+    // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
+    let mut glued_run = 0u32;
     for c in chars {
         let k = kind(c);
         if matches!(k, Kind::Other) {
@@ -242,8 +271,17 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             common += s;
             out.odd_symbols += odd as u32;
             odd_after_letter = odd && was_letter;
+            if !c.is_ascii() && c != '\u{2019}' && (was_letter || glued_run > 0) {
+                glued_run += 1;
+                if glued_run == 2 {
+                    common -= 4.0;
+                }
+            } else {
+                glued_run = 0;
+            }
             continue;
         }
+        glued_run = 0;
         if odd_after_letter {
             common -= 4.0;
             odd_after_letter = false;
@@ -256,7 +294,7 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
             if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
                 finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
-                common -= 2.0;
+                common -= 4.0;
                 out.mixed_words += 1;
             }
         }
@@ -279,14 +317,20 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                 w.cyr_prev = i;
             }
             Kind::AsciiLetter | Kind::LatinExt => {
-                if k == Kind::AsciiLetter {
-                    w.ascii += 1;
-                } else {
+                let ext = k == Kind::LatinExt;
+                if ext {
                     w.ext += 1;
+                } else {
+                    w.ascii += 1;
                 }
+                let counted = ext || w.prev_ext;
+                w.lat_t += counted as u32;
+                w.prev_ext = ext;
                 match model::latin_index(c) {
                     Some(i) => {
-                        w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
+                        if counted {
+                            w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
+                        }
                         w.lat_prev = i;
                     }
                     None => {
@@ -296,12 +340,21 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                 }
                 match vi.index(c) {
                     Some(i) => {
-                        w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
+                        if counted {
+                            w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
+                        }
                         w.vi_prev = i;
+                        if w.base_len < w.base.len() {
+                            w.base[w.base_len] = vi.base[i];
+                            w.base_len += 1;
+                        } else {
+                            w.not_vi = true;
+                        }
                     }
                     None => {
                         w.vi_cost += UNSEEN;
                         w.vi_prev = vi.n - 1;
+                        w.not_vi = true;
                     }
                 }
                 w.tones += has_tone(c) as u32;
