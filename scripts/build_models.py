@@ -184,6 +184,11 @@ def main():
         x for x in unicodedata.normalize("NFD", c) if x not in VI_TONES)) for c in alphabet)
     assert len(bases) == len(alphabet)
     write("vi-base.txt", bases.encode("utf-8"))
+    # The tone of each alphabet letter: 0 none, 1 grave, 2 acute, 3 tilde,
+    # 4 hook above, 5 dot below (stop-final syllables take only 2 or 5).
+    tones = "".join(next((str(i + 1) for i, t in enumerate(VI_TONES)
+                          if t in unicodedata.normalize("NFD", c)), "0") for c in alphabet)
+    write("vi-tone.txt", tones.encode("ascii"))
     write("vi-syllables.txt", ("\n".join(sorted(syll)) + "\n").encode("utf-8"))
 
 

@@ -46,6 +46,12 @@ const UTF8_BONUS: f32 = 3.0;
 /// Latin-1 or cp1251 text almost never forms valid multi-byte UTF-8.
 const CHAIN_UTF8_SEQ: f32 = 5.0;
 
+/// Prior (nats) of the `tcvn3>latin1` chain against genuine UTF-8.
+const TCVN3_CHAIN_PRIOR: f32 = -2.0;
+/// Valid UTF-8 whose best mojibake reading is at least this likely, yet not
+/// confident, is `unknown` rather than `utf-8`.
+const SUSPECT_CHAIN: f32 = 0.8;
+
 /// The legacy readings tried for bytes that are not UTF-8, with a prior
 /// (nats) reflecting how common each is in real databases.
 const LEGACY: &[(Encoding, f32)] = &[
@@ -206,6 +212,13 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
             out.push(Cand { label: Label::Mojibake { real: Encoding::Utf8, read_as }, score, text });
         } else if read_as == Encoding::Latin1 {
             legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
+            // Vietnamese UTF-8 in Latin-1 letters ("lóa") re-reads as other
+            // Vietnamese through TCVN3; genuine UTF-8 is far more common.
+            for c in out.iter_mut() {
+                if c.label == (Label::Mojibake { real: Encoding::Tcvn3, read_as }) {
+                    c.score += TCVN3_CHAIN_PRIOR;
+                }
+            }
         }
     }
 }
@@ -267,7 +280,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     if utf8 {
         // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
         let p_utf8 = cands.iter().zip(&probs).find(|(c, _)| c.label == Label::Utf8).map_or(0.0, |(_, p)| *p);
-        if conf < 0.5 {
+        if conf < SUSPECT_CHAIN {
             let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
             return Verdict { label: Label::Utf8, confidence: p_utf8, decoded, runner_up, reasons };
         }
@@ -276,10 +289,10 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     // Not UTF-8 and no reading believable: blob or undecidable text.
     // Text in an encoding we do not handle (Western, Greek, ...) or in a
     // language we have no model for also reads badly, but it is mostly
-    // letters; random bytes are letters less than half the time.
+    // letters; random bytes decode to letters about half the time.
     let ascii_letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
     let letters = ascii_letters + cands[best].text.non_ascii_letters as usize;
-    if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 6 {
+    if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 7 {
         reasons.push(Cow::Borrowed("no reading looks like text"));
         return Verdict { label: Label::Binary, confidence: 0.9, decoded: None, runner_up, reasons };
     }

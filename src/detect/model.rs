@@ -30,6 +30,7 @@ static VI: &[u8] = include_bytes!("models/vi.bin");
 static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
 static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
 static VI_BASE: &str = include_str!("models/vi-base.txt");
+static VI_TONE: &str = include_str!("models/vi-tone.txt");
 
 /// The cost table of Cyrillic language `lang` (index into [`CYR_LANGS`]).
 #[inline]
@@ -96,6 +97,8 @@ pub struct Vietnamese {
     pub syllables: HashSet<&'static str>,
     /// The toneless base letter of each alphabet index.
     pub base: Vec<char>,
+    /// The tone of each alphabet index: 0 none, 1 grave, 2 acute, 3 tilde, 4 hook, 5 dot.
+    pub tone: Vec<u8>,
 }
 
 impl Vietnamese {
@@ -128,6 +131,7 @@ pub fn vietnamese() -> &'static Vietnamese {
             table: VI,
             syllables: VI_SYLLABLES.lines().filter(|l| !l.is_empty()).collect(),
             base: VI_BASE.chars().collect(),
+            tone: VI_TONE.bytes().map(|b| b - b'0').collect(),
         }
     })
 }
@@ -156,9 +160,12 @@ mod tests {
 
     #[test]
     fn vietnamese_syllable_shapes() {
-        let ok = |w: &str| vi_syllable_shape(&w.chars().collect::<Vec<_>>());
+        let ok = |w: &str| vi_syllable_shape(&w.chars().collect::<Vec<_>>(), 0);
         assert!(ok("nghieng") && ok("gi") && ok("qua") && ok("đuong") && ok("khuya"));
         assert!(!ok("muller") && !ok("strasse") && !ok("ab"));
+        // "chèt" is no syllable: stop-final syllables take only sắc or nặng.
+        assert!(!vi_syllable_shape(&['c', 'h', 'e', 't'], 1));
+        assert!(vi_syllable_shape(&['c', 'h', 'e', 't'], 2));
     }
 
     #[test]
@@ -178,10 +185,15 @@ const VI_ONSETS: &[&str] = &[
 const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
 const VI_VOWELS: &str = "aăâeêioôơuưy";
 
-/// True when toneless lower-case `base` has the shape of a Vietnamese
-/// syllable: onset, one to three vowels, coda.
-pub fn vi_syllable_shape(base: &[char]) -> bool {
+/// True when toneless lower-case `base` with `tone` has the shape of a
+/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
+/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
+pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
     let s: String = base.iter().collect();
+    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
+    if stop && matches!(tone, 1 | 3 | 4) {
+        return false;
+    }
     VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
         let rest: Vec<char> = s[o.len()..].chars().collect();
         (1..=3.min(rest.len())).any(|nv| {

@@ -14,8 +14,9 @@ use super::model::{self, CYR_N, LATIN_N, SCALE};
 const H_CYR: f32 = 3.5;
 /// Baseline for the Latin model: genuine ≈ 3.3, Latin-1 mojibake ≈ 7.7.
 const H_LATIN: f32 = 4.5;
-/// Baseline for the Vietnamese model: genuine ≈ 2.2.
-const H_VI: f32 = 4.0;
+/// Baseline for the Vietnamese model: genuine text costs ≈ 2.8 per
+/// transition that touches a non-ASCII letter (the only ones counted).
+const H_VI: f32 = 4.5;
 /// Number of Cyrillic language models.
 const NL: usize = model::CYR_LANGS.len();
 /// Cost (nats) of a letter a model has no index for.
@@ -86,6 +87,8 @@ fn kind(c: char) -> Kind {
         return if c.is_ascii_alphabetic() { Kind::AsciiLetter } else { Kind::Other };
     }
     match o {
+        // ª and º are letters to Unicode but never sit inside a word.
+        0xAA | 0xBA => Kind::Other,
         0x400..=0x45F | 0x490 | 0x491 => Kind::Cyr,
         0xC0..=0x24F if o != 0xD7 && o != 0xF7 => Kind::LatinExt,
         0x1E00..=0x1EFF => Kind::LatinExt,
@@ -149,6 +152,8 @@ struct Word {
     base_len: usize,
     /// A letter outside the Vietnamese alphabet was seen.
     not_vi: bool,
+    /// The (last) tone seen in the word.
+    tone: u8,
 }
 
 impl Word {
@@ -176,6 +181,7 @@ impl Word {
             base: ['\0'; 8],
             base_len: 0,
             not_vi: false,
+            tone: 0,
         }
     }
 }
@@ -232,11 +238,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             if w.tones > 1 {
                 vis -= 4.0 * (w.tones - 1) as f32;
             } else if known {
-                vis += 3.0;
+                vis += 4.0;
             }
             // Vietnamese is a closed set of one-syllable shapes: "mựller"
             // (German read as TCVN3) is not one, whatever its letters.
-            if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len])) {
+            if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len], w.tone)) {
                 vis -= 6.0;
             }
             if vis > lat {
@@ -270,7 +276,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
-            odd_after_letter = odd && was_letter;
+            // Any non-ASCII symbol glued between two letters is suspect
+            // ("l·n", "L¹t"), the apostrophe ’ aside.
+            odd_after_letter = was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
             if !c.is_ascii() && c != '\u{2019}' && (was_letter || glued_run > 0) {
                 glued_run += 1;
                 if glued_run == 2 {
@@ -344,6 +352,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                             w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
                         }
                         w.vi_prev = i;
+                        if vi.tone[i] != 0 {
+                            w.tone = vi.tone[i];
+                        }
                         if w.base_len < w.base.len() {
                             w.base[w.base_len] = vi.base[i];
                             w.base_len += 1;
