@@ -15,6 +15,9 @@ A cost byte is round(-ln P(next | prev) * SCALE), clamped to 255; index N-1
 is the word boundary. Held-out words (every 10th rank) are NOT used, so the
 corpus generator can draw test words the models never saw.
 
+Belarusian comes from the Debian package hunspell-be (0.53-3.1), whose
+stems are unweighted: apt-get install hunspell-be.
+
 Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py
 """
 import math
@@ -25,6 +28,7 @@ import sys
 
 import wordfreq
 
+BE_DIC = "/usr/share/hunspell/be_BY.dic"
 SCALE = 8.0  # cost units per nat: 255 units = 31.9 nats
 TOP = 30000
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "detect", "models")
@@ -72,6 +76,8 @@ def sr_cyr(w):
 
 def cyr_index(c):
     o = ord(c.lower())
+    if o == 0x451:  # ё is written as е as often as not: fold it
+        return 5
     if 0x430 <= o <= 0x45F:
         return o - 0x430
     if o == 0x491:  # ґ
@@ -149,6 +155,16 @@ def main():
         write(f"cyr-{lang}.bin", train(words(lang), cyr_index, 50))
     sr = [(sr_cyr(w), wt) for w, wt in words("sh")]
     write("cyr-sr.bin", train([(w, wt) for w, wt in sr if w], cyr_index, 50))
+    # Belarusian: wordfreq has none; the Debian hunspell-be dictionary's stems
+    # (unweighted) stand in. Every 10th stem is held out like the others.
+    be = []
+    with open(BE_DIC, encoding="utf-8") as f:
+        next(f)  # entry count
+        for rank, line in enumerate(f):
+            w = line.split("/")[0].strip().lower()
+            if w and not held_out(rank):
+                be.append((w, 1.0))
+    write("cyr-be.bin", train(be, cyr_index, 50))
 
     latin = []
     for lang in ["en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "fi", "pl", "cs", "sk", "hu", "ro", "tr", "sl", "lt", "lv", "ca"]:
@@ -162,6 +178,17 @@ def main():
     n = len(alphabet) + 1
     write("vi.bin", train(vi_words, lambda c: pos.get(c.lower()), n))
     write("vi-alphabet.txt", "".join(alphabet).encode("utf-8"))
+    # The toneless base letter of each alphabet letter, same order, for the
+    # syllable-structure check (std Rust has no Unicode decomposition).
+    bases = "".join(unicodedata.normalize("NFC", "".join(
+        x for x in unicodedata.normalize("NFD", c) if x not in VI_TONES)) for c in alphabet)
+    assert len(bases) == len(alphabet)
+    write("vi-base.txt", bases.encode("utf-8"))
+    # The tone of each alphabet letter: 0 none, 1 grave, 2 acute, 3 tilde,
+    # 4 hook above, 5 dot below (stop-final syllables take only 2 or 5).
+    tones = "".join(next((str(i + 1) for i, t in enumerate(VI_TONES)
+                          if t in unicodedata.normalize("NFD", c)), "0") for c in alphabet)
+    write("vi-tone.txt", tones.encode("ascii"))
     write("vi-syllables.txt", ("\n".join(sorted(syll)) + "\n").encode("utf-8"))
 
 

@@ -11,15 +11,16 @@ use std::sync::OnceLock;
 pub const SCALE: f32 = 8.0;
 
 /// Languages of the Cyrillic models, in table order.
-pub const CYR_LANGS: [&str; 5] = ["ru", "uk", "bg", "sr", "mk"];
+pub const CYR_LANGS: [&str; 6] = ["ru", "uk", "be", "bg", "sr", "mk"];
 /// Size of a Cyrillic model's alphabet, boundary included.
 pub const CYR_N: usize = 50;
 /// Size of the Latin model's alphabet, boundary included.
 pub const LATIN_N: usize = 188;
 
-static CYR: [&[u8; CYR_N * CYR_N]; 5] = [
+static CYR: [&[u8; CYR_N * CYR_N]; 6] = [
     include_bytes!("models/cyr-ru.bin"),
     include_bytes!("models/cyr-uk.bin"),
+    include_bytes!("models/cyr-be.bin"),
     include_bytes!("models/cyr-bg.bin"),
     include_bytes!("models/cyr-sr.bin"),
     include_bytes!("models/cyr-mk.bin"),
@@ -28,6 +29,8 @@ static LATIN: &[u8; LATIN_N * LATIN_N] = include_bytes!("models/latin.bin");
 static VI: &[u8] = include_bytes!("models/vi.bin");
 static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
 static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
+static VI_BASE: &str = include_str!("models/vi-base.txt");
+static VI_TONE: &str = include_str!("models/vi-tone.txt");
 
 /// The cost table of Cyrillic language `lang` (index into [`CYR_LANGS`]).
 #[inline]
@@ -46,6 +49,8 @@ pub fn latin() -> &'static [u8; LATIN_N * LATIN_N] {
 pub fn cyr_index(c: char) -> Option<usize> {
     let o = c as u32;
     match o {
+        // ё is written as е as often as not: the models fold it (as the build script does).
+        0x451 | 0x401 => Some(5),
         0x430..=0x45F => Some((o - 0x430) as usize),
         0x410..=0x42F => Some((o - 0x410) as usize),
         0x400..=0x40F => Some((o - 0x400 + 0x20) as usize),
@@ -94,6 +99,10 @@ pub struct Vietnamese {
     pub table: &'static [u8],
     /// Syllables seen in the training split (lower case, NFC).
     pub syllables: HashSet<&'static str>,
+    /// The toneless base letter of each alphabet index.
+    pub base: Vec<char>,
+    /// The tone of each alphabet index: 0 none, 1 grave, 2 acute, 3 tilde, 4 hook, 5 dot.
+    pub tone: Vec<u8>,
 }
 
 impl Vietnamese {
@@ -122,11 +131,14 @@ pub fn vietnamese() -> &'static Vietnamese {
             .collect();
         let n = index.len() + 1;
         assert_eq!(VI.len(), n * n, "vi.bin does not match vi-alphabet.txt");
+        assert_eq!(VI_BASE.chars().count(), n - 1, "vi-base.txt does not match vi-alphabet.txt");
         Vietnamese {
             n,
             index,
             table: VI,
             syllables: VI_SYLLABLES.lines().filter(|l| !l.is_empty()).collect(),
+            base: VI_BASE.chars().collect(),
+            tone: VI_TONE.bytes().map(|b| b - b'0').collect(),
         }
     })
 }
@@ -154,9 +166,48 @@ mod tests {
     }
 
     #[test]
+    fn vietnamese_syllable_shapes() {
+        let ok = |w: &str| vi_syllable_shape(&w.chars().collect::<Vec<_>>(), 0);
+        assert!(ok("nghieng") && ok("gi") && ok("qua") && ok("đuong") && ok("khuya"));
+        assert!(!ok("muller") && !ok("strasse") && !ok("ab"));
+        // "chèt" is no syllable: stop-final syllables take only sắc or nặng.
+        assert!(!vi_syllable_shape(&['c', 'h', 'e', 't'], 1));
+        assert!(vi_syllable_shape(&['c', 'h', 'e', 't'], 2));
+    }
+
+    #[test]
     fn vietnamese_model_loads() {
         let v = vietnamese();
         assert!(v.index('ệ').is_some() && v.index('Ệ').is_some());
         assert!(v.syllables.contains("việt"));
     }
+}
+
+/// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
+const VI_ONSETS: &[&str] = &[
+    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g", "h", "k", "l",
+    "m", "n", "p", "r", "s", "t", "v", "x", "",
+];
+/// Vietnamese codas (final consonants; vowel-final glides count as vowels).
+const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
+const VI_VOWELS: &str = "aăâeêioôơuưy";
+
+/// True when toneless lower-case `base` with `tone` has the shape of a
+/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
+/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
+pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
+    let s: String = base.iter().collect();
+    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
+    if stop && matches!(tone, 1 | 3 | 4) {
+        return false;
+    }
+    VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
+        let rest: Vec<char> = s[o.len()..].chars().collect();
+        (1..=3.min(rest.len())).any(|nv| {
+            rest[..nv].iter().all(|c| VI_VOWELS.contains(*c)) && {
+                let coda: String = rest[nv..].iter().collect();
+                VI_CODAS.contains(&coda.as_str())
+            }
+        })
+    })
 }

@@ -14,8 +14,11 @@ use super::model::{self, CYR_N, LATIN_N, SCALE};
 const H_CYR: f32 = 3.5;
 /// Baseline for the Latin model: genuine ≈ 3.3, Latin-1 mojibake ≈ 7.7.
 const H_LATIN: f32 = 4.5;
-/// Baseline for the Vietnamese model: genuine ≈ 2.2.
-const H_VI: f32 = 3.4;
+/// Baseline for the Vietnamese model: genuine text costs ≈ 2.8 per
+/// transition that touches a non-ASCII letter (the only ones counted).
+const H_VI: f32 = 4.5;
+/// Number of Cyrillic language models.
+const NL: usize = model::CYR_LANGS.len();
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -61,6 +64,8 @@ fn symbol_score(c: char) -> (f32, bool) {
             (-7.0, true)
         }
         0xAD => (-5.0, true),
+        // Superscripts, fractions, ±, ×, µ, ®, ™: unusual but honest in text.
+        0xB2 | 0xB3 | 0xB9 | 0xBC..=0xBE | 0xB1 | 0xD7 | 0xB5 | 0xAE | 0x2122 => (-1.5, false),
         _ => (-4.0, true),
     }
 }
@@ -79,13 +84,11 @@ enum Kind {
 fn kind(c: char) -> Kind {
     let o = c as u32;
     if o < 0x80 {
-        return if c.is_ascii_alphabetic() {
-            Kind::AsciiLetter
-        } else {
-            Kind::Other
-        };
+        return if c.is_ascii_alphabetic() { Kind::AsciiLetter } else { Kind::Other };
     }
     match o {
+        // ª and º are letters to Unicode but never sit inside a word.
+        0xAA | 0xBA => Kind::Other,
         0x400..=0x45F | 0x490 | 0x491 => Kind::Cyr,
         0xC0..=0x24F if o != 0xD7 && o != 0xF7 => Kind::LatinExt,
         0x1E00..=0x1EFF => Kind::LatinExt,
@@ -106,11 +109,7 @@ const FNV0: u64 = 0xcbf29ce484222325;
 fn vi_syllable_hashes() -> &'static std::collections::HashSet<u64> {
     static SET: std::sync::OnceLock<std::collections::HashSet<u64>> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        model::vietnamese()
-            .syllables
-            .iter()
-            .map(|s| s.chars().fold(FNV0, fnv))
-            .collect()
+        model::vietnamese().syllables.iter().map(|s| s.chars().fold(FNV0, fnv)).collect()
     })
 }
 
@@ -120,39 +119,9 @@ fn has_tone(c: char) -> bool {
     let o = c as u32;
     // Precomposed toned vowels: Latin-1 (à á ã è é ì í ò ó õ ù ú ý), ĩ ũ, and
     // the Vietnamese block except the plain circumflex/breve/horn letters.
-    matches!(
-        o,
-        0xC0 | 0xC1
-            | 0xC3
-            | 0xC8
-            | 0xC9
-            | 0xCC
-            | 0xCD
-            | 0xD2
-            | 0xD3
-            | 0xD5
-            | 0xD9
-            | 0xDA
-            | 0xDD
-            | 0xE0
-            | 0xE1
-            | 0xE3
-            | 0xE8
-            | 0xE9
-            | 0xEC
-            | 0xED
-            | 0xF2
-            | 0xF3
-            | 0xF5
-            | 0xF9
-            | 0xFA
-            | 0xFD
-            | 0x128
-            | 0x129
-            | 0x168
-            | 0x169
-            | 0x1EA0..=0x1EF9
-    )
+    matches!(o, 0xC0 | 0xC1 | 0xC3 | 0xC8 | 0xC9 | 0xCC | 0xCD | 0xD2 | 0xD3 | 0xD5 | 0xD9 | 0xDA | 0xDD
+        | 0xE0 | 0xE1 | 0xE3 | 0xE8 | 0xE9 | 0xEC | 0xED | 0xF2 | 0xF3 | 0xF5 | 0xF9 | 0xFA | 0xFD
+        | 0x128 | 0x129 | 0x168 | 0x169 | 0x1EA0..=0x1EF9)
 }
 
 /// Accumulates one word's evidence under every model at once.
@@ -167,13 +136,24 @@ struct Word {
     ext: u32,
     other: u32,
     cyr_prev: usize,
-    cyr_cost: [u32; 5],
+    cyr_cost: [u32; NL],
     lat_prev: usize,
     lat_cost: u32,
     vi_prev: usize,
     vi_cost: u32,
+    /// Latin-script transitions counted: only those touching a non-ASCII
+    /// letter, because ASCII letters read the same in every candidate.
+    lat_t: u32,
+    prev_ext: bool,
     tones: u32,
     hash: u64,
+    /// Toneless letters for the Vietnamese syllable-shape check.
+    base: [char; 8],
+    base_len: usize,
+    /// A letter outside the Vietnamese alphabet was seen.
+    not_vi: bool,
+    /// The (last) tone seen in the word.
+    tone: u8,
 }
 
 impl Word {
@@ -189,13 +169,19 @@ impl Word {
             ext: 0,
             other: 0,
             cyr_prev: CYR_N - 1,
-            cyr_cost: [0; 5],
+            cyr_cost: [0; NL],
             lat_prev: LATIN_N - 1,
             lat_cost: 0,
             vi_prev: vi_n - 1,
             vi_cost: 0,
+            lat_t: 0,
+            prev_ext: false,
             tones: 0,
             hash: FNV0,
+            base: ['\0'; 8],
+            base_len: 0,
+            not_vi: false,
+            tone: 0,
         }
     }
 }
@@ -206,15 +192,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     let vi_set = vi_syllable_hashes();
     let mut out = TextScore::default();
     let mut common = 0.0f32;
-    let mut cyr_total = [0.0f32; 5];
+    let mut cyr_total = [0.0f32; NL];
     let mut any_cyr = false;
     let mut w = Word::new(vi.n);
 
-    let finish = |w: &mut Word,
-                  out: &mut TextScore,
-                  common: &mut f32,
-                  cyr_total: &mut [f32; 5],
-                  any_cyr: &mut bool| {
+    let finish = |w: &mut Word, out: &mut TextScore, common: &mut f32, cyr_total: &mut [f32; NL], any_cyr: &mut bool| {
         if w.letters == 0 {
             return;
         }
@@ -224,7 +206,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         if n >= 2 && w.upper > 0 && w.upper < n && !(w.upper == 1 && w.first_upper) {
             out.odd_case_words += 1;
             let breaks = w.case_breaks.saturating_sub(u32::from(w.first_upper));
-            *common -= 2.0 + 1.5 * breaks.min(6) as f32;
+            // "лЕБЕДЕВ" (a capitalised KOI8 word read as cp1251) costs most.
+            let flipped = !w.first_upper && w.upper + 1 == n;
+            *common -= 4.0 + 2.0 * breaks.min(6) as f32 + if flipped { 4.0 } else { 0.0 };
         }
         let non_ascii = w.cyr + w.ext + w.other;
         out.non_ascii_letters += non_ascii;
@@ -236,20 +220,30 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         } else if w.cyr > 0 {
             *any_cyr = true;
             let t = (n + 1) as f32;
-            for l in 0..5 {
+            for l in 0..NL {
                 let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
                 cyr_total[l] += t * H_CYR - last as f32 / SCALE;
             }
         } else if w.ext > 0 && w.other == 0 {
-            let t = (n + 1) as f32;
-            let lat_last = w.lat_cost + model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
-            let lat = t * H_LATIN - lat_last as f32 / SCALE;
-            let vi_last = w.vi_cost + vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
-            let mut vis = t * H_VI - vi_last as f32 / SCALE;
+            let (mut lat_cost, mut vi_cost, mut t) = (w.lat_cost, w.vi_cost, w.lat_t);
+            if w.prev_ext {
+                lat_cost += model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
+                vi_cost += vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
+                t += 1;
+            }
+            let t = t as f32;
+            let lat = t * H_LATIN - lat_cost as f32 / SCALE;
+            let mut vis = t * H_VI - vi_cost as f32 / SCALE;
+            let known = vi_set.contains(&w.hash);
             if w.tones > 1 {
                 vis -= 4.0 * (w.tones - 1) as f32;
-            } else if vi_set.contains(&w.hash) {
-                vis += 2.0;
+            } else if known {
+                vis += 4.0;
+            }
+            // Vietnamese is a closed set of one-syllable shapes: "mựller"
+            // (German read as TCVN3) is not one, whatever its letters.
+            if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len], w.tone)) {
+                vis -= 6.0;
             }
             if vis > lat {
                 out.vi_words += 1;
@@ -268,14 +262,49 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         *w = Word::new(vi.n);
     };
 
+    // An odd symbol right after a letter; a letter right after it means the
+    // symbol sits inside a word, where real text never has one.
+    let mut odd_after_letter = false;
+    // Length of the current run of non-ASCII symbols that began right after
+    // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
+    let mut glued_run = 0u32;
     for c in chars {
         let k = kind(c);
         if matches!(k, Kind::Other) {
+            let was_letter = w.letters > 0;
             finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
+            // Any non-ASCII symbol glued between two letters is suspect
+            // ("l·n", "L¹t"), the apostrophe ’ aside.
+            odd_after_letter = was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
+            if !c.is_ascii() && c != '\u{2019}' && (was_letter || glued_run > 0) {
+                glued_run += 1;
+                if glued_run == 2 {
+                    common -= 4.0;
+                }
+            } else {
+                glued_run = 0;
+            }
             continue;
+        }
+        glued_run = 0;
+        if odd_after_letter {
+            common -= 4.0;
+            odd_after_letter = false;
+        }
+        // A switch between ASCII and Cyrillic letters ends a word ("кодM5",
+        // "Tiєng"): each part is scored alone, with a small toll for the switch.
+        if w.letters > 0 {
+            let cyr_now = k == Kind::Cyr;
+            let cyr_before = w.cyr > 0;
+            let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
+            if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
+                finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+                common -= 4.0;
+                out.mixed_words += 1;
+            }
         }
         let upper = c.is_uppercase();
         if w.letters == 0 {
@@ -290,20 +319,26 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             Kind::Cyr => {
                 w.cyr += 1;
                 let i = model::cyr_index(c).unwrap_or(0);
-                for l in 0..5 {
+                for l in 0..NL {
                     w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
                 }
                 w.cyr_prev = i;
             }
             Kind::AsciiLetter | Kind::LatinExt => {
-                if k == Kind::AsciiLetter {
-                    w.ascii += 1;
-                } else {
+                let ext = k == Kind::LatinExt;
+                if ext {
                     w.ext += 1;
+                } else {
+                    w.ascii += 1;
                 }
+                let counted = ext || w.prev_ext;
+                w.lat_t += counted as u32;
+                w.prev_ext = ext;
                 match model::latin_index(c) {
                     Some(i) => {
-                        w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
+                        if counted {
+                            w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
+                        }
                         w.lat_prev = i;
                     }
                     None => {
@@ -313,20 +348,28 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                 }
                 match vi.index(c) {
                     Some(i) => {
-                        w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
+                        if counted {
+                            w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
+                        }
                         w.vi_prev = i;
+                        if vi.tone[i] != 0 {
+                            w.tone = vi.tone[i];
+                        }
+                        if w.base_len < w.base.len() {
+                            w.base[w.base_len] = vi.base[i];
+                            w.base_len += 1;
+                        } else {
+                            w.not_vi = true;
+                        }
                     }
                     None => {
                         w.vi_cost += UNSEEN;
                         w.vi_prev = vi.n - 1;
+                        w.not_vi = true;
                     }
                 }
                 w.tones += has_tone(c) as u32;
-                let lower = if c.is_ascii() {
-                    c.to_ascii_lowercase()
-                } else {
-                    c.to_lowercase().next().unwrap_or(c)
-                };
+                let lower = if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase().next().unwrap_or(c) };
                 w.hash = fnv(w.hash, lower);
             }
             _ => w.other += 1,
@@ -335,11 +378,10 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
     let mut best = 0.0;
     if any_cyr {
-        let (l, s) =
-            cyr_total.iter().enumerate().fold(
-                (0, f32::MIN),
-                |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc },
-            );
+        let (l, s) = cyr_total
+            .iter()
+            .enumerate()
+            .fold((0, f32::MIN), |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc });
         out.cyr_lang = Some(l as u8);
         best = s;
     }
