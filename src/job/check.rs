@@ -60,7 +60,14 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
                 .iter()
                 .find(|s| s.schema == job.schema && s.name == t.name)
         });
-        check_table(t, &path, &job.schema, live, scan.map(|s| &s.columns[..]), &mut out);
+        check_table(
+            t,
+            &path,
+            &job.schema,
+            live,
+            scan.map(|s| &s.columns[..]),
+            &mut out,
+        );
     }
     out
 }
@@ -146,7 +153,10 @@ fn check_table(
     let Some(inv) = live.inventory.tables.iter().find(|x| x.name == t.name) else {
         out.push(Finding::new(
             format!("{path}.name"),
-            format!("table '{}' has no text or binary columns: nothing to recode", t.name),
+            format!(
+                "table '{}' has no text or binary columns: nothing to recode",
+                t.name
+            ),
             "remove this entry",
         ));
         return;
@@ -228,7 +238,11 @@ fn unknown_column(cpath: &str, name: &str, inv: &Table, all: &[LiveColumn]) -> F
         format!("unknown column '{name}' in table '{}'", inv.name),
         match closest(name, &names) {
             Some(c) => format!("did you mean '{c}'? (names are case-sensitive)"),
-            None => format!("name a text column of '{}' (it has: {})", inv.name, names.join(", ")),
+            None => format!(
+                "name a text column of '{}' (it has: {})",
+                inv.name,
+                names.join(", ")
+            ),
         },
     )
 }
@@ -252,9 +266,16 @@ fn usable_keys<'a>(inv: &'a Table, all: &[LiveColumn]) -> Vec<(&'a str, Vec<&'a 
         .filter(|i| i.unique && !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH"))
         .filter(|i| {
             i.name == "PRIMARY"
-                || i.parts.iter().all(|p| p.prefix.is_none() && not_null(&p.column))
+                || i.parts
+                    .iter()
+                    .all(|p| p.prefix.is_none() && not_null(&p.column))
         })
-        .map(|i| (i.name.as_str(), i.parts.iter().map(|p| p.column.as_str()).collect()))
+        .map(|i| {
+            (
+                i.name.as_str(),
+                i.parts.iter().map(|p| p.column.as_str()).collect(),
+            )
+        })
         .collect()
 }
 
@@ -288,7 +309,11 @@ fn check_key(t: &TableJob, path: &str, inv: &Table, all: &[LiveColumn], out: &mu
                 format!("unknown column '{c}' in table '{}'", t.name),
                 match closest(c, &names) {
                     Some(s) => format!("did you mean '{s}'?"),
-                    None => format!("name columns of '{}' (it has: {})", t.name, names.join(", ")),
+                    None => format!(
+                        "name columns of '{}' (it has: {})",
+                        t.name,
+                        names.join(", ")
+                    ),
                 },
             ));
             bad = true;
@@ -321,7 +346,10 @@ fn check_key(t: &TableJob, path: &str, inv: &Table, all: &[LiveColumn], out: &mu
 fn holds_utf8_now(col: &Column) -> bool {
     match &col.charset {
         None => true,
-        Some(cs) => matches!(target::normalize_charset(cs).as_str(), "utf8mb4" | "utf8mb3"),
+        Some(cs) => matches!(
+            target::normalize_charset(cs).as_str(),
+            "utf8mb4" | "utf8mb3"
+        ),
     }
 }
 
@@ -414,8 +442,8 @@ fn check_target(
                 format!("unknown character set '{cs}'"),
                 format!("use {UTF8MB4_SUFFIX}"),
             )),
-            Some(cs) if !target::holds_unicode(cs) && cs != "utf8mb3" && !only_ascii(scan) => {
-                out.push(Finding::new(
+            Some(cs) if !target::holds_unicode(cs) && cs != "utf8mb3" && !only_ascii(scan) => out
+                .push(Finding::new(
                     &tpath,
                     format!(
                         "character set {cs} cannot hold the recoded text (Cyrillic, Vietnamese)"
@@ -423,8 +451,7 @@ fn check_target(
                     format!(
                         "use {utf8}; a pure-ASCII column needs no recoding: remove it from the job"
                     ),
-                ))
-            }
+                )),
             _ => {}
         }
     }
@@ -436,7 +463,10 @@ fn check_target(
     if !col.nullable && !def.not_null {
         out.push(Finding::new(
             &tpath,
-            format!("column '{}' is NOT NULL today but the target drops NOT NULL", col.name),
+            format!(
+                "column '{}' is NOT NULL today but the target drops NOT NULL",
+                col.name
+            ),
             "append NOT NULL to the target (and the DEFAULT, if the column has one)",
         ));
     }
@@ -458,7 +488,11 @@ fn too_short(
     def: &TargetDef,
     scan: Option<&ColumnScan>,
 ) -> Option<Finding> {
-    let shown = def.data_type.to_ascii_uppercase();
+    let base = def.data_type.to_ascii_uppercase();
+    let shown = match def.length {
+        Some(n) => format!("{base}({n})"),
+        None => base.clone(),
+    };
     let now = format!(
         "{} {}",
         col.column_type,
@@ -466,15 +500,17 @@ fn too_short(
     );
     // Declared length in characters: shrinking it is always a finding.
     if let (Some(n), Some(declared)) = (def.char_capacity(), col.max_chars) {
-        if matches!(col.data_type.as_str(), "char" | "varchar" | "binary" | "varbinary")
-            && n < declared
+        if matches!(
+            col.data_type.as_str(),
+            "char" | "varchar" | "binary" | "varbinary"
+        ) && n < declared
         {
             return Some(Finding::new(
                 tpath,
                 format!(
-                    "target {shown}({n}) is too short: the column is {now} and holds up to {declared} characters",
+                    "target {shown} is too short: the column is {now} and holds up to {declared} characters",
                 ),
-                format!("use {shown}({declared}) or longer"),
+                format!("use {base}({declared}) or longer"),
             ));
         }
     }
@@ -484,10 +520,10 @@ fn too_short(
                 return Some(Finding::new(
                     tpath,
                     format!(
-                        "target {shown}({n}) is too short: the scan found a value of {} characters after recoding",
+                        "target {shown} is too short: the scan found a value of {} characters after recoding",
                         s.max_chars_after
                     ),
-                    format!("use {shown}({}) or longer", s.max_chars_after),
+                    format!("use {base}({}) or longer", s.max_chars_after),
                 ));
             }
         }

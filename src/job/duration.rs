@@ -45,11 +45,11 @@ impl fmt::Display for Dur {
         let ms = self.0.as_millis();
         if ms == 0 {
             write!(f, "0s")
-        } else if ms % 3_600_000 == 0 {
+        } else if ms.is_multiple_of(3_600_000) {
             write!(f, "{}h", ms / 3_600_000)
-        } else if ms % 60_000 == 0 {
+        } else if ms.is_multiple_of(60_000) {
             write!(f, "{}m", ms / 60_000)
-        } else if ms % 1000 == 0 {
+        } else if ms.is_multiple_of(1000) {
             write!(f, "{}s", ms / 1000)
         } else {
             write!(f, "{ms}ms")
@@ -129,7 +129,12 @@ mod tests {
 
     #[test]
     fn displays_the_shortest_exact_form() {
-        for (ms, text) in [(500, "500ms"), (2000, "2s"), (60_000, "1m"), (1500, "1500ms")] {
+        for (ms, text) in [
+            (500, "500ms"),
+            (2000, "2s"),
+            (60_000, "1m"),
+            (1500, "1500ms"),
+        ] {
             assert_eq!(Dur::from_millis(ms).to_string(), text);
             assert_eq!(text.parse::<Dur>().unwrap(), Dur::from_millis(ms));
         }
@@ -139,6 +144,9 @@ mod tests {
     fn yaml_numbers_without_unit_are_errors() {
         let e = serde_yaml::from_str::<Dur>("5").unwrap_err().to_string();
         assert!(e.contains("no unit"), "{e}");
-        assert_eq!(serde_yaml::from_str::<Dur>("250ms").unwrap(), Dur::from_millis(250));
+        assert_eq!(
+            serde_yaml::from_str::<Dur>("250ms").unwrap(),
+            Dur::from_millis(250)
+        );
     }
 }

@@ -17,7 +17,11 @@ pub struct Finding {
 
 impl Finding {
     /// A finding at `path`; its line is filled in later from the text.
-    pub fn new(path: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub fn new(
+        path: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
         Finding {
             line: None,
             path: path.into(),
@@ -60,7 +64,10 @@ mod tests {
     fn renders_file_line_path_message_and_fix() {
         let mut f = Finding::new("tables[0].name", "unknown table 'x'", "use 'y'");
         f.line = Some(7);
-        assert_eq!(f.render("job.yaml"), "job.yaml:7: tables[0].name: unknown table 'x'. Fix: use 'y'");
+        assert_eq!(
+            f.render("job.yaml"),
+            "job.yaml:7: tables[0].name: unknown table 'x'. Fix: use 'y'"
+        );
         f.line = None;
         f.path.clear();
         assert_eq!(f.render("j"), "j: unknown table 'x'. Fix: use 'y'");

@@ -120,10 +120,7 @@ fn unknown_key_finding(path: String, key: &str, allowed: &[&str]) -> Finding {
             "did you mean '{c}'? (valid keys here: {})",
             allowed.join(", ")
         ),
-        None => format!(
-            "remove it (valid keys here: {})",
-            allowed.join(", ")
-        ),
+        None => format!("remove it (valid keys here: {})", allowed.join(", ")),
     };
     Finding::new(path, format!("unknown key '{key}'"), fix)
 }
@@ -186,12 +183,16 @@ fn from_serde(e: &serde_yaml::Error, locator: &Locator) -> Finding {
     } else if message.starts_with("invalid type") || message.starts_with("invalid value") {
         fix = "write the value as the layout expects (see config/example-job.yaml)".into();
     } else if path.is_empty() && e.location().is_some() {
-        fix = "check the indentation (spaces, not tabs) and quote values that contain ': ' or ' #'".into();
+        fix = "check the indentation (spaces, not tabs) and quote values that contain ': ' or ' #'"
+            .into();
         message = format!("YAML syntax: {message}");
     } else {
         fix = "see config/example-job.yaml for the layout".into();
     }
-    let line = e.location().map(|l| l.line()).or_else(|| locator.line(&path));
+    let line = e
+        .location()
+        .map(|l| l.line())
+        .or_else(|| locator.line(&path));
     Finding {
         line,
         path,

@@ -122,7 +122,12 @@ fn split_key(s: &str) -> Option<(String, &str)> {
     } else {
         let mut idx = None;
         for (i, c) in s.char_indices() {
-            if c == ':' && s[i + 1..].chars().next().is_none_or(|n| n == ' ' || n == '\t') {
+            if c == ':'
+                && s[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(|n| n == ' ' || n == '\t')
+            {
                 idx = Some(i);
                 break;
             }
@@ -184,9 +189,17 @@ tables:
         assert_eq!(l.line("tables[0]"), Some(10));
         assert_eq!(l.line("tables[0].name"), Some(10));
         assert_eq!(l.line("tables[0].strategy"), Some(11));
-        assert_eq!(l.line("tables[0].key[0]"), Some(12), "flow items: their key's line");
+        assert_eq!(
+            l.line("tables[0].key[0]"),
+            Some(12),
+            "flow items: their key's line"
+        );
         assert_eq!(l.line("tables[0].columns[0].source"), Some(15));
-        assert_eq!(l.line("tables[0].columns[1].name"), Some(18), "comments are skipped");
+        assert_eq!(
+            l.line("tables[0].columns[1].name"),
+            Some(18),
+            "comments are skipped"
+        );
         assert_eq!(l.line("tables[0].columns[1].target"), Some(20));
         assert_eq!(l.line("tables[1].name"), Some(22), "dash alone on its line");
         assert_eq!(
@@ -194,13 +207,18 @@ tables:
             Some(25),
             "items at their key's indent; quoted keys"
         );
-        assert_eq!(l.line("tables[1].strategy"), Some(21), "absent: the item's line");
+        assert_eq!(
+            l.line("tables[1].strategy"),
+            Some(21),
+            "absent: the item's line"
+        );
         assert_eq!(l.line("nothing"), None);
     }
 
     #[test]
     fn compact_and_nested_items() {
-        let text = "tables:\n- name: a\n  columns:\n  - name: x\n  - name: y\n    target: T\n- name: b\n";
+        let text =
+            "tables:\n- name: a\n  columns:\n  - name: x\n  - name: y\n    target: T\n- name: b\n";
         let l = Locator::new(text);
         assert_eq!(l.line("tables[0].columns[1].target"), Some(6));
         assert_eq!(l.line("tables[1].name"), Some(7));

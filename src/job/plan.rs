@@ -32,7 +32,11 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
             many.join(", ")
         ),
     };
-    let tables: Vec<&TableScan> = report.tables.iter().filter(|t| t.schema == schema).collect();
+    let tables: Vec<&TableScan> = report
+        .tables
+        .iter()
+        .filter(|t| t.schema == schema)
+        .collect();
     let mut o = String::new();
     header(&mut o, report, &schema, report_name);
     let _ = writeln!(o, "version: 1");
@@ -42,12 +46,18 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
     o.push('\n');
     let active: Vec<&&TableScan> = tables.iter().filter(|t| is_active(t)).collect();
     if active.is_empty() {
-        let _ = writeln!(o, "# Nothing in this schema needs recoding; the entries below say why.");
+        let _ = writeln!(
+            o,
+            "# Nothing in this schema needs recoding; the entries below say why."
+        );
         let _ = writeln!(o, "tables: []");
     } else {
         let _ = writeln!(o, "tables:");
     }
-    for t in &tables {
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            o.push('\n');
+        }
         if is_active(t) {
             active_table(&mut o, t);
         } else {
@@ -73,7 +83,7 @@ fn header(o: &mut String, r: &ScanReport, schema: &str, report_name: &str) {
         "\
 # myrecode job: recode the legacy-encoded text of schema `{schema}` to UTF-8.
 #
-# Written by `myrecode plan` {tool} from {report_name}: a {mode} scan{sample} of {flavor} {version}.
+# Written by `myrecode plan` {tool} from {report_name}: a {mode} scan{sample} of {server}.
 # One entry per table and column to recode; columns and tables that need nothing are
 # listed commented out, with why. Review and edit it (every key is explained in
 # config/example-job.yaml; unknown keys are errors), then check it against the live schema:
@@ -92,8 +102,11 @@ fn header(o: &mut String, r: &ScanReport, schema: &str, report_name: &str) {
         tool = r.tool_version,
         report_name = comment_safe(report_name),
         mode = r.mode,
-        flavor = r.server.flavor,
-        version = r.server.version,
+        server = if r.server.version.contains(&r.server.flavor) {
+            r.server.version.clone()
+        } else {
+            format!("{} {}", r.server.flavor, r.server.version)
+        },
     );
 }
 
@@ -103,41 +116,71 @@ fn defaults(o: &mut String, d: &Defaults) {
     } else {
         format!(
             "[{}]",
-            d.replicas.iter().map(|r| flow(r)).collect::<Vec<_>>().join(", ")
+            d.replicas
+                .iter()
+                .map(|r| flow(r))
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
-    let _ = write!(
+    let cutover = match d.cutover {
+        super::model::Cutover::Auto => "auto",
+        super::model::Cutover::Manual => "manual",
+    };
+    let rows: [(&str, String, &str); 8] = [
+        (
+            "batch_size",
+            d.batch_size.to_string(),
+            "rows per batch to start with; tuned toward target_batch_time",
+        ),
+        (
+            "target_batch_time",
+            d.target_batch_time.to_string(),
+            "one batch (read, recode, write, checkpoint) should take this long",
+        ),
+        (
+            "pause_between_batches",
+            d.pause_between_batches.to_string(),
+            "sleep between batches so the application gets its turn",
+        ),
+        (
+            "max_threads_running",
+            d.max_threads_running.to_string(),
+            "throttle while the server's Threads_running is above this",
+        ),
+        (
+            "max_replica_lag",
+            d.max_replica_lag.to_string(),
+            "throttle while a replica lags more than this",
+        ),
+        (
+            "replicas",
+            replicas,
+            "replicas to watch: mysql://user@host:port (no password) or host:port",
+        ),
+        (
+            "undecidable",
+            "quarantine".to_string(),
+            "left untouched, keys listed in _myrecode_quarantine",
+        ),
+        (
+            "cutover",
+            cutover.to_string(),
+            "copy: `manual` waits for `myrecode cutover`; `auto` swaps when caught up",
+        ),
+    ];
+    let _ = writeln!(
         o,
-        "\
-# Batch and throttle settings for every table (a table may override batch_size and
-# target_batch_time).
-defaults:
-  batch_size: {}                # rows per batch to start with; tuned toward target_batch_time
-  target_batch_time: {}        # one batch (read, recode, write, checkpoint) should take this long
-  pause_between_batches: {}    # sleep between batches so the application gets its turn
-  max_threads_running: {}         # throttle while the server's Threads_running is above this
-  max_replica_lag: {}              # throttle while a replica below lags more than this
-  replicas: {}                   # replicas to watch: mysql://user@host:port (no password) or host:port
-  undecidable: {}         # undecidable values: left untouched, keys listed in _myrecode_quarantine
-  cutover: {}                 # copy strategy: `manual` waits for `myrecode cutover`; `auto` swaps when caught up
-",
-        d.batch_size,
-        d.target_batch_time,
-        d.pause_between_batches,
-        d.max_threads_running,
-        d.max_replica_lag,
-        replicas,
-        "quarantine",
-        match d.cutover {
-            super::model::Cutover::Auto => "auto",
-            super::model::Cutover::Manual => "manual",
-        },
+        "# Batch and throttle settings for every table (a table may override batch_size and\n# target_batch_time).\ndefaults:"
     );
+    for (k, v, why) in rows {
+        let kv = format!("  {k}: {v}");
+        let _ = writeln!(o, "{kv:<34}# {why}");
+    }
 }
 
 fn active_table(o: &mut String, t: &TableScan) {
     let key = t.key.as_ref().expect("active tables have a key");
-    o.push('\n');
     let _ = writeln!(o, "  - name: {}", scalar(&t.name));
     let _ = writeln!(
         o,
@@ -163,7 +206,11 @@ fn active_table(o: &mut String, t: &TableScan) {
     let _ = writeln!(
         o,
         "    key: [{}]   # {} (batches page over it)",
-        key.columns.iter().map(|c| flow(c)).collect::<Vec<_>>().join(", "),
+        key.columns
+            .iter()
+            .map(|c| flow(c))
+            .collect::<Vec<_>>()
+            .join(", "),
         comment_safe(&key.index)
     );
     let _ = writeln!(
@@ -186,7 +233,6 @@ fn active_table(o: &mut String, t: &TableScan) {
 }
 
 fn inactive_table(o: &mut String, t: &TableScan) {
-    o.push('\n');
     let why = if t.key.is_none() {
         t.risks
             .iter()
@@ -198,8 +244,17 @@ fn inactive_table(o: &mut String, t: &TableScan) {
     } else {
         "nothing to recode: every text column is ASCII, already UTF-8 or binary data".into()
     };
-    let _ = writeln!(o, "  # - name: {}   # not in the job: {}", scalar(&t.name), comment_safe(&why));
-    for c in t.columns.iter().filter(|c| c.strategy != ScanStrategy::None) {
+    let _ = writeln!(
+        o,
+        "  # - name: {}   # not in the job: {}",
+        scalar(&t.name),
+        comment_safe(&why)
+    );
+    for c in t
+        .columns
+        .iter()
+        .filter(|c| c.strategy != ScanStrategy::None)
+    {
         let _ = writeln!(
             o,
             "  #   would need: {} ({})",
@@ -212,7 +267,9 @@ fn inactive_table(o: &mut String, t: &TableScan) {
 fn active_column(o: &mut String, c: &ColumnScan) {
     let recodable = recodable_labels(c);
     let (source, why) = match recodable.as_slice() {
-        [one] if labels::is_known(one) => (one.to_string(), format!("every non-ASCII value is {one}")),
+        [one] if labels::is_known(one) => {
+            (one.to_string(), format!("every non-ASCII value is {one}"))
+        }
         [] => (
             labels::AUTO.to_string(),
             "no single encoding stands out: detect row by row".to_string(),
@@ -224,13 +281,19 @@ fn active_column(o: &mut String, c: &ColumnScan) {
     };
     let _ = writeln!(o, "      - name: {}", scalar(&c.name));
     let _ = writeln!(o, "        # scan: {}", comment_safe(&evidence(c)));
+    let _ = writeln!(o, "        # size: {}", comment_safe(&sizes(c)));
     if !c.target.why.is_empty() {
         let _ = writeln!(o, "        # target: {}", comment_safe(&c.target.why));
     }
     for r in &c.risks {
         let _ = writeln!(o, "        # risk: {}", comment_safe(r));
     }
-    let _ = writeln!(o, "        source: {}   # {}", scalar(&source), comment_safe(&why));
+    let _ = writeln!(
+        o,
+        "        source: {}   # {}",
+        scalar(&source),
+        comment_safe(&why)
+    );
     let _ = writeln!(o, "        target: {}", scalar(&target_definition(c)));
     let _ = writeln!(
         o,
@@ -258,7 +321,11 @@ fn recodable_labels(c: &ColumnScan) -> Vec<&str> {
 pub fn target_definition(c: &ColumnScan) -> String {
     let t = &c.target;
     let ty = match t.column_type.find('(') {
-        Some(i) => format!("{}{}", t.column_type[..i].to_ascii_uppercase(), &t.column_type[i..]),
+        Some(i) => format!(
+            "{}{}",
+            t.column_type[..i].to_ascii_uppercase(),
+            &t.column_type[i..]
+        ),
         None => t.column_type.to_ascii_uppercase(),
     };
     let mut s = ty;
@@ -291,11 +358,16 @@ fn nothing_to_do(c: &ColumnScan) -> String {
     }
 }
 
-/// One line of scan evidence: rows, counts per label, undecided, sizes.
+/// One line of scan evidence: rows, counts per label, undecided.
 pub fn evidence(c: &ColumnScan) -> String {
     let mut s = format!("{} rows", thousands(c.rows));
     if c.nulls > 0 || c.empty > 0 {
-        let _ = write!(s, " ({} NULL, {} empty)", thousands(c.nulls), thousands(c.empty));
+        let _ = write!(
+            s,
+            " ({} NULL, {} empty)",
+            thousands(c.nulls),
+            thousands(c.empty)
+        );
     }
     let mut counts: Vec<(&String, &u64)> = c.labels.iter().filter(|(_, n)| **n > 0).collect();
     counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -307,16 +379,19 @@ pub fn evidence(c: &ColumnScan) -> String {
         let _ = write!(s, "; {}", parts.join(", "));
     }
     let _ = write!(s, "; {} undecided", thousands(c.undecided_total));
-    let _ = write!(
-        s,
-        "; longest after recoding {} bytes / {} chars (now {} bytes, declared {} {})",
+    s
+}
+
+/// One line of sizes: longest value after recoding against what is stored and declared.
+pub fn sizes(c: &ColumnScan) -> String {
+    format!(
+        "longest after recoding {} bytes / {} chars (now {} bytes, declared {} {})",
         thousands(c.max_bytes_after),
         thousands(c.max_chars_after),
         thousands(c.max_bytes_now),
         c.column_type,
         c.charset.as_deref().unwrap_or("binary")
-    );
-    s
+    )
 }
 
 /// `12,345`.
@@ -324,7 +399,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -376,7 +451,12 @@ mod tests {
     use crate::scan::model::Target;
     use std::collections::BTreeMap;
 
-    fn column(name: &str, labels: &[(&str, u64)], strategy: ScanStrategy, target: Target) -> ColumnScan {
+    fn column(
+        name: &str,
+        labels: &[(&str, u64)],
+        strategy: ScanStrategy,
+        target: Target,
+    ) -> ColumnScan {
         ColumnScan {
             name: name.into(),
             column_type: "varchar(100)".into(),
@@ -391,7 +471,11 @@ mod tests {
             confidence: BTreeMap::new(),
             examples: BTreeMap::new(),
             undecided: Vec::new(),
-            undecided_total: labels.iter().find(|(l, _)| *l == "unknown").map(|x| x.1).unwrap_or(0),
+            undecided_total: labels
+                .iter()
+                .find(|(l, _)| *l == "unknown")
+                .map(|x| x.1)
+                .unwrap_or(0),
             max_bytes_now: 90,
             max_bytes_after: 170,
             max_chars_after: 90,
@@ -459,13 +543,29 @@ mod tests {
                     vec![
                         column(
                             "name",
-                            &[("ascii", 500), ("cp1251", 300), ("koi8-r", 150), ("cp866", 40), ("unknown", 10)],
+                            &[
+                                ("ascii", 500),
+                                ("cp1251", 300),
+                                ("koi8-r", 150),
+                                ("cp866", 40),
+                                ("unknown", 10),
+                            ],
                             ScanStrategy::Copy,
                             utf8("varchar(100)"),
                         ),
-                        column("title", &[("cp1251", 12)], ScanStrategy::Copy, utf8("varchar(100)")),
+                        column(
+                            "title",
+                            &[("cp1251", 12)],
+                            ScanStrategy::Copy,
+                            utf8("varchar(100)"),
+                        ),
                         column("api_token", &[("ascii", 1000)], ScanStrategy::None, keep),
-                        column("we ird: #name", &[("tcvn3", 5)], ScanStrategy::Copy, utf8("text")),
+                        column(
+                            "we ird: #name",
+                            &[("tcvn3", 5)],
+                            ScanStrategy::Copy,
+                            utf8("text"),
+                        ),
                     ],
                 ),
                 table("audit", false, ScanStrategy::None, vec![]),
@@ -473,7 +573,12 @@ mod tests {
                     "codes",
                     true,
                     ScanStrategy::None,
-                    vec![column("code", &[("ascii", 9)], ScanStrategy::None, utf8("varchar(10)"))],
+                    vec![column(
+                        "code",
+                        &[("ascii", 9)],
+                        ScanStrategy::None,
+                        utf8("varchar(10)"),
+                    )],
                 ),
             ],
         }
@@ -507,7 +612,7 @@ mod tests {
         assert!(text.contains("# myrecode job:"), "{text}");
         assert!(text.contains("myrecode plan --check job.yaml --report scan.json"));
         assert!(
-            text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided; longest after recoding 170 bytes / 90 chars"),
+            text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided\n"),
             "{text}"
         );
         assert!(text.contains(
@@ -547,9 +652,22 @@ mod tests {
 
     #[test]
     fn scalars_read_back_as_written() {
-        for s in ["name", "we ird: #name", "yes", "123", "null", "a'b", "ENUM('a','b') CHARACTER SET utf8mb4", "-x", "tab\there", "ünï", ""] {
+        for s in [
+            "name",
+            "we ird: #name",
+            "yes",
+            "123",
+            "null",
+            "a'b",
+            "ENUM('a','b') CHARACTER SET utf8mb4",
+            "-x",
+            "tab\there",
+            "ünï",
+            "",
+        ] {
             let y = format!("k: {}\n", scalar(s));
-            let v: BTreeMap<String, String> = serde_yaml::from_str(&y).unwrap_or_else(|e| panic!("{y}: {e}"));
+            let v: BTreeMap<String, String> =
+                serde_yaml::from_str(&y).unwrap_or_else(|e| panic!("{y}: {e}"));
             assert_eq!(v["k"], s, "{y}");
         }
         assert_eq!(thousands(1234567), "1,234,567");

@@ -62,6 +62,9 @@ mod tests {
         assert_eq!(closest("customer", &names), Some("customers"));
         assert_eq!(closest("ordrs", &names), Some("orders"));
         assert_eq!(closest("zzzzzz", &names), None);
-        assert_eq!(did_you_mean("cp1215", crate::job::labels::known()), " (did you mean 'cp1251'?)");
+        assert_eq!(
+            did_you_mean("cp1215", crate::job::labels::known()),
+            " (did you mean 'cp1251'?)"
+        );
     }
 }

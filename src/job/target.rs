@@ -126,10 +126,7 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         return Err("the target is empty or does not start with a type".into());
     }
     if !TEXT_TYPES.contains(&data_type.as_str()) && !BINARY_TYPES.contains(&data_type.as_str()) {
-        return Err(format!(
-            "'{}' is not a text or binary type",
-            &s[..type_end]
-        ));
+        return Err(format!("'{}' is not a text or binary type", &s[..type_end]));
     }
     let mut rest = s[type_end..].trim_start();
     let mut length = None;
@@ -137,13 +134,20 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
         let inner = &rest[1..close];
         if !matches!(data_type.as_str(), "enum" | "set") {
-            length = Some(inner.trim().parse::<u64>().map_err(|_| {
-                format!("length '({inner})' is not a whole number")
-            })?);
+            length = Some(
+                inner
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("length '({inner})' is not a whole number"))?,
+            );
         }
         rest = rest[close + 1..].trim_start();
     } else if matches!(data_type.as_str(), "enum" | "set") {
-        return Err(format!("{} needs its members, e.g. {}('a','b')", data_type.to_uppercase(), data_type.to_uppercase()));
+        return Err(format!(
+            "{} needs its members, e.g. {}('a','b')",
+            data_type.to_uppercase(),
+            data_type.to_uppercase()
+        ));
     }
     match data_type.as_str() {
         "varchar" | "varbinary" if length.is_none() => {
@@ -197,9 +201,15 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         ));
     }
     if let (Some(cs), Some(co)) = (&charset, &collation) {
-        let prefix = co.split('_').next().map(normalize_charset).unwrap_or_default();
+        let prefix = co
+            .split('_')
+            .next()
+            .map(normalize_charset)
+            .unwrap_or_default();
         if &prefix != cs && co != "binary" {
-            return Err(format!("collation {co} does not belong to character set {cs}"));
+            return Err(format!(
+                "collation {co} does not belong to character set {cs}"
+            ));
         }
     }
     Ok(TargetDef {
@@ -269,7 +279,10 @@ mod tests {
             ("VARCHAR CHARACTER SET utf8mb4", "needs a length"),
             ("VARCHAR(abc)", "not a whole number"),
             ("VARCHAR(10", "unbalanced"),
-            ("VARCHAR(10) CHARACTER SET utf8mb4 COLLATE latin1_swedish_ci", "does not belong"),
+            (
+                "VARCHAR(10) CHARACTER SET utf8mb4 COLLATE latin1_swedish_ci",
+                "does not belong",
+            ),
             ("BLOB CHARACTER SET utf8mb4", "binary type"),
             ("", "empty"),
         ] {
