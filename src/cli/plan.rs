@@ -135,6 +135,14 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
         }
     };
     let report = report.map(read_report).transpose()?;
+    if let Some(r) = &report {
+        if !r.tables.iter().any(|t| t.schema == loaded.job.schema) {
+            eprintln!(
+                "{shown}: note: the scan report has no tables of schema '{}': checking against the declared sizes only",
+                loaded.job.schema
+            );
+        }
+    }
     let cfg = conn.resolve()?;
     let schema = loaded.job.schema.clone();
     let live = block_on(async {
