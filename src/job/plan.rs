@@ -266,15 +266,35 @@ fn inactive_table(o: &mut String, t: &TableScan) {
 
 fn active_column(o: &mut String, c: &ColumnScan) {
     let recodable = recodable_labels(c);
-    let (source, why) = match recodable.as_slice() {
-        [one] if labels::is_known(one) => {
+    // A fixed label only when every non-ASCII value has it: already-UTF-8, binary or
+    // undecided values next to it must go through detection, not be forced.
+    let non_ascii: Vec<&str> = c
+        .labels
+        .iter()
+        .filter(|(l, n)| **n > 0 && l.as_str() != "ascii")
+        .map(|(l, _)| l.as_str())
+        .collect();
+    let (source, why) = match (non_ascii.as_slice(), recodable.as_slice()) {
+        ([one], _) if labels::is_known(one) => {
             (one.to_string(), format!("every non-ASCII value is {one}"))
         }
-        [] => (
+        (_, []) => (
             labels::AUTO.to_string(),
             "no single encoding stands out: detect row by row".to_string(),
         ),
-        many => (
+        (_, [one]) => (
+            labels::AUTO.to_string(),
+            format!(
+                "mostly {one}, next to {}: detect row by row",
+                non_ascii
+                    .iter()
+                    .filter(|l| *l != one)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        (_, many) => (
             labels::AUTO.to_string(),
             format!("several encodings row by row ({})", many.join(", ")),
         ),
@@ -555,7 +575,13 @@ mod tests {
                         ),
                         column(
                             "title",
-                            &[("cp1251", 12)],
+                            &[("cp1251", 12), ("ascii", 3)],
+                            ScanStrategy::Copy,
+                            utf8("varchar(100)"),
+                        ),
+                        column(
+                            "bio",
+                            &[("cp1251", 12), ("utf-8", 3)],
                             ScanStrategy::Copy,
                             utf8("varchar(100)"),
                         ),
@@ -596,10 +622,15 @@ mod tests {
         assert_eq!((t.name.as_str(), t.strategy), ("customers", Strategy::Copy));
         assert_eq!(t.key.as_deref(), Some(&["id".to_string()][..]));
         let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["name", "title", "we ird: #name"]);
+        assert_eq!(names, ["name", "title", "bio", "we ird: #name"]);
         assert_eq!(t.columns[0].source, "auto", "mixed column");
         assert_eq!(t.columns[1].source, "cp1251", "one encoding: fixed label");
-        assert_eq!(t.columns[2].source, "tcvn3");
+        assert_eq!(
+            t.columns[2].source, "auto",
+            "UTF-8 rows beside cp1251: detect"
+        );
+        assert!(text.contains("source: auto   # mostly cp1251, next to utf-8: detect row by row"));
+        assert_eq!(t.columns[3].source, "tcvn3");
         assert_eq!(
             t.columns[1].target,
             "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL"
@@ -612,7 +643,7 @@ mod tests {
         assert!(text.contains("# myrecode job:"), "{text}");
         assert!(text.contains("myrecode plan --check job.yaml --report scan.json"));
         assert!(
-            text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided\n"),
+            text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided\n        # size: longest after recoding 170 bytes / 90 chars (now 90 bytes, declared varchar(100) latin1)\n"),
             "{text}"
         );
         assert!(text.contains(
