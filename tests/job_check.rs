@@ -560,3 +560,58 @@ async fn plan_writes_a_job_that_checks_clean() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(std::fs::read_to_string(&job).unwrap(), text);
 }
+
+#[test]
+fn plan_arguments_say_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = myrecode(None, &["plan"]);
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("nothing to do") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+
+    let report = dir.path().join("scan.json");
+    std::fs::write(&report, report_for("shop", 10, 20)).unwrap();
+    let r = report.to_str().unwrap();
+    let out = myrecode(None, &["plan", "--report", r]);
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("-o job.yaml"), "{stderr}");
+
+    let out = myrecode(None, &["plan", "--report", r, "-o", "-"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.starts_with("# myrecode job:") && stdout.contains("schema: shop"));
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"not\": \"a report\"}").unwrap();
+    let out = myrecode(
+        None,
+        &["plan", "--report", bad.to_str().unwrap(), "-o", "-"],
+    );
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("is not a scan report") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, VALID).unwrap();
+    let out = myrecode(None, &["plan", "--check", job.to_str().unwrap()]);
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("no server given"), "{stderr}");
+
+    // A job that does not parse needs no server: its findings come first.
+    std::fs::write(&job, "version: 1\nschema: s\ntables: []\nextra: 1\n").unwrap();
+    let out = myrecode(None, &["plan", "--check", job.to_str().unwrap()]);
+    let (stdout, _) = texts(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout.contains(":4: extra: unknown key 'extra'"),
+        "{stdout}"
+    );
+}
