@@ -69,7 +69,80 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
             &mut out,
         );
     }
+    check_foreign_keys(job, live, &mut out);
     out
+}
+
+/// A string column in a foreign key must keep the charset of its counterpart: MySQL refuses
+/// to change one side alone ("Cannot change column used in a foreign key constraint").
+fn check_foreign_keys(job: &Job, live: &Live, out: &mut Vec<Finding>) {
+    let mut after: std::collections::HashMap<(&str, &str), (String, Option<String>)> =
+        Default::default();
+    for (i, t) in job.tables.iter().enumerate() {
+        for (j, c) in t.columns.iter().enumerate() {
+            if let Ok(d) = target::parse(&c.target) {
+                after.insert(
+                    (t.name.as_str(), c.name.as_str()),
+                    (format!("tables[{i}].columns[{j}].target"), d.charset),
+                );
+            }
+        }
+    }
+    let now = |table: &str, column: &str| -> Option<Option<String>> {
+        live.inventory
+            .tables
+            .iter()
+            .find(|t| t.schema == job.schema && t.name == table)?
+            .columns
+            .iter()
+            .find(|c| c.name == column)
+            .map(|c| c.charset.as_deref().map(target::normalize_charset))
+    };
+    for t in live
+        .inventory
+        .tables
+        .iter()
+        .filter(|t| t.schema == job.schema)
+    {
+        for fk in t.foreign_keys.iter().filter(|f| f.direction == "outgoing") {
+            if fk.to_schema != job.schema {
+                continue;
+            }
+            for (from, to) in fk.from_columns.iter().zip(&fk.to_columns) {
+                let (Some(from_now), Some(to_now)) =
+                    (now(&fk.from_table, from), now(&fk.to_table, to))
+                else {
+                    continue;
+                };
+                let a = after.get(&(fk.from_table.as_str(), from.as_str()));
+                let b = after.get(&(fk.to_table.as_str(), to.as_str()));
+                let Some((path, _)) = a.or(b) else { continue };
+                let cs_a = a.map(|x| x.1.clone()).unwrap_or(from_now);
+                let cs_b = b.map(|x| x.1.clone()).unwrap_or(to_now);
+                if cs_a != cs_b {
+                    let (other_t, other_c) = if a.is_some() {
+                        (&fk.to_table, to)
+                    } else {
+                        (&fk.from_table, from)
+                    };
+                    out.push(Finding::new(
+                        path.clone(),
+                        format!(
+                            "foreign key `{}` ({}.{from} -> {}.{to}) needs both columns in the same character set, but after this job they would be {} and {}",
+                            fk.name,
+                            fk.from_table,
+                            fk.to_table,
+                            cs_a.as_deref().unwrap_or("binary"),
+                            cs_b.as_deref().unwrap_or("binary")
+                        ),
+                        format!(
+                            "recode {other_t}.{other_c} in this job to the same character set, or drop the foreign key first and recreate it after"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// Checks that need no server: version and batch/throttle settings.
@@ -885,6 +958,47 @@ mod tests {
             ),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn foreign_keys_keep_both_sides_in_one_charset() {
+        let mut lv = live();
+        let mut child = lv.inventory.tables[0].clone();
+        child.name = "child".into();
+        child.columns = vec![col("a_ref", "varchar(10)", Some("latin1"), 10, true)];
+        child.indexes.retain(|i| i.name == "PRIMARY");
+        let fk = ForeignKey {
+            name: "fk_a".into(),
+            direction: "outgoing".into(),
+            from_schema: "s".into(),
+            from_table: "child".into(),
+            from_columns: vec!["a_ref".into()],
+            to_schema: "s".into(),
+            to_table: "t".into(),
+            to_columns: vec!["a".into()],
+        };
+        child.foreign_keys = vec![fk];
+        lv.inventory.tables.push(child);
+        lv.tables.insert(
+            "child".into(),
+            vec![LiveColumn {
+                name: "a_ref".into(),
+                data_type: "varchar".into(),
+                nullable: true,
+            }],
+        );
+        let one = format!(
+            "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}"
+        );
+        let l = load_str(&one).unwrap();
+        let f: Vec<String> = check_loaded(&l, &lv, None)
+            .iter()
+            .map(|f| f.render("j"))
+            .collect();
+        assert_eq!(f, vec!["j:9: tables[0].columns[0].target: foreign key `fk_a` (child.a_ref -> t.a) needs both columns in the same character set, but after this job they would be latin1 and utf8mb4. Fix: recode child.a_ref in this job to the same character set, or drop the foreign key first and recreate it after"]);
+        let both = format!("{one}  - name: child\n    strategy: copy\n    columns:\n      - name: a_ref\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET utf8mb4\n");
+        let l = load_str(&both).unwrap();
+        assert!(check_loaded(&l, &lv, None).is_empty());
     }
 
     #[test]
