@@ -8,6 +8,7 @@ pub mod convert;
 pub mod demo;
 pub mod detect;
 pub mod inventory;
+pub mod plan;
 pub mod run;
 pub mod scan;
 
@@ -58,6 +59,8 @@ pub enum Command {
     Detect(detect::Args),
     /// Show the whole flow on a sample legacy database (a throwaway server unless --url is given).
     Demo(demo::Args),
+    /// Write a commented YAML job from a scan report, or check a job against the live schema (--check).
+    Plan(plan::Args),
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Plan(args) => plan::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,1 +1,1009 @@
-//! placeholder
+//! Validates a job against the live schema (and, if given, the scan report): every problem
+//! is its own [`Finding`], so one run lists them all.
+//!
+//! Pure: the live facts come in as [`Live`], read beforehand by [`super::live::read`].
+
+use super::finding::Finding;
+use super::labels;
+use super::live::{Live, LiveColumn};
+use super::load::Loaded;
+use super::model::{Job, Strategy, TableJob, JOB_VERSION};
+use super::suggest::{closest, did_you_mean};
+use super::target::{self, lob_capacity, TargetDef};
+use crate::inventory::model::{Column, ColumnKind, Table};
+use crate::scan::model::{ColumnScan, ScanReport};
+use std::collections::BTreeSet;
+
+/// The definition plans use for text that must hold any Unicode.
+pub const UTF8MB4_SUFFIX: &str = "CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci";
+
+/// Checks a loaded job and fills in each finding's line; findings come in file order.
+pub fn check_loaded(loaded: &Loaded, live: &Live, report: Option<&ScanReport>) -> Vec<Finding> {
+    let mut out = check(&loaded.job, live, report);
+    for f in &mut out {
+        if f.line.is_none() {
+            f.line = loaded.locator.line(&f.path);
+        }
+    }
+    out.sort_by_key(|f| f.line.unwrap_or(0));
+    out
+}
+
+/// Every finding about `job`, in the order the checks meet them (lines not filled in).
+pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding> {
+    let mut out = check_settings(job);
+    if !live.has_schema(&job.schema) {
+        out.push(Finding::new(
+            "schema",
+            format!("schema '{}' does not exist on this server", job.schema),
+            format!(
+                "name an existing schema{} (the server has: {})",
+                did_you_mean(&job.schema, &live.schemas),
+                list_or_none(&live.schemas)
+            ),
+        ));
+        return out;
+    }
+    let mut seen = BTreeSet::new();
+    for (i, t) in job.tables.iter().enumerate() {
+        let path = format!("tables[{i}]");
+        if !seen.insert(t.name.as_str()) {
+            out.push(Finding::new(
+                format!("{path}.name"),
+                format!("table '{}' is listed twice", t.name),
+                "merge the two entries into one",
+            ));
+            continue;
+        }
+        let scan = report.and_then(|r| {
+            r.tables
+                .iter()
+                .find(|s| s.schema == job.schema && s.name == t.name)
+        });
+        check_table(
+            t,
+            &path,
+            &job.schema,
+            live,
+            scan.map(|s| &s.columns[..]),
+            &mut out,
+        );
+    }
+    check_foreign_keys(job, live, &mut out);
+    out
+}
+
+/// A string column in a foreign key must keep the charset of its counterpart: MySQL refuses
+/// to change one side alone ("Cannot change column used in a foreign key constraint").
+fn check_foreign_keys(job: &Job, live: &Live, out: &mut Vec<Finding>) {
+    let mut after: std::collections::HashMap<(&str, &str), (String, Option<String>)> =
+        Default::default();
+    for (i, t) in job.tables.iter().enumerate() {
+        for (j, c) in t.columns.iter().enumerate() {
+            if let Ok(d) = target::parse(&c.target) {
+                after.insert(
+                    (t.name.as_str(), c.name.as_str()),
+                    (format!("tables[{i}].columns[{j}].target"), d.charset),
+                );
+            }
+        }
+    }
+    let now = |table: &str, column: &str| -> Option<Option<String>> {
+        live.inventory
+            .tables
+            .iter()
+            .find(|t| t.schema == job.schema && t.name == table)?
+            .columns
+            .iter()
+            .find(|c| c.name == column)
+            .map(|c| c.charset.as_deref().map(target::normalize_charset))
+    };
+    for t in live
+        .inventory
+        .tables
+        .iter()
+        .filter(|t| t.schema == job.schema)
+    {
+        for fk in t.foreign_keys.iter().filter(|f| f.direction == "outgoing") {
+            if fk.to_schema != job.schema {
+                continue;
+            }
+            for (from, to) in fk.from_columns.iter().zip(&fk.to_columns) {
+                let (Some(from_now), Some(to_now)) =
+                    (now(&fk.from_table, from), now(&fk.to_table, to))
+                else {
+                    continue;
+                };
+                let a = after.get(&(fk.from_table.as_str(), from.as_str()));
+                let b = after.get(&(fk.to_table.as_str(), to.as_str()));
+                let Some((path, _)) = a.or(b) else { continue };
+                let cs_a = a.map(|x| x.1.clone()).unwrap_or(from_now);
+                let cs_b = b.map(|x| x.1.clone()).unwrap_or(to_now);
+                if cs_a != cs_b {
+                    let (other_t, other_c) = if a.is_some() {
+                        (&fk.to_table, to)
+                    } else {
+                        (&fk.from_table, from)
+                    };
+                    out.push(Finding::new(
+                        path.clone(),
+                        format!(
+                            "foreign key `{}` ({}.{from} -> {}.{to}) needs both columns in the same character set, but after this job they would be {} and {}",
+                            fk.name,
+                            fk.from_table,
+                            fk.to_table,
+                            cs_a.as_deref().unwrap_or("binary"),
+                            cs_b.as_deref().unwrap_or("binary")
+                        ),
+                        format!(
+                            "recode {other_t}.{other_c} in this job to the same character set, or drop the foreign key first and recreate it after"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Checks that need no server: version and batch/throttle settings.
+fn check_settings(job: &Job) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if job.version != JOB_VERSION {
+        out.push(Finding::new(
+            "version",
+            format!("job layout version {} is not supported", job.version),
+            format!("write `version: {JOB_VERSION}` (the only layout so far)"),
+        ));
+    }
+    if job.defaults.batch_size == 0 {
+        out.push(Finding::new(
+            "defaults.batch_size",
+            "batch_size 0 would never make progress",
+            "use a positive number of rows, e.g. 1000",
+        ));
+    }
+    if job.defaults.max_threads_running == 0 {
+        out.push(Finding::new(
+            "defaults.max_threads_running",
+            "max_threads_running 0 would throttle forever (our own connection is running)",
+            "use a positive number, e.g. 25",
+        ));
+    }
+    for (i, r) in job.defaults.replicas.iter().enumerate() {
+        if let Ok(u) = url::Url::parse(r) {
+            if u.password().is_some() {
+                out.push(Finding::new(
+                    format!("defaults.replicas[{i}]"),
+                    "this replica URL holds a password, and job files get read, copied and committed",
+                    "remove the password from the URL; it comes from MYSQL_PWD or the primary's URL",
+                ));
+            }
+        }
+    }
+    for (i, t) in job.tables.iter().enumerate() {
+        if t.batch_size == Some(0) {
+            out.push(Finding::new(
+                format!("tables[{i}].batch_size"),
+                "batch_size 0 would never make progress",
+                "use a positive number of rows, or remove it to use defaults.batch_size",
+            ));
+        }
+    }
+    out
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn check_table(
+    t: &TableJob,
+    path: &str,
+    schema: &str,
+    live: &Live,
+    scan: Option<&[ColumnScan]>,
+    out: &mut Vec<Finding>,
+) {
+    let Some(all_columns) = live.tables.get(&t.name) else {
+        let names: Vec<&String> = live.tables.keys().collect();
+        out.push(Finding::new(
+            format!("{path}.name"),
+            format!("unknown table '{}' in schema '{schema}'", t.name),
+            match closest(&t.name, names.iter().copied()) {
+                Some(c) => format!("did you mean '{c}'? (names are case-sensitive)"),
+                None => format!(
+                    "name a table of '{schema}' (it has: {})",
+                    list_or_none(&live.tables.keys().cloned().collect::<Vec<_>>())
+                ),
+            },
+        ));
+        return;
+    };
+    let Some(inv) = live.inventory.tables.iter().find(|x| x.name == t.name) else {
+        out.push(Finding::new(
+            format!("{path}.name"),
+            format!(
+                "table '{}' has no text or binary columns: nothing to recode",
+                t.name
+            ),
+            "remove this entry",
+        ));
+        return;
+    };
+    check_key(t, path, inv, all_columns, out);
+    if t.columns.is_empty() {
+        out.push(Finding::new(
+            format!("{path}.columns"),
+            "no columns to recode",
+            "list the columns to recode, or remove this table",
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut targets: Vec<(usize, &Column, TargetDef)> = Vec::new();
+    for (j, c) in t.columns.iter().enumerate() {
+        let cpath = format!("{path}.columns[{j}]");
+        if !seen.insert(c.name.as_str()) {
+            out.push(Finding::new(
+                format!("{cpath}.name"),
+                format!("column '{}' is listed twice", c.name),
+                "keep one entry",
+            ));
+            continue;
+        }
+        if !labels::is_known(&c.source) {
+            out.push(Finding::new(
+                format!("{cpath}.source"),
+                format!("unknown label '{}'", c.source),
+                format!(
+                    "use one of {}{}",
+                    labels::known().join(", "),
+                    did_you_mean(&c.source, labels::known())
+                ),
+            ));
+        }
+        let col = match inv.columns.iter().find(|x| x.name == c.name) {
+            Some(col) => col,
+            None => {
+                out.push(unknown_column(&cpath, &c.name, inv, all_columns));
+                continue;
+            }
+        };
+        let def = match target::parse(&c.target) {
+            Ok(d) => d,
+            Err(e) => {
+                out.push(Finding::new(
+                    format!("{cpath}.target"),
+                    format!("target '{}' cannot be used: {e}", c.target),
+                    format!(
+                        "write a full column definition, e.g. {}",
+                        suggested_target(col)
+                    ),
+                ));
+                continue;
+            }
+        };
+        let cscan = scan.and_then(|s| s.iter().find(|x| x.name == c.name));
+        let ok = check_strategy(t, path, &cpath, col, &def, out);
+        check_target(&cpath, &c.source, col, &def, cscan, ok, out);
+        targets.push((j, col, def));
+    }
+    check_indexes(path, inv, &targets, out);
+}
+
+fn unknown_column(cpath: &str, name: &str, inv: &Table, all: &[LiveColumn]) -> Finding {
+    if let Some(other) = all.iter().find(|x| x.name == name) {
+        return Finding::new(
+            format!("{cpath}.name"),
+            format!(
+                "column '{name}' is {}, not a text or binary column: nothing to recode",
+                other.data_type
+            ),
+            "remove this entry",
+        );
+    }
+    let names: Vec<&str> = inv.columns.iter().map(|c| c.name.as_str()).collect();
+    Finding::new(
+        format!("{cpath}.name"),
+        format!("unknown column '{name}' in table '{}'", inv.name),
+        match closest(name, &names) {
+            Some(c) => format!("did you mean '{c}'? (names are case-sensitive)"),
+            None => format!(
+                "name a text column of '{}' (it has: {})",
+                inv.name,
+                names.join(", ")
+            ),
+        },
+    )
+}
+
+/// A definition to offer as an example: the column's type in utf8mb4.
+fn suggested_target(col: &Column) -> String {
+    let base = col.column_type.to_ascii_uppercase();
+    let not_null = if col.nullable { "" } else { " NOT NULL" };
+    if col.kind == ColumnKind::Binary {
+        format!("{base}{not_null}")
+    } else {
+        format!("{base} {UTF8MB4_SUFFIX}{not_null}")
+    }
+}
+
+/// Usable keys: the primary key, or a unique key over NOT NULL columns without prefixes.
+fn usable_keys<'a>(inv: &'a Table, all: &[LiveColumn]) -> Vec<(&'a str, Vec<&'a str>)> {
+    let not_null = |c: &str| all.iter().any(|x| x.name == c && !x.nullable);
+    inv.indexes
+        .iter()
+        .filter(|i| i.unique && !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH"))
+        .filter(|i| {
+            i.name == "PRIMARY"
+                || i.parts
+                    .iter()
+                    .all(|p| p.prefix.is_none() && not_null(&p.column))
+        })
+        .map(|i| {
+            (
+                i.name.as_str(),
+                i.parts.iter().map(|p| p.column.as_str()).collect(),
+            )
+        })
+        .collect()
+}
+
+fn check_key(t: &TableJob, path: &str, inv: &Table, all: &[LiveColumn], out: &mut Vec<Finding>) {
+    let usable = usable_keys(inv, all);
+    let show = |keys: &[(&str, Vec<&str>)]| {
+        keys.iter()
+            .map(|(n, c)| format!("{n} ({})", c.join(", ")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(key) = &t.key else {
+        if inv.recode_key.is_none() {
+            out.push(Finding::new(
+                format!("{path}.name"),
+                format!(
+                    "table '{}' has no primary key and no unique key over NOT NULL columns: it cannot be recoded online in batches",
+                    t.name
+                ),
+                "add a primary key (ALTER TABLE ... ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or remove this table from the job",
+            ));
+        }
+        return;
+    };
+    let mut bad = false;
+    for (k, c) in key.iter().enumerate() {
+        if !all.iter().any(|x| &x.name == c) {
+            let names: Vec<&str> = all.iter().map(|x| x.name.as_str()).collect();
+            out.push(Finding::new(
+                format!("{path}.key[{k}]"),
+                format!("unknown column '{c}' in table '{}'", t.name),
+                match closest(c, &names) {
+                    Some(s) => format!("did you mean '{s}'?"),
+                    None => format!(
+                        "name columns of '{}' (it has: {})",
+                        t.name,
+                        names.join(", ")
+                    ),
+                },
+            ));
+            bad = true;
+        }
+    }
+    if bad {
+        return;
+    }
+    let wanted: BTreeSet<&str> = key.iter().map(|s| s.as_str()).collect();
+    let matches = usable.iter().any(|(_, cols)| {
+        cols.len() == key.len() && cols.iter().copied().collect::<BTreeSet<_>>() == wanted
+    });
+    if !matches {
+        out.push(Finding::new(
+            format!("{path}.key"),
+            format!(
+                "key ({}) is not the primary key or a unique key over NOT NULL columns, so batches could skip or repeat rows",
+                key.join(", ")
+            ),
+            if usable.is_empty() {
+                "the table has no usable key: add a primary key, or remove this table from the job".to_string()
+            } else {
+                format!("use one of {}, or remove `key:` to use the default", show(&usable))
+            },
+        ));
+    }
+}
+
+/// Whether the live type can carry UTF-8 (UTF-8 charsets and binary columns).
+fn holds_utf8_now(col: &Column) -> bool {
+    match &col.charset {
+        None => true,
+        Some(cs) => matches!(
+            target::normalize_charset(cs).as_str(),
+            "utf8mb4" | "utf8mb3"
+        ),
+    }
+}
+
+/// Strategy checks; false when the column's strategy cannot work at all.
+fn check_strategy(
+    t: &TableJob,
+    path: &str,
+    cpath: &str,
+    col: &Column,
+    def: &TargetDef,
+    out: &mut Vec<Finding>,
+) -> bool {
+    if t.strategy != Strategy::InPlace {
+        return true;
+    }
+    if !holds_utf8_now(col) {
+        out.push(Finding::new(
+            format!("{path}.strategy"),
+            format!(
+                "in-place cannot work for column '{}': it is {} {}, which cannot hold UTF-8",
+                col.name,
+                col.column_type,
+                col.charset.as_deref().unwrap_or("binary")
+            ),
+            "set `strategy: copy` (it changes the column to its target type online)",
+        ));
+        return false;
+    }
+    let live_len = match col.data_type.as_str() {
+        "char" | "varchar" => col.max_chars,
+        "binary" | "varbinary" => col.max_bytes,
+        _ => None,
+    };
+    let live_cs = col.charset.as_deref().map(target::normalize_charset);
+    if def.data_type != col.data_type || def.length != live_len || def.charset != live_cs {
+        out.push(Finding::new(
+            format!("{cpath}.target"),
+            format!(
+                "in-place keeps the column as it is ({} {}), but the target asks for a different type",
+                col.column_type,
+                col.charset.as_deref().unwrap_or("binary")
+            ),
+            format!(
+                "set `strategy: copy` to change the type, or make the target the current definition ({})",
+                current_definition(col)
+            ),
+        ));
+    }
+    true
+}
+
+fn current_definition(col: &Column) -> String {
+    let mut s = col.column_type.to_ascii_uppercase();
+    if let Some(cs) = &col.charset {
+        s.push_str(&format!(" CHARACTER SET {cs}"));
+    }
+    if let Some(co) = &col.collation {
+        s.push_str(&format!(" COLLATE {co}"));
+    }
+    if !col.nullable {
+        s.push_str(" NOT NULL");
+    }
+    s
+}
+
+fn only_ascii(scan: Option<&ColumnScan>) -> bool {
+    scan.is_some_and(|s| s.labels.iter().all(|(l, n)| *n == 0 || l == "ascii"))
+}
+
+fn check_target(
+    cpath: &str,
+    source: &str,
+    col: &Column,
+    def: &TargetDef,
+    scan: Option<&ColumnScan>,
+    strategy_ok: bool,
+    out: &mut Vec<Finding>,
+) {
+    let tpath = format!("{cpath}.target");
+    let utf8 = match def.length {
+        Some(n) => format!(
+            "{}({n}) {UTF8MB4_SUFFIX}",
+            def.data_type.to_ascii_uppercase()
+        ),
+        None => format!("{} {UTF8MB4_SUFFIX}", def.data_type.to_ascii_uppercase()),
+    };
+    if !def.is_binary() {
+        match &def.charset {
+            None => out.push(Finding::new(
+                &tpath,
+                "the target names no character set, so the table's default would apply",
+                format!("add {UTF8MB4_SUFFIX}"),
+            )),
+            Some(cs) if target::charset_maxlen(cs).is_none() => out.push(Finding::new(
+                &tpath,
+                format!("unknown character set '{cs}'"),
+                format!("use {UTF8MB4_SUFFIX}"),
+            )),
+            Some(cs) if !target::holds_unicode(cs) && cs != "utf8mb3" && !only_ascii(scan) => out
+                .push(Finding::new(
+                    &tpath,
+                    format!(
+                        "character set {cs} cannot hold the recoded text (Cyrillic, Vietnamese)"
+                    ),
+                    format!(
+                        "use {utf8}; a pure-ASCII column needs no recoding: remove it from the job"
+                    ),
+                )),
+            _ => {}
+        }
+    }
+    if strategy_ok {
+        if let Some(f) = too_short(&tpath, source, col, def, scan) {
+            out.push(f);
+        }
+    }
+    if !col.nullable && !def.not_null {
+        out.push(Finding::new(
+            &tpath,
+            format!(
+                "column '{}' is NOT NULL today but the target drops NOT NULL",
+                col.name
+            ),
+            "append NOT NULL to the target (and the DEFAULT, if the column has one)",
+        ));
+    }
+}
+
+/// Largest number of UTF-8 bytes one stored byte can become for this column and label.
+fn growth(col: &Column, source: &str) -> u64 {
+    if holds_utf8_now(col) && col.charset.is_some() || source.starts_with("utf-8>") {
+        1
+    } else {
+        labels::utf8_growth(source)
+    }
+}
+
+fn too_short(
+    tpath: &str,
+    source: &str,
+    col: &Column,
+    def: &TargetDef,
+    scan: Option<&ColumnScan>,
+) -> Option<Finding> {
+    let base = def.data_type.to_ascii_uppercase();
+    let shown = match def.length {
+        Some(n) => format!("{base}({n})"),
+        None => base.clone(),
+    };
+    let now = format!(
+        "{} {}",
+        col.column_type,
+        col.charset.as_deref().unwrap_or("binary")
+    );
+    // Declared length in characters: shrinking it is always a finding.
+    if let (Some(n), Some(declared)) = (def.char_capacity(), col.max_chars) {
+        if matches!(
+            col.data_type.as_str(),
+            "char" | "varchar" | "binary" | "varbinary"
+        ) && n < declared
+        {
+            return Some(Finding::new(
+                tpath,
+                format!(
+                    "target {shown} is too short: the column is {now} and holds up to {declared} characters",
+                ),
+                format!("use {base}({declared}) or longer"),
+            ));
+        }
+    }
+    if let Some(s) = scan {
+        if let Some(n) = def.char_capacity() {
+            if n < s.max_chars_after {
+                return Some(Finding::new(
+                    tpath,
+                    format!(
+                        "target {shown} is too short: the scan found a value of {} characters after recoding",
+                        s.max_chars_after
+                    ),
+                    format!("use {base}({}) or longer", s.max_chars_after),
+                ));
+            }
+        }
+        if let Some(cap) = def.byte_capacity() {
+            if cap < s.max_bytes_after {
+                return Some(Finding::new(
+                    tpath,
+                    format!(
+                        "target {shown} holds {cap} bytes, but the scan found a value of {} bytes after recoding",
+                        s.max_bytes_after
+                    ),
+                    bigger_type(def, s.max_bytes_after),
+                ));
+            }
+        }
+        return None;
+    }
+    // No report: the declared capacity times what recoding can do to each byte.
+    if lob_capacity(&def.data_type).is_some() || def.data_type == "varbinary" {
+        let cap = def.byte_capacity()?;
+        let now_bytes = col.max_bytes?;
+        let need = now_bytes.saturating_mul(growth(col, source));
+        if cap < need {
+            return Some(Finding::new(
+                tpath,
+                format!(
+                    "target {shown} holds {cap} bytes, but the column ({now}) can hold {now_bytes} bytes that may become {need} bytes of UTF-8 (×{})",
+                    growth(col, source)
+                ),
+                format!(
+                    "{}, or pass --report scan.json so the check can use the longest value actually stored",
+                    bigger_type(def, need)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+fn bigger_type(def: &TargetDef, need: u64) -> String {
+    let family: &[&str] = if def.is_binary() {
+        &["blob", "mediumblob", "longblob"]
+    } else {
+        &["text", "mediumtext", "longtext"]
+    };
+    match family
+        .iter()
+        .find(|t| lob_capacity(t).is_some_and(|c| c >= need))
+    {
+        Some(t) => format!("use {} or larger", t.to_ascii_uppercase()),
+        None => "the value cannot fit any type: check the column".to_string(),
+    }
+}
+
+/// Index key lengths with the targets in place, against the table's limits.
+fn check_indexes(
+    path: &str,
+    inv: &Table,
+    targets: &[(usize, &Column, TargetDef)],
+    out: &mut Vec<Finding>,
+) {
+    for idx in &inv.indexes {
+        if matches!(idx.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH") {
+            continue;
+        }
+        let mut first: Option<usize> = None;
+        let mut total = 0u64;
+        let mut widest = 0u64;
+        let mut widest_col = String::new();
+        let mut lob_without_prefix = None;
+        for p in &idx.parts {
+            let bytes = match targets.iter().find(|(_, c, _)| c.name == p.column) {
+                Some((j, _, def)) => {
+                    first = first.or(Some(*j));
+                    if lob_capacity(&def.data_type).is_some() && p.prefix.is_none() {
+                        lob_without_prefix = Some(*j);
+                    }
+                    let chars = p.prefix.or(def.length).unwrap_or(0);
+                    if def.is_binary() {
+                        chars
+                    } else {
+                        chars * def.bytes_per_char().unwrap_or(4)
+                    }
+                }
+                None => p.bytes,
+            };
+            total += bytes;
+            if bytes > widest {
+                widest = bytes;
+                widest_col = p.column.clone();
+            }
+        }
+        let Some(j) = first else { continue };
+        if let Some(j) = lob_without_prefix {
+            out.push(Finding::new(
+                format!("{path}.columns[{j}].target"),
+                format!(
+                    "index `{}` covers the whole column, which a TEXT or BLOB target does not allow",
+                    idx.name
+                ),
+                "keep a VARCHAR/VARBINARY target, or change the index to a prefix first",
+            ));
+            continue;
+        }
+        if (widest > inv.key_part_limit || total > inv.key_limit) && !idx.overflows_now {
+            out.push(Finding::new(
+                format!("{path}.columns[{j}].target"),
+                format!(
+                    "index `{}` would need {total} bytes with this target ({widest_col}: {widest}), over the limit of {} bytes per column and {} per key on row format {}",
+                    idx.name, inv.key_part_limit, inv.key_limit, inv.row_format
+                ),
+                format!(
+                    "keep the column single-byte if it is pure ASCII, index a prefix ({}({}) fits), or rebuild the table with ROW_FORMAT=DYNAMIC first",
+                    widest_col,
+                    inv.key_part_limit.min(inv.key_limit) / 4
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::keylen::key_limits;
+    use crate::inventory::model::*;
+    use crate::job::load::load_str;
+    use std::collections::BTreeMap;
+
+    fn col(name: &str, ty: &str, charset: Option<&str>, chars: u64, nullable: bool) -> Column {
+        let data_type = ty.split('(').next().unwrap().to_string();
+        let mb = charset
+            .map(|c| target::charset_maxlen(c).unwrap())
+            .unwrap_or(1);
+        Column {
+            name: name.into(),
+            position: 1,
+            kind: if charset.is_some() {
+                ColumnKind::Text
+            } else {
+                ColumnKind::Binary
+            },
+            data_type,
+            column_type: ty.into(),
+            charset: charset.map(str::to_string),
+            collation: charset.map(|c| format!("{c}_general_ci")),
+            max_chars: Some(chars),
+            max_bytes: Some(chars * mb),
+            max_bytes_utf8mb4: Some(chars * 4),
+            nullable,
+            in_primary_key: false,
+            indexes: Vec::new(),
+        }
+    }
+
+    fn index(name: &str, unique: bool, column: &str, bytes: u64) -> Index {
+        Index {
+            name: name.into(),
+            unique,
+            index_type: "BTREE".into(),
+            parts: vec![IndexPart {
+                column: column.into(),
+                prefix: None,
+                bytes,
+                bytes_utf8mb4: bytes * 4,
+            }],
+            bytes,
+            bytes_utf8mb4: bytes * 4,
+            overflows_now: false,
+            overflows_utf8mb4: false,
+        }
+    }
+
+    /// Schema `s`: table `t` (Dynamic) with PK `id`, `a` VARCHAR(10) latin1 NOT NULL indexed,
+    /// `b` TEXT latin1; table `nums` with only an INT column.
+    fn live() -> Live {
+        let (part, whole) = key_limits("InnoDB", "Dynamic", 16384);
+        let t = Table {
+            schema: "s".into(),
+            name: "t".into(),
+            engine: "InnoDB".into(),
+            row_format: "Dynamic".into(),
+            estimated_rows: 0,
+            collation: Some("latin1_swedish_ci".into()),
+            key_part_limit: part,
+            key_limit: whole,
+            primary_key: Some(vec!["id".into()]),
+            recode_key: Some(RecodeKey {
+                index: "PRIMARY".into(),
+                columns: vec!["id".into()],
+            }),
+            columns: vec![
+                col("a", "varchar(10)", Some("latin1"), 10, false),
+                col("b", "text", Some("latin1"), 65535, true),
+            ],
+            indexes: vec![
+                index("PRIMARY", true, "id", 4),
+                index("idx_a", false, "a", 10),
+            ],
+            triggers: Vec::new(),
+            foreign_keys: Vec::new(),
+            row_size: RowSize {
+                bytes: 0,
+                bytes_utf8mb4: 0,
+                limit: 65535,
+            },
+            risks: Vec::new(),
+        };
+        let lc = |n: &str, ty: &str, nullable: bool| LiveColumn {
+            name: n.into(),
+            data_type: ty.into(),
+            nullable,
+        };
+        let mut tables = BTreeMap::new();
+        tables.insert(
+            "t".to_string(),
+            vec![
+                lc("id", "int", false),
+                lc("a", "varchar", false),
+                lc("b", "text", true),
+            ],
+        );
+        tables.insert("nums".to_string(), vec![lc("n", "int", false)]);
+        Live {
+            schemas: vec!["s".into()],
+            tables,
+            inventory: Inventory {
+                schema_version: 1,
+                server: ServerInfo {
+                    version: String::new(),
+                    flavor: String::new(),
+                    innodb_page_size: 16384,
+                    default_row_format: "dynamic".into(),
+                },
+                schemas: vec!["s".into()],
+                tables: vec![t],
+            },
+        }
+    }
+
+    fn findings(body: &str) -> Vec<String> {
+        let text = format!("version: 1\nschema: s\n{body}");
+        let loaded = load_str(&text).unwrap_or_else(|e| panic!("{e:#?}"));
+        check_loaded(&loaded, &live(), None)
+            .iter()
+            .map(|f| f.render("j"))
+            .collect()
+    }
+
+    const A_OK: &str = "      - name: a\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET utf8mb4 NOT NULL\n";
+
+    #[test]
+    fn a_valid_job_has_no_findings() {
+        let f = findings(&format!(
+            "tables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}"
+        ));
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
+    fn settings() {
+        let f = findings(
+            "defaults:\n  batch_size: 0\n  replicas: ['mysql://u:secret@r1:3306']\ntables: []\n",
+        )
+        .join("\n");
+        assert!(f.contains("j:4: defaults.batch_size: batch_size 0"), "{f}");
+        assert!(
+            f.contains("j:5: defaults.replicas[0]: this replica URL holds a password"),
+            "{f}"
+        );
+        let f = findings("tables: []\n").join("\n");
+        assert!(f.is_empty());
+        let text = "version: 2\nschema: s\ntables: []\n";
+        let l = load_str(text).unwrap();
+        let f = check_loaded(&l, &live(), None);
+        assert_eq!(f[0].render("j"), "j:1: version: job layout version 2 is not supported. Fix: write `version: 1` (the only layout so far)");
+    }
+
+    #[test]
+    fn duplicates_and_tables_without_text() {
+        let f = findings(&format!(
+            "tables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}{A_OK}  - name: t\n    strategy: copy\n    columns: []\n  - name: nums\n    strategy: copy\n    columns: []\n"
+        ));
+        assert_eq!(f.len(), 3, "{f:#?}");
+        assert!(
+            f[0].starts_with("j:10: tables[0].columns[1].name: column 'a' is listed twice"),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with("j:13: tables[1].name: table 't' is listed twice"),
+            "{f:?}"
+        );
+        assert!(
+            f[2].starts_with("j:16: tables[2].name: table 'nums' has no text or binary columns"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn charset_that_cannot_hold_the_text_or_none_at_all() {
+        let f = findings("tables:\n  - name: t\n    strategy: copy\n    columns:\n      - name: a\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET latin1 NOT NULL\n      - name: b\n        source: auto\n        target: LONGTEXT\n");
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(f[0].starts_with("j:9: tables[0].columns[0].target: character set latin1 cannot hold the recoded text (Cyrillic, Vietnamese). Fix: use VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;"), "{f:?}");
+        assert!(
+            f[1].starts_with(
+                "j:12: tables[0].columns[1].target: the target names no character set"
+            ),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn ascii_only_columns_may_stay_single_byte_when_the_scan_says_so() {
+        let scan: ColumnScan = serde_json::from_value(serde_json::json!({
+            "name": "a", "column_type": "varchar(10)", "charset": "latin1", "collation": null,
+            "nullable": false, "declared_max_chars": 10, "rows": 5, "nulls": 0, "empty": 0,
+            "labels": {"ascii": 5}, "confidence": {}, "examples": {}, "undecided": [],
+            "undecided_total": 0, "max_bytes_now": 8, "max_bytes_after": 8, "max_chars_after": 8,
+            "source": null, "strategy": "none", "fits": true, "risks": [],
+            "target": {"column_type": "varchar(10)", "charset": "latin1", "collation": null, "why": ""}
+        }))
+        .unwrap();
+        let text = "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    columns:\n      - name: a\n        source: auto\n        target: VARCHAR(10) CHARACTER SET latin1 NOT NULL\n";
+        let l = load_str(text).unwrap();
+        let t = &l.job.tables[0];
+        let lv = live();
+        let inv = &lv.inventory.tables[0];
+        let mut out = Vec::new();
+        let def = target::parse(&t.columns[0].target).unwrap();
+        check_target(
+            "p",
+            "auto",
+            &inv.columns[0],
+            &def,
+            Some(&scan),
+            true,
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:#?}");
+    }
+
+    #[test]
+    fn not_null_dropped_and_text_over_a_whole_column_index() {
+        let f = findings("tables:\n  - name: t\n    strategy: copy\n    columns:\n      - name: a\n        source: cp1251\n        target: TEXT CHARACTER SET utf8mb4\n");
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(
+            f[0].contains("column 'a' is NOT NULL today but the target drops NOT NULL"),
+            "{f:?}"
+        );
+        assert!(
+            f[1].contains(
+                "index `idx_a` covers the whole column, which a TEXT or BLOB target does not allow"
+            ),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn foreign_keys_keep_both_sides_in_one_charset() {
+        let mut lv = live();
+        let mut child = lv.inventory.tables[0].clone();
+        child.name = "child".into();
+        child.columns = vec![col("a_ref", "varchar(10)", Some("latin1"), 10, true)];
+        child.indexes.retain(|i| i.name == "PRIMARY");
+        let fk = ForeignKey {
+            name: "fk_a".into(),
+            direction: "outgoing".into(),
+            from_schema: "s".into(),
+            from_table: "child".into(),
+            from_columns: vec!["a_ref".into()],
+            to_schema: "s".into(),
+            to_table: "t".into(),
+            to_columns: vec!["a".into()],
+        };
+        child.foreign_keys = vec![fk];
+        lv.inventory.tables.push(child);
+        lv.tables.insert(
+            "child".into(),
+            vec![LiveColumn {
+                name: "a_ref".into(),
+                data_type: "varchar".into(),
+                nullable: true,
+            }],
+        );
+        let one = format!(
+            "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}"
+        );
+        let l = load_str(&one).unwrap();
+        let f: Vec<String> = check_loaded(&l, &lv, None)
+            .iter()
+            .map(|f| f.render("j"))
+            .collect();
+        assert_eq!(f, vec!["j:9: tables[0].columns[0].target: foreign key `fk_a` (child.a_ref -> t.a) needs both columns in the same character set, but after this job they would be latin1 and utf8mb4. Fix: recode child.a_ref in this job to the same character set, or drop the foreign key first and recreate it after"]);
+        let both = format!("{one}  - name: child\n    strategy: copy\n    columns:\n      - name: a_ref\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET utf8mb4\n");
+        let l = load_str(&both).unwrap();
+        assert!(check_loaded(&l, &lv, None).is_empty());
+    }
+
+    #[test]
+    fn bad_target_definitions_offer_an_example() {
+        let f = findings("tables:\n  - name: t\n    strategy: copy\n    columns:\n      - name: a\n        source: cp1251\n        target: VARCHAR CHARACTER SET utf8mb4\n");
+        assert_eq!(f, vec!["j:9: tables[0].columns[0].target: target 'VARCHAR CHARACTER SET utf8mb4' cannot be used: VARCHAR needs a length, e.g. VARCHAR(255). Fix: write a full column definition, e.g. VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL"]);
+    }
+}

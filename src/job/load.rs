@@ -280,6 +280,15 @@ mod tests {
     }
 
     #[test]
+    fn example_job_loads() {
+        let l = load_str(include_str!("../../config/example-job.yaml"))
+            .unwrap_or_else(|e| panic!("{e:#?}"));
+        assert_eq!(l.job.tables.len(), 2);
+        assert_eq!(l.job.defaults.replicas.len(), 2);
+        assert_eq!(l.job.tables[0].batch_size, Some(500));
+    }
+
+    #[test]
     fn syntax_errors_name_the_line() {
         let e = errs("version: 1\nschema: shop\ntables:\n  - name: t\n   strategy: copy\n");
         assert_eq!(e.len(), 1);

@@ -1,1 +1,707 @@
-//! placeholder
+//! Writes a commented job from a scan report: one entry per table and column that needs
+//! recoding, and the rest listed commented out with the reason.
+//!
+//! serde_yaml cannot write comments, so the text is built here; a test proves it loads back.
+
+use super::labels;
+use super::model::Defaults;
+use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
+use anyhow::{bail, Result};
+use std::fmt::Write;
+
+/// Labels that mean "nothing to recode" or "cannot tell", never a fixed source.
+const NOT_SOURCES: &[&str] = &["ascii", "utf-8", "unknown", "binary"];
+
+/// Renders the job for `report`'s tables in `schema` (needed only when the report covers several).
+pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) -> Result<String> {
+    let mut schemas: Vec<&str> = report.tables.iter().map(|t| t.schema.as_str()).collect();
+    schemas.sort();
+    schemas.dedup();
+    let schema = match (schema, schemas.as_slice()) {
+        (Some(s), _) if schemas.contains(&s) => s.to_string(),
+        (Some(s), _) => bail!(
+            "the report has no tables of schema '{s}'. Fix: pass one of: {}",
+            schemas.join(", ")
+        ),
+        (None, [one]) => one.to_string(),
+        (None, []) => bail!(
+            "the report holds no tables. Fix: scan a schema with tables first (myrecode scan --json scan.json)"
+        ),
+        (None, many) => bail!(
+            "the report covers several schemas ({}) and a job covers one. Fix: pass --schema NAME",
+            many.join(", ")
+        ),
+    };
+    let tables: Vec<&TableScan> = report
+        .tables
+        .iter()
+        .filter(|t| t.schema == schema)
+        .collect();
+    let mut o = String::new();
+    header(&mut o, report, &schema, report_name);
+    let _ = writeln!(o, "version: 1");
+    let _ = writeln!(o, "schema: {}", scalar(&schema));
+    o.push('\n');
+    defaults(&mut o, &Defaults::default());
+    o.push('\n');
+    let active: Vec<&&TableScan> = tables.iter().filter(|t| is_active(t)).collect();
+    if active.is_empty() {
+        let _ = writeln!(
+            o,
+            "# Nothing in this schema needs recoding; the entries below say why."
+        );
+        let _ = writeln!(o, "tables: []");
+    } else {
+        let _ = writeln!(o, "tables:");
+    }
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            o.push('\n');
+        }
+        if is_active(t) {
+            active_table(&mut o, t);
+        } else {
+            inactive_table(&mut o, t);
+        }
+    }
+    Ok(o)
+}
+
+fn is_active(t: &TableScan) -> bool {
+    t.key.is_some()
+        && t.strategy != ScanStrategy::None
+        && t.columns.iter().any(|c| c.strategy != ScanStrategy::None)
+}
+
+fn header(o: &mut String, r: &ScanReport, schema: &str, report_name: &str) {
+    let sample = match r.sample_rows {
+        Some(n) if r.mode == "sample" => format!(" (sample of {} rows per table)", thousands(n)),
+        _ => String::new(),
+    };
+    let _ = write!(
+        o,
+        "\
+# myrecode job: recode the legacy-encoded text of schema `{schema}` to UTF-8.
+#
+# Written by `myrecode plan` {tool} from {report_name}: a {mode} scan{sample} of {server}.
+# One entry per table and column to recode; columns and tables that need nothing are
+# listed commented out, with why. Review and edit it (every key is explained in
+# config/example-job.yaml; unknown keys are errors), then check it against the live schema:
+#
+#   myrecode plan --check job.yaml --report {report_name} --url mysql://user@host:3306/{schema}
+#
+# and rehearse it (nothing is written without --execute):
+#
+#   myrecode run job.yaml --url mysql://user@host:3306/{schema}
+#
+# Values the detector cannot decide are never guessed: they stay as they are and their
+# keys go to the quarantine table (`undecidable: quarantine`).
+
+",
+        schema = comment_safe(schema),
+        tool = r.tool_version,
+        report_name = comment_safe(report_name),
+        mode = r.mode,
+        server = if r.server.version.contains(&r.server.flavor) {
+            r.server.version.clone()
+        } else {
+            format!("{} {}", r.server.flavor, r.server.version)
+        },
+    );
+}
+
+fn defaults(o: &mut String, d: &Defaults) {
+    let replicas = if d.replicas.is_empty() {
+        "[]".to_string()
+    } else {
+        format!(
+            "[{}]",
+            d.replicas
+                .iter()
+                .map(|r| flow(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let cutover = match d.cutover {
+        super::model::Cutover::Auto => "auto",
+        super::model::Cutover::Manual => "manual",
+    };
+    let rows: [(&str, String, &str); 8] = [
+        (
+            "batch_size",
+            d.batch_size.to_string(),
+            "rows per batch to start with; tuned toward target_batch_time",
+        ),
+        (
+            "target_batch_time",
+            d.target_batch_time.to_string(),
+            "one batch (read, recode, write, checkpoint) should take this long",
+        ),
+        (
+            "pause_between_batches",
+            d.pause_between_batches.to_string(),
+            "sleep between batches so the application gets its turn",
+        ),
+        (
+            "max_threads_running",
+            d.max_threads_running.to_string(),
+            "throttle while the server's Threads_running is above this",
+        ),
+        (
+            "max_replica_lag",
+            d.max_replica_lag.to_string(),
+            "throttle while a replica lags more than this",
+        ),
+        (
+            "replicas",
+            replicas,
+            "replicas to watch: mysql://user@host:port (no password) or host:port",
+        ),
+        (
+            "undecidable",
+            "quarantine".to_string(),
+            "left untouched, keys listed in _myrecode_quarantine",
+        ),
+        (
+            "cutover",
+            cutover.to_string(),
+            "copy: `manual` waits for `myrecode cutover`; `auto` swaps when caught up",
+        ),
+    ];
+    let _ = writeln!(
+        o,
+        "# Batch and throttle settings for every table (a table may override batch_size and\n# target_batch_time).\ndefaults:"
+    );
+    for (k, v, why) in rows {
+        let kv = format!("  {k}: {v}");
+        let _ = writeln!(o, "{kv:<34}# {why}");
+    }
+}
+
+fn active_table(o: &mut String, t: &TableScan) {
+    let key = t.key.as_ref().expect("active tables have a key");
+    let _ = writeln!(o, "  - name: {}", scalar(&t.name));
+    let _ = writeln!(
+        o,
+        "    # {} rows scanned of about {}; row format {}",
+        thousands(t.rows_scanned),
+        thousands(t.estimated_rows),
+        comment_safe(&t.row_format)
+    );
+    for r in &t.risks {
+        let _ = writeln!(o, "    # risk: {}", comment_safe(r));
+    }
+    let (strategy, why) = match t.strategy {
+        ScanStrategy::InPlace => (
+            "in-place",
+            "the column types already hold UTF-8: values are rewritten where they are",
+        ),
+        _ => (
+            "copy",
+            "a column changes type: online copy into a shadow table, then cut-over",
+        ),
+    };
+    let _ = writeln!(o, "    strategy: {strategy}   # {why}");
+    let _ = writeln!(
+        o,
+        "    key: [{}]   # {} (batches page over it)",
+        key.columns
+            .iter()
+            .map(|c| flow(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+        comment_safe(&key.index)
+    );
+    let _ = writeln!(
+        o,
+        "    # batch_size: 500          # uncomment to override defaults for this table"
+    );
+    let _ = writeln!(o, "    columns:");
+    for c in &t.columns {
+        if c.strategy == ScanStrategy::None {
+            let _ = writeln!(
+                o,
+                "      # - name: {}   # {}",
+                scalar(&c.name),
+                comment_safe(&nothing_to_do(c))
+            );
+        } else {
+            active_column(o, c);
+        }
+    }
+}
+
+fn inactive_table(o: &mut String, t: &TableScan) {
+    let why = if t.key.is_none() {
+        t.risks
+            .iter()
+            .find(|r| r.contains("key"))
+            .cloned()
+            .unwrap_or_else(|| {
+                "no primary key and no NOT NULL unique key: it cannot be recoded online. Fix: add a primary key".into()
+            })
+    } else {
+        "nothing to recode: every text column is ASCII, already UTF-8 or binary data".into()
+    };
+    let _ = writeln!(
+        o,
+        "  # - name: {}   # not in the job: {}",
+        scalar(&t.name),
+        comment_safe(&why)
+    );
+    for c in t
+        .columns
+        .iter()
+        .filter(|c| c.strategy != ScanStrategy::None)
+    {
+        let _ = writeln!(
+            o,
+            "  #   would need: {} ({})",
+            comment_safe(&c.name),
+            comment_safe(&evidence(c))
+        );
+    }
+}
+
+fn active_column(o: &mut String, c: &ColumnScan) {
+    let recodable = recodable_labels(c);
+    // A fixed label only when every non-ASCII value has it: already-UTF-8, binary or
+    // undecided values next to it must go through detection, not be forced.
+    let non_ascii: Vec<&str> = c
+        .labels
+        .iter()
+        .filter(|(l, n)| **n > 0 && l.as_str() != "ascii")
+        .map(|(l, _)| l.as_str())
+        .collect();
+    let (source, why) = match (non_ascii.as_slice(), recodable.as_slice()) {
+        ([one], _) if labels::is_known(one) => {
+            (one.to_string(), format!("every non-ASCII value is {one}"))
+        }
+        (_, []) => (
+            labels::AUTO.to_string(),
+            "no single encoding stands out: detect row by row".to_string(),
+        ),
+        (_, [one]) => (
+            labels::AUTO.to_string(),
+            format!(
+                "mostly {one}, next to {}: detect row by row",
+                non_ascii
+                    .iter()
+                    .filter(|l| *l != one)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        (_, many) => (
+            labels::AUTO.to_string(),
+            format!("several encodings row by row ({})", many.join(", ")),
+        ),
+    };
+    let _ = writeln!(o, "      - name: {}", scalar(&c.name));
+    let _ = writeln!(o, "        # scan: {}", comment_safe(&evidence(c)));
+    let _ = writeln!(o, "        # size: {}", comment_safe(&sizes(c)));
+    if !c.target.why.is_empty() {
+        let _ = writeln!(o, "        # target: {}", comment_safe(&c.target.why));
+    }
+    for r in &c.risks {
+        let _ = writeln!(o, "        # risk: {}", comment_safe(r));
+    }
+    let _ = writeln!(
+        o,
+        "        source: {}   # {}",
+        scalar(&source),
+        comment_safe(&why)
+    );
+    let _ = writeln!(o, "        target: {}", scalar(&target_definition(c)));
+    let _ = writeln!(
+        o,
+        "        undecidable: quarantine{}",
+        if c.undecided_total > 0 {
+            format!(
+                "   # {} undecided values stay as they are",
+                thousands(c.undecided_total)
+            )
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn recodable_labels(c: &ColumnScan) -> Vec<&str> {
+    c.labels
+        .iter()
+        .filter(|(l, n)| **n > 0 && !NOT_SOURCES.contains(&l.as_str()))
+        .map(|(l, _)| l.as_str())
+        .collect()
+}
+
+/// The full column definition for the scan's target, keeping NOT NULL.
+pub fn target_definition(c: &ColumnScan) -> String {
+    let t = &c.target;
+    let ty = match t.column_type.find('(') {
+        Some(i) => format!(
+            "{}{}",
+            t.column_type[..i].to_ascii_uppercase(),
+            &t.column_type[i..]
+        ),
+        None => t.column_type.to_ascii_uppercase(),
+    };
+    let mut s = ty;
+    if let Some(cs) = &t.charset {
+        let _ = write!(s, " CHARACTER SET {cs}");
+    }
+    if let Some(co) = &t.collation {
+        let _ = write!(s, " COLLATE {co}");
+    }
+    if !c.nullable {
+        s.push_str(" NOT NULL");
+    }
+    s
+}
+
+fn nothing_to_do(c: &ColumnScan) -> String {
+    if !c.target.why.is_empty() {
+        return c.target.why.clone();
+    }
+    let l = c
+        .labels
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(l, _)| l.as_str())
+        .collect::<Vec<_>>();
+    if l.is_empty() {
+        "no values: nothing to recode".into()
+    } else {
+        format!("holds only {}: nothing to recode", l.join(", "))
+    }
+}
+
+/// One line of scan evidence: rows, counts per label, undecided.
+pub fn evidence(c: &ColumnScan) -> String {
+    let mut s = format!("{} rows", thousands(c.rows));
+    if c.nulls > 0 || c.empty > 0 {
+        let _ = write!(
+            s,
+            " ({} NULL, {} empty)",
+            thousands(c.nulls),
+            thousands(c.empty)
+        );
+    }
+    let mut counts: Vec<(&String, &u64)> = c.labels.iter().filter(|(_, n)| **n > 0).collect();
+    counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    if !counts.is_empty() {
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(l, n)| format!("{l} {}", thousands(**n)))
+            .collect();
+        let _ = write!(s, "; {}", parts.join(", "));
+    }
+    let _ = write!(s, "; {} undecided", thousands(c.undecided_total));
+    s
+}
+
+/// One line of sizes: longest value after recoding against what is stored and declared.
+pub fn sizes(c: &ColumnScan) -> String {
+    format!(
+        "longest after recoding {} bytes / {} chars (now {} bytes, declared {} {})",
+        thousands(c.max_bytes_after),
+        thousands(c.max_chars_after),
+        thousands(c.max_bytes_now),
+        c.column_type,
+        c.charset.as_deref().unwrap_or("binary")
+    )
+}
+
+/// `12,345`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Comments are one line: no newlines.
+fn comment_safe(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// A block-context scalar: plain when YAML reads it back as the same string, else double-quoted.
+pub fn scalar(s: &str) -> String {
+    let plain_chars = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " _-.()',>".contains(c));
+    let first_ok = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let reads_back = matches!(
+        serde_yaml::from_str::<serde_yaml::Value>(s),
+        Ok(serde_yaml::Value::String(ref v)) if v == s
+    );
+    if plain_chars && first_ok && !s.ends_with(' ') && reads_back {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("strings serialize")
+    }
+}
+
+/// A scalar inside a flow sequence (`[a, b]`): commas and brackets need quotes too.
+fn flow(s: &str) -> String {
+    let q = scalar(s);
+    if q.contains([',', '[', ']', '{', '}']) && !q.starts_with('"') {
+        serde_json::to_string(s).expect("strings serialize")
+    } else {
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::model::{RecodeKey, ServerInfo};
+    use crate::job::load::load_str;
+    use crate::job::model::Strategy;
+    use crate::scan::model::Target;
+    use std::collections::BTreeMap;
+
+    fn column(
+        name: &str,
+        labels: &[(&str, u64)],
+        strategy: ScanStrategy,
+        target: Target,
+    ) -> ColumnScan {
+        ColumnScan {
+            name: name.into(),
+            column_type: "varchar(100)".into(),
+            charset: Some("latin1".into()),
+            collation: Some("latin1_swedish_ci".into()),
+            nullable: name != "title",
+            declared_max_chars: Some(100),
+            rows: 1000,
+            nulls: 3,
+            empty: 1,
+            labels: labels.iter().map(|(l, n)| (l.to_string(), *n)).collect(),
+            confidence: BTreeMap::new(),
+            examples: BTreeMap::new(),
+            undecided: Vec::new(),
+            undecided_total: labels
+                .iter()
+                .find(|(l, _)| *l == "unknown")
+                .map(|x| x.1)
+                .unwrap_or(0),
+            max_bytes_now: 90,
+            max_bytes_after: 170,
+            max_chars_after: 90,
+            source: None,
+            target,
+            strategy,
+            fits: true,
+            risks: Vec::new(),
+        }
+    }
+
+    fn utf8(ty: &str) -> Target {
+        Target {
+            column_type: ty.into(),
+            charset: Some("utf8mb4".into()),
+            collation: Some("utf8mb4_unicode_ci".into()),
+            why: "holds Cyrillic text".into(),
+        }
+    }
+
+    fn table(name: &str, key: bool, strategy: ScanStrategy, columns: Vec<ColumnScan>) -> TableScan {
+        TableScan {
+            schema: "shop".into(),
+            name: name.into(),
+            row_format: "Dynamic".into(),
+            key: key.then(|| RecodeKey {
+                index: "PRIMARY".into(),
+                columns: vec!["id".into()],
+            }),
+            estimated_rows: 1000,
+            rows_scanned: 1000,
+            strategy,
+            columns,
+            risks: if key {
+                Vec::new()
+            } else {
+                vec!["no primary key and no NOT NULL unique key: it cannot be recoded online in batches. Fix: add a primary key".into()]
+            },
+        }
+    }
+
+    pub(crate) fn sample_report() -> ScanReport {
+        let keep = Target {
+            column_type: "char(32)".into(),
+            charset: Some("latin1".into()),
+            collation: Some("latin1_swedish_ci".into()),
+            why: "pure ASCII (hex tokens): stays latin1, index does not grow".into(),
+        };
+        ScanReport {
+            schema_version: 1,
+            tool_version: "0.1.0".into(),
+            server: ServerInfo {
+                version: "10.11.6-MariaDB".into(),
+                flavor: "MariaDB".into(),
+                innodb_page_size: 16384,
+                default_row_format: "dynamic".into(),
+            },
+            mode: "full".into(),
+            sample_rows: None,
+            tables: vec![
+                table(
+                    "customers",
+                    true,
+                    ScanStrategy::Copy,
+                    vec![
+                        column(
+                            "name",
+                            &[
+                                ("ascii", 500),
+                                ("cp1251", 300),
+                                ("koi8-r", 150),
+                                ("cp866", 40),
+                                ("unknown", 10),
+                            ],
+                            ScanStrategy::Copy,
+                            utf8("varchar(100)"),
+                        ),
+                        column(
+                            "title",
+                            &[("cp1251", 12), ("ascii", 3)],
+                            ScanStrategy::Copy,
+                            utf8("varchar(100)"),
+                        ),
+                        column(
+                            "bio",
+                            &[("cp1251", 12), ("utf-8", 3)],
+                            ScanStrategy::Copy,
+                            utf8("varchar(100)"),
+                        ),
+                        column("api_token", &[("ascii", 1000)], ScanStrategy::None, keep),
+                        column(
+                            "we ird: #name",
+                            &[("tcvn3", 5)],
+                            ScanStrategy::Copy,
+                            utf8("text"),
+                        ),
+                    ],
+                ),
+                table("audit", false, ScanStrategy::None, vec![]),
+                table(
+                    "codes",
+                    true,
+                    ScanStrategy::None,
+                    vec![column(
+                        "code",
+                        &[("ascii", 9)],
+                        ScanStrategy::None,
+                        utf8("varchar(10)"),
+                    )],
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn generated_job_loads_back_with_every_decision() {
+        let text = generate(&sample_report(), None, "scan.json").unwrap();
+        let loaded = load_str(&text).unwrap_or_else(|e| panic!("{e:#?}\n{text}"));
+        let job = loaded.job;
+        assert_eq!(job.schema, "shop");
+        assert_eq!(job.defaults, Defaults::default());
+        assert_eq!(job.tables.len(), 1, "{text}");
+        let t = &job.tables[0];
+        assert_eq!((t.name.as_str(), t.strategy), ("customers", Strategy::Copy));
+        assert_eq!(t.key.as_deref(), Some(&["id".to_string()][..]));
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["name", "title", "bio", "we ird: #name"]);
+        assert_eq!(t.columns[0].source, "auto", "mixed column");
+        assert_eq!(t.columns[1].source, "cp1251", "one encoding: fixed label");
+        assert_eq!(
+            t.columns[2].source, "auto",
+            "UTF-8 rows beside cp1251: detect"
+        );
+        assert!(text.contains("source: auto   # mostly cp1251, next to utf-8: detect row by row"));
+        assert_eq!(t.columns[3].source, "tcvn3");
+        assert_eq!(
+            t.columns[1].target,
+            "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL"
+        );
+        assert_eq!(
+            t.columns[0].target,
+            "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+        );
+        // Evidence and reasons are comments.
+        assert!(text.contains("# myrecode job:"), "{text}");
+        assert!(text.contains("myrecode plan --check job.yaml --report scan.json"));
+        assert!(
+            text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided\n        # size: longest after recoding 170 bytes / 90 chars (now 90 bytes, declared varchar(100) latin1)\n"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "      # - name: api_token   # pure ASCII (hex tokens): stays latin1, index does not grow"
+        ));
+        assert!(text.contains("  # - name: audit   # not in the job: no primary key"));
+        assert!(text.contains("  # - name: codes   # not in the job: nothing to recode"));
+        assert!(text.contains("several encodings row by row (cp1251, cp866, koi8-r)"));
+        assert!(text.contains("undecidable: quarantine   # 10 undecided values"));
+        // Lines point where the locator says.
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        assert_eq!(
+            loaded.locator.line("tables[0].columns[1].source"),
+            Some(line_of("source: cp1251"))
+        );
+    }
+
+    #[test]
+    fn nothing_to_do_still_loads() {
+        let mut r = sample_report();
+        r.tables.remove(0);
+        let text = generate(&r, None, "scan.json").unwrap();
+        assert!(text.contains("tables: []"), "{text}");
+        assert!(load_str(&text).unwrap().job.tables.is_empty());
+    }
+
+    #[test]
+    fn several_schemas_need_a_choice() {
+        let mut r = sample_report();
+        r.tables[1].schema = "other".into();
+        let e = generate(&r, None, "s.json").unwrap_err().to_string();
+        assert!(e.contains("--schema"), "{e}");
+        let text = generate(&r, Some("other"), "s.json").unwrap();
+        assert!(text.contains("schema: other"));
+        assert!(generate(&r, Some("nope"), "s.json").is_err());
+    }
+
+    #[test]
+    fn scalars_read_back_as_written() {
+        for s in [
+            "name",
+            "we ird: #name",
+            "yes",
+            "123",
+            "null",
+            "a'b",
+            "ENUM('a','b') CHARACTER SET utf8mb4",
+            "-x",
+            "tab\there",
+            "ünï",
+            "",
+        ] {
+            let y = format!("k: {}\n", scalar(s));
+            let v: BTreeMap<String, String> =
+                serde_yaml::from_str(&y).unwrap_or_else(|e| panic!("{y}: {e}"));
+            assert_eq!(v["k"], s, "{y}");
+        }
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(12), "12");
+    }
+}
