@@ -131,7 +131,11 @@ pub fn vietnamese() -> &'static Vietnamese {
             .collect();
         let n = index.len() + 1;
         assert_eq!(VI.len(), n * n, "vi.bin does not match vi-alphabet.txt");
-        assert_eq!(VI_BASE.chars().count(), n - 1, "vi-base.txt does not match vi-alphabet.txt");
+        assert_eq!(
+            VI_BASE.chars().count(),
+            n - 1,
+            "vi-base.txt does not match vi-alphabet.txt"
+        );
         Vietnamese {
             n,
             index,
@@ -185,8 +189,8 @@ mod tests {
 
 /// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
 const VI_ONSETS: &[&str] = &[
-    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g", "h", "k", "l",
-    "m", "n", "p", "r", "s", "t", "v", "x", "",
+    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g",
+    "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "x", "",
 ];
 /// Vietnamese codas (final consonants; vowel-final glides count as vowels).
 const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
