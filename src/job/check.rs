@@ -292,6 +292,50 @@ fn check_table(
         targets.push((j, col, def));
     }
     check_indexes(path, inv, &targets, out);
+    check_row_size(path, inv, &targets, out);
+}
+
+/// Bytes a column takes in the declared row size: VARCHAR its bytes plus a 1- or 2-byte
+/// length, CHAR its bytes, the TEXT/BLOB family only its pointer.
+fn row_bytes(data_type: &str, max_bytes: u64) -> u64 {
+    match data_type {
+        "varchar" | "varbinary" => max_bytes + if max_bytes > 255 { 2 } else { 1 },
+        "tinytext" | "tinyblob" => 9,
+        "text" | "blob" => 10,
+        "mediumtext" | "mediumblob" => 11,
+        "longtext" | "longblob" => 12,
+        "enum" | "set" => 2,
+        _ => max_bytes,
+    }
+}
+
+/// The 65,535-byte limit on a row's declared size, with the targets in place.
+fn check_row_size(
+    path: &str,
+    inv: &Table,
+    targets: &[(usize, &Column, TargetDef)],
+    out: &mut Vec<Finding>,
+) {
+    let mut bytes = inv.row_size.bytes;
+    for (_, col, def) in targets {
+        let before = row_bytes(&col.data_type, col.max_bytes.unwrap_or(0));
+        let after_bytes = match def.data_type.as_str() {
+            "char" | "varchar" | "binary" | "varbinary" => def.byte_capacity().unwrap_or(0),
+            _ => 0,
+        };
+        let after = row_bytes(&def.data_type, after_bytes);
+        bytes = bytes.saturating_sub(before) + after;
+    }
+    if bytes > inv.row_size.limit && inv.row_size.bytes <= inv.row_size.limit {
+        out.push(Finding::new(
+            format!("{path}.name"),
+            format!(
+                "with these targets the declared row size of '{}' would be {bytes} bytes, over the {}-byte limit (the copy would fail to create the table)",
+                inv.name, inv.row_size.limit
+            ),
+            "make the longest VARCHAR targets TEXT, or keep columns that hold only ASCII single-byte",
+        ));
+    }
 }
 
 fn unknown_column(cpath: &str, name: &str, inv: &Table, all: &[LiveColumn]) -> Finding {
@@ -998,6 +1042,23 @@ mod tests {
         assert_eq!(f, vec!["j:9: tables[0].columns[0].target: foreign key `fk_a` (child.a_ref -> t.a) needs both columns in the same character set, but after this job they would be latin1 and utf8mb4. Fix: recode child.a_ref in this job to the same character set, or drop the foreign key first and recreate it after"]);
         let both = format!("{one}  - name: child\n    strategy: copy\n    columns:\n      - name: a_ref\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET utf8mb4\n");
         let l = load_str(&both).unwrap();
+        assert!(check_loaded(&l, &lv, None).is_empty());
+    }
+
+    #[test]
+    fn row_size_limit_with_the_targets() {
+        let mut lv = live();
+        lv.inventory.tables[0].row_size.bytes = 65_520;
+        let text = format!(
+            "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}"
+        );
+        let l = load_str(&text).unwrap();
+        let f: Vec<String> = check_loaded(&l, &lv, None)
+            .iter()
+            .map(|f| f.render("j"))
+            .collect();
+        assert_eq!(f, vec!["j:4: tables[0].name: with these targets the declared row size of 't' would be 65550 bytes, over the 65535-byte limit (the copy would fail to create the table). Fix: make the longest VARCHAR targets TEXT, or keep columns that hold only ASCII single-byte"]);
+        lv.inventory.tables[0].row_size.bytes = 65_000;
         assert!(check_loaded(&l, &lv, None).is_empty());
     }
 

@@ -147,6 +147,23 @@ fn from_serde(e: &serde_yaml::Error, locator: &Locator) -> Finding {
             line: e.location().map(|l| l.line()),
             ..f
         };
+    } else if let Some(key) = between(&message, "duplicate entry with key \"", "\"") {
+        path = join(&path, &key);
+        let lines = locator.all_lines(&path);
+        let first = lines.first().copied();
+        return Finding {
+            line: lines
+                .get(1)
+                .copied()
+                .or(first)
+                .or(e.location().map(|l| l.line())),
+            message: match first {
+                Some(f) => format!("key '{key}' appears twice (first on line {f})"),
+                None => format!("key '{key}' appears twice"),
+            },
+            fix: "keep one of them".into(),
+            path,
+        };
     } else if let Some(field) = between(&message, "missing field `", "`") {
         let example = match field.as_str() {
             "version" => "version: 1",
@@ -276,6 +293,25 @@ mod tests {
         assert_eq!(
             e,
             vec!["job.yaml:4: defaults.max_replica_lag: invalid duration '5 sec'. Fix: write a whole number with a unit: 500ms, 2s, 1m or 1h"]
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_and_tabs() {
+        let e = errs(&GOOD.replace("source: auto", "source: auto\n        source: cp1251"));
+        assert_eq!(
+            e,
+            vec!["job.yaml:9: tables[0].columns[0].source: key 'source' appears twice (first on line 8). Fix: keep one of them"]
+        );
+        let e = errs(&GOOD.replace("    strategy: copy", "\tstrategy: copy"));
+        assert!(
+            e[0].starts_with("job.yaml:5: YAML syntax: found a tab character"),
+            "{e:?}"
+        );
+        let e = errs("- just\n- a list\n");
+        assert!(
+            e[0].starts_with("job.yaml: this is not a job file"),
+            "{e:?}"
         );
     }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 /// Line numbers (1-based) of every block-style path in one YAML text.
 #[derive(Debug, Clone, Default)]
 pub struct Locator {
-    lines: HashMap<String, usize>,
+    lines: HashMap<String, Vec<usize>>,
 }
 
 #[derive(Debug)]
@@ -23,7 +23,7 @@ struct Node {
 impl Locator {
     /// Walks `text` once and records the line of every key and sequence item.
     pub fn new(text: &str) -> Self {
-        let mut lines = HashMap::new();
+        let mut lines: HashMap<String, Vec<usize>> = HashMap::new();
         let mut stack: Vec<Node> = Vec::new();
         let mut counters: HashMap<String, usize> = HashMap::new();
         let mut block_scalar: Option<usize> = None;
@@ -57,7 +57,7 @@ impl Locator {
                 let counter = counters.entry(parent.clone()).or_insert(0);
                 let path = format!("{parent}[{counter}]");
                 *counter += 1;
-                lines.entry(path.clone()).or_insert(line_no);
+                lines.entry(path.clone()).or_default().push(line_no);
                 stack.push(Node {
                     col,
                     path,
@@ -84,7 +84,7 @@ impl Locator {
                 format!("{parent}.{key}")
             };
             counters.remove(&path);
-            lines.entry(path.clone()).or_insert(line_no);
+            lines.entry(path.clone()).or_default().push(line_no);
             let v = value.trim();
             if v.starts_with('|') || v.starts_with('>') {
                 block_scalar = Some(col);
@@ -102,7 +102,7 @@ impl Locator {
     pub fn line(&self, path: &str) -> Option<usize> {
         let mut p = path;
         loop {
-            if let Some(l) = self.lines.get(p) {
+            if let Some(l) = self.lines.get(p).and_then(|v| v.first()) {
                 return Some(*l);
             }
             let cut = p.rfind(['.', '['])?;
@@ -111,6 +111,13 @@ impl Locator {
                 return None;
             }
         }
+    }
+}
+
+impl Locator {
+    /// Every line `path` itself appears on (more than one when a key is repeated).
+    pub fn all_lines(&self, path: &str) -> &[usize] {
+        self.lines.get(path).map(|v| v.as_slice()).unwrap_or(&[])
     }
 }
 
@@ -213,6 +220,7 @@ tables:
             "absent: the item's line"
         );
         assert_eq!(l.line("nothing"), None);
+        assert_eq!(l.all_lines("tables[0].columns[0].source"), &[15]);
     }
 
     #[test]
