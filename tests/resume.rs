@@ -87,7 +87,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     std::fs::write(
         &job,
         format!(
-            "version: 1\nschema: {}\ndefaults:\n  batch_size: 300\n  target_batch_time: 100ms\n  pause_between_batches: 0ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 200\n  target_batch_time: 50ms\n  pause_between_batches: 30ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
             db.name
         ),
     )
@@ -104,7 +104,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         x ^= x >> 7;
         x ^= x << 17;
         let mut child = run_child(&url, jobp);
-        tokio::time::sleep(Duration::from_millis(150 + x % 500)).await;
+        tokio::time::sleep(Duration::from_millis(100 + x % 400)).await;
         if child.try_wait().unwrap().is_some() {
             let out = child.wait_with_output().unwrap();
             let (stdout, stderr) = texts(&out);
