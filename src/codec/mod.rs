@@ -17,6 +17,8 @@
 //! Oracle disagreements and how they were settled are listed in
 //! `src/codec/README.md`.
 
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
 mod ascii;
 mod single_byte;
 pub mod tables;

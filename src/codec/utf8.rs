@@ -13,7 +13,7 @@
 //! `state = ROW[byte] >> state`: a single shift on the critical path instead
 //! of two dependent loads. ASCII runs skip the automaton 16 bytes at a time.
 
-use super::ascii::{is_ascii_chunk, STRIDE};
+use super::ascii::{ascii_prefix_len, STRIDE};
 
 /// Byte classes; see the module comment for why these twelve.
 const fn class_of(b: u8) -> usize {
@@ -145,12 +145,9 @@ pub fn validate_utf8(bytes: &[u8]) -> Result<(), Utf8Error> {
     let mut state = S_ACCEPT;
     while i < n {
         if state == S_ACCEPT {
-            while i + STRIDE <= n {
-                let chunk: &[u8; STRIDE] = bytes[i..i + STRIDE].try_into().expect("STRIDE");
-                if !is_ascii_chunk(chunk) {
-                    break;
-                }
-                i += STRIDE;
+            i += ascii_prefix_len(&bytes[i..]);
+            if i == n {
+                break;
             }
         }
         // Run the automaton over one word without looking at the state; the
