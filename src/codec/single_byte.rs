@@ -163,13 +163,22 @@ impl SingleByte {
         let table = &self.utf8;
         let mut start = 0;
         while start < src.len() {
-            let run = super::ascii::ascii_prefix_len(&src[start..]);
-            if run >= 2 * STRIDE || start + run == src.len() {
-                buf.extend_from_slice(&src[start..start + run]);
+            // Scan an L1-sized piece, then copy it while it is still in
+            // cache: one trip to memory for long ASCII runs, not two.
+            loop {
+                let piece = &src[start..src.len().min(start + BLOCK)];
+                let run = super::ascii::ascii_prefix_len(piece);
+                if run < 2 * STRIDE && start + run != src.len() {
+                    break; // short run: the block loop handles it in place
+                }
+                buf.extend_from_slice(&piece[..run]);
                 start += run;
-                if start == src.len() {
+                if run < piece.len() || start == src.len() {
                     break;
                 }
+            }
+            if start == src.len() {
+                break;
             }
             let block = &src[start..src.len().min(start + BLOCK)];
             let base = buf.len();

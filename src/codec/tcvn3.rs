@@ -188,7 +188,7 @@ fn decode_append_bytes(
         let dst = &mut out[base..];
         let (mut i, mut o) = (start, 0);
         let mut result = Ok(());
-        while i < end_block {
+        'block: while i < end_block {
             // ASCII words whose following byte cannot complete a pair.
             while i + STRIDE < end_block && src[i + STRIDE] < 0x80 {
                 let chunk: &[u8; STRIDE] = src[i..i + STRIDE].try_into().expect("STRIDE");
@@ -199,36 +199,40 @@ fn decode_append_bytes(
                 i += STRIDE;
                 o += STRIDE;
             }
-            let b = src[i];
-            let bi = BASE_INDEX[b as usize] as usize;
-            if bi != 0 {
-                // Look at the next byte even past the block: pairs never split.
-                match src.get(i + 1) {
-                    Some(&b2) if b2 >= 0x80 => {
-                        let e = PAIRS_UTF8[bi][(b2 - 0x80) as usize];
-                        if e != 0 {
-                            dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
-                            o += (e >> 24) as usize;
-                            i += 2;
-                            continue;
+            // Then up to one word byte by byte before trying words again.
+            let end = end_block.min(i + STRIDE);
+            while i < end {
+                let b = src[i];
+                let bi = BASE_INDEX[b as usize] as usize;
+                if bi != 0 {
+                    // Look at the next byte even past the block: pairs never split.
+                    match src.get(i + 1) {
+                        Some(&b2) if b2 >= 0x80 => {
+                            let e = PAIRS_UTF8[bi][(b2 - 0x80) as usize];
+                            if e != 0 {
+                                dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
+                                o += (e >> 24) as usize;
+                                i += 2;
+                                continue;
+                            }
                         }
+                        None if !last => {
+                            *pending = Some(b);
+                            i += 1;
+                            break 'block;
+                        }
+                        _ => {}
                     }
-                    None if !last => {
-                        *pending = Some(b);
-                        i += 1;
-                        break;
-                    }
-                    _ => {}
                 }
+                let e = table[b as usize];
+                if e == 0 {
+                    result = Err(i);
+                    break 'block;
+                }
+                dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
+                o += (e >> 24) as usize;
+                i += 1;
             }
-            let e = table[b as usize];
-            if e == 0 {
-                result = Err(i);
-                break;
-            }
-            dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
-            o += (e >> 24) as usize;
-            i += 1;
         }
         out.truncate(base + o);
         result?;
