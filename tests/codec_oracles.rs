@@ -322,6 +322,13 @@ fn cross_check_encoding_rs() {
         let (s, bad) = rs.decode_without_bom_handling(&all);
         assert!(!bad);
         assert_eq!(decode(enc, &all).unwrap(), s, "{enc} vs {}", rs.name());
+        // Reverse: encoding_rs writes every one of these characters as the same byte.
+        for &b in &all {
+            let c = enc.decode_byte(b).unwrap().to_string();
+            let (bytes, _, unmappable) = rs.encode(&c);
+            assert!(!unmappable, "{enc}: encoding_rs cannot encode {c:?}");
+            assert_eq!(&bytes[..], &[b], "{enc} vs {} encoding {c:?}", rs.name());
+        }
     }
 }
 
@@ -359,6 +366,60 @@ fn iconv_high(iconv_name: &str) -> High {
         );
     }
     h
+}
+
+/// Encodes each character (one per line) with iconv, in reverse of [`iconv_high`].
+fn iconv_encode_lines(iconv_name: &str, chars: &[char]) -> Vec<Vec<u8>> {
+    let input: String = chars.iter().flat_map(|&c| [c, '\n']).collect();
+    let mut child = Command::new("iconv")
+        .args(["-f", "UTF-8", "-t", iconv_name])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("iconv not found: install GNU iconv (it is present on CI)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "iconv -t {iconv_name} refused one of our characters"
+    );
+    let mut lines: Vec<Vec<u8>> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(lines.pop(), Some(vec![]));
+    lines
+}
+
+#[test]
+fn cross_check_iconv_in_reverse() {
+    for (enc, name) in [
+        (Encoding::Windows1251, "CP1251"),
+        (Encoding::Koi8R, "KOI8-R"),
+        (Encoding::Koi8U, "KOI8-U"),
+        (Encoding::Ibm866, "CP866"),
+        (Encoding::Iso8859_5, "ISO-8859-5"),
+        (Encoding::Latin1, "CP1252"),
+    ] {
+        // Every mapped high byte except the MySQL latin1 holes, which glibc's CP1252 lacks.
+        let bytes: Vec<u8> = (0x80..=0xFFu8)
+            .filter(|&b| enc.decode_byte(b).is_some())
+            .filter(|&b| !(enc == Encoding::Latin1 && CP1252_HOLES.iter().any(|h| h.0 == b)))
+            .collect();
+        let chars: Vec<char> = bytes.iter().map(|&b| enc.decode_byte(b).unwrap()).collect();
+        let theirs = iconv_encode_lines(name, &chars);
+        for ((b, c), t) in bytes.iter().zip(&chars).zip(&theirs) {
+            assert_eq!(t, &[*b], "{enc} vs iconv {name} encoding {c:?}");
+            assert_eq!(encode(enc, &c.to_string()).unwrap(), [*b]);
+        }
+    }
 }
 
 #[test]

@@ -770,6 +770,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn labels_round_trip_and_aliases_resolve() {
+        for enc in Encoding::ALL {
+            assert_eq!(Encoding::from_label(enc.label()), Some(enc));
+            assert_eq!(enc.label().parse::<Encoding>(), Ok(enc));
+        }
+        for (alias, enc) in [
+            ("windows-1251", Encoding::Windows1251),
+            ("CP1251", Encoding::Windows1251),
+            ("koi8r", Encoding::Koi8R),
+            ("KOI8U", Encoding::Koi8U),
+            ("ibm866", Encoding::Ibm866),
+            ("iso8859-5", Encoding::Iso8859_5),
+            ("ISO_8859_5", Encoding::Iso8859_5),
+            ("utf8", Encoding::Utf8),
+            ("utf8mb3", Encoding::Utf8),
+            ("utf8mb4", Encoding::Utf8),
+            (" latin1 ", Encoding::Latin1),
+            ("TCVN", Encoding::Tcvn3),
+        ] {
+            assert_eq!(Encoding::from_label(alias), Some(enc), "{alias}");
+        }
+        // cp1252 is not MySQL latin1 (the five holes), so it is not an alias.
+        assert_eq!(Encoding::from_label("cp1252"), None);
+        assert!("gbk"
+            .parse::<Encoding>()
+            .unwrap_err()
+            .to_string()
+            .contains("known: utf-8"));
+    }
+
+    #[test]
     fn smoke_round_trips() {
         let ru = "Привет, мир! Ёлка 5";
         for enc in [
