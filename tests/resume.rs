@@ -46,15 +46,16 @@ fn undecidable(id: i64) -> bool {
     id % 100 == 2 && id % 1000 == 2
 }
 
-async fn seed(cfg: &ConnectionConfig) {
+/// Creates `posts` with rows `0..rows` as [`seeded`] describes them.
+async fn seed(cfg: &ConnectionConfig, rows: i64) {
     exec_script(
         cfg,
         &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
     )
     .await;
     let mut c = cfg.connect_one().await.unwrap();
-    for start in (0..ROWS).step_by(1000) {
-        let ids: Vec<i64> = (start..(start + 1000).min(ROWS)).collect();
+    for start in (0..rows).step_by(1000) {
+        let ids: Vec<i64> = (start..(start + 1000).min(rows)).collect();
         let sql = format!(
             "INSERT INTO posts (id, body) VALUES {}",
             vec!["(?, ?)"; ids.len()].join(", ")
@@ -64,6 +65,32 @@ async fn seed(cfg: &ConnectionConfig) {
             q = q.bind(id).bind(seeded(*id).0);
         }
         q.execute(&mut c).await.unwrap();
+    }
+}
+
+/// Writes a job that recodes `posts.body` in place, with the given pacing.
+fn posts_job(
+    dir: &std::path::Path,
+    schema: &str,
+    batch: u32,
+    target_ms: u32,
+    pause_ms: u32,
+) -> std::path::PathBuf {
+    let path = dir.join("posts.yaml");
+    let text = format!(
+        "version: 1\nschema: {schema}\ndefaults:\n  batch_size: {batch}\n  target_batch_time: {target_ms}ms\n  \
+         pause_between_batches: {pause_ms}ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      \
+         - name: body\n        source: auto\n        target: BLOB\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What each row must hold after a run, when the application did not touch it.
+fn expected(id: i64) -> Vec<u8> {
+    match seeded(id) {
+        (_, Some(text)) => text.into_bytes(),
+        (stored, None) => stored,
     }
 }
 
@@ -81,17 +108,10 @@ fn run_child(url: &str, job: &str) -> std::process::Child {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     let db = test_database("kill");
-    seed(&db.config).await;
+    seed(&db.config, ROWS).await;
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("kill.yaml");
-    std::fs::write(
-        &job,
-        format!(
-            "version: 1\nschema: {}\ndefaults:\n  batch_size: 200\n  target_batch_time: 50ms\n  pause_between_batches: 30ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
-            db.name
-        ),
-    )
-    .unwrap();
+    // Paced (as production throttling would) so that 20 kills land before the end on any machine.
+    let job = posts_job(dir.path(), &db.name, 200, 50, 30);
     let url = db.config.url_with_secret();
     let jobp = job.to_str().unwrap();
 
@@ -154,15 +174,8 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     for r in &rows {
         let id: i64 = r.get(0);
         let body: Vec<u8> = r.get(1);
-        let (stored, expected) = seeded(id);
-        let want = match &expected {
-            Some(text) => {
-                changed += 1;
-                text.as_bytes().to_vec()
-            }
-            None => stored,
-        };
-        if body != want {
+        changed += seeded(id).1.is_some() as i64;
+        if body != expected(id) {
             wrong.push(id);
         }
     }
@@ -203,34 +216,11 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_concurrent_writer_never_loses_a_write() {
     let db = test_database("writer");
-    exec_script(
-        &db.config,
-        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
-    )
-    .await;
     let n: i64 = 6000;
+    seed(&db.config, n).await;
     let mut c = db.config.connect_one().await.unwrap();
-    for start in (0..n).step_by(1000) {
-        let sql = format!(
-            "INSERT INTO posts (id, body) VALUES {}",
-            vec!["(?, ?)"; 1000].join(", ")
-        );
-        let mut q = sqlx::query(&sql);
-        for id in start..start + 1000 {
-            q = q.bind(id).bind(seeded(id).0);
-        }
-        q.execute(&mut c).await.unwrap();
-    }
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("writer.yaml");
-    std::fs::write(
-        &job,
-        format!(
-            "version: 1\nschema: {}\ndefaults:\n  batch_size: 50\n  target_batch_time: 20ms\n  pause_between_batches: 10ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
-            db.name
-        ),
-    )
-    .unwrap();
+    let job = posts_job(dir.path(), &db.name, 50, 20, 10);
     let mut child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
     // The application: rewrites random rows with new UTF-8 text and inserts new ones while the job runs.
     let mut last: std::collections::BTreeMap<i64, Vec<u8>> = Default::default();
@@ -265,13 +255,7 @@ async fn a_concurrent_writer_never_loses_a_write() {
     for r in &rows {
         let id: i64 = r.get(0);
         let body: Vec<u8> = r.get(1);
-        let want = match last.get(&id) {
-            Some(v) => v.clone(),
-            None => match seeded(id) {
-                (_, Some(text)) => text.into_bytes(),
-                (stored, None) => stored,
-            },
-        };
+        let want = last.get(&id).cloned().unwrap_or_else(|| expected(id));
         if body != want {
             lost.push(id);
         }
@@ -297,35 +281,10 @@ async fn the_job_survives_a_server_restart() {
     let server =
         myrecode::db::throwaway::ThrowawayServer::start().unwrap_or_else(|e| panic!("{e}"));
     let db = server.fresh_database("restart").unwrap();
-    exec_script(
-        &db.config,
-        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB) ENGINE=InnoDB"],
-    )
-    .await;
     let n: i64 = 8000;
-    let mut c = db.config.connect_one().await.unwrap();
-    for start in (0..n).step_by(1000) {
-        let sql = format!(
-            "INSERT INTO posts (id, body) VALUES {}",
-            vec!["(?, ?)"; 1000].join(", ")
-        );
-        let mut q = sqlx::query(&sql);
-        for id in start..start + 1000 {
-            q = q.bind(id).bind(seeded(id).0);
-        }
-        q.execute(&mut c).await.unwrap();
-    }
-    drop(c);
+    seed(&db.config, n).await;
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("restart.yaml");
-    std::fs::write(
-        &job,
-        format!(
-            "version: 1\nschema: {}\ndefaults:\n  batch_size: 100\n  target_batch_time: 20ms\n  pause_between_batches: 20ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      - name: body\n        source: auto\n        target: BLOB\n",
-            db.name
-        ),
-    )
-    .unwrap();
+    let job = posts_job(dir.path(), &db.name, 100, 20, 20);
     let child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
     tokio::time::sleep(Duration::from_millis(800)).await;
     server
@@ -348,11 +307,7 @@ async fn the_job_survives_a_server_restart() {
     let mut wrong = 0;
     for r in &rows {
         let id: i64 = r.get(0);
-        let want = match seeded(id) {
-            (_, Some(text)) => text.into_bytes(),
-            (stored, None) => stored,
-        };
-        wrong += (r.get::<Vec<u8>, _>(1) != want) as usize;
+        wrong += (r.get::<Vec<u8>, _>(1) != expected(id)) as usize;
     }
     assert_eq!(wrong, 0);
     let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")

@@ -106,26 +106,7 @@ pub fn select_batch(
     after_key: bool,
     limit: usize,
 ) -> (String, Vec<usize>) {
-    let mut cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
-    cols.extend(values.iter().map(|v| raw(v)));
-    let order: Vec<String> = key.iter().map(|k| quote::ident(&k.name)).collect();
-    let (cond, binds) = if after_key {
-        after(key)
-    } else {
-        (String::new(), Vec::new())
-    };
-    let sql = format!(
-        "SELECT {} FROM {}{} ORDER BY {} LIMIT {limit}",
-        cols.join(", "),
-        quote::table(schema, table),
-        if after_key {
-            format!(" WHERE {cond}")
-        } else {
-            String::new()
-        },
-        order.join(", "),
-    );
-    (sql, binds)
+    select_in_key_order(schema, table, key, values, after_key, &limit.to_string())
 }
 
 /// `SELECT` of the key `skip` rows further on, for spreading a sample over the table.
@@ -136,7 +117,19 @@ pub fn select_key_at_offset(
     after_key: bool,
     skip: u64,
 ) -> (String, Vec<usize>) {
-    let cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
+    select_in_key_order(schema, table, key, &[], after_key, &format!("{skip}, 1"))
+}
+
+fn select_in_key_order(
+    schema: &str,
+    table: &str,
+    key: &[KeyColumn],
+    values: &[String],
+    after_key: bool,
+    limit: &str,
+) -> (String, Vec<usize>) {
+    let mut cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
+    cols.extend(values.iter().map(|v| raw(v)));
     let order: Vec<String> = key.iter().map(|k| quote::ident(&k.name)).collect();
     let (cond, binds) = if after_key {
         after(key)
@@ -144,7 +137,7 @@ pub fn select_key_at_offset(
         (String::new(), Vec::new())
     };
     let sql = format!(
-        "SELECT {} FROM {}{} ORDER BY {} LIMIT {skip}, 1",
+        "SELECT {} FROM {}{} ORDER BY {} LIMIT {limit}",
         cols.join(", "),
         quote::table(schema, table),
         if after_key {

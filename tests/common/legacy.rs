@@ -86,6 +86,23 @@ pub fn png_blob(seed: u8) -> Vec<u8> {
 
 /// Inserts `(id, value)` rows into `table(id, col)`, values as raw bytes (a latin1 connection would send them so).
 pub async fn insert_raw(cfg: &ConnectionConfig, table: &str, col: &str, rows: &[(i64, Vec<u8>)]) {
+    insert(cfg, table, col, rows).await
+}
+
+/// Inserts `(id, text)` rows as UTF-8 text.
+pub async fn insert_text(cfg: &ConnectionConfig, table: &str, col: &str, rows: &[(i64, String)]) {
+    insert(cfg, table, col, rows).await
+}
+
+async fn insert<V>(cfg: &ConnectionConfig, table: &str, col: &str, rows: &[(i64, V)])
+where
+    V: Clone
+        + Send
+        + Sync
+        + for<'q> sqlx::Encode<'q, sqlx::MySql>
+        + sqlx::Type<sqlx::MySql>
+        + 'static,
+{
     let mut c = cfg.connect_one().await.expect("connect");
     let sql = format!(
         "INSERT INTO {} (`id`, {}) VALUES (?, ?)",
@@ -96,24 +113,6 @@ pub async fn insert_raw(cfg: &ConnectionConfig, table: &str, col: &str, rows: &[
         sqlx::query(&sql)
             .bind(id)
             .bind(v.clone())
-            .execute(&mut c)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-}
-
-/// Inserts `(id, text)` rows as UTF-8 text.
-pub async fn insert_text(cfg: &ConnectionConfig, table: &str, col: &str, rows: &[(i64, String)]) {
-    let mut c = cfg.connect_one().await.expect("connect");
-    let sql = format!(
-        "INSERT INTO {} (`id`, {}) VALUES (?, ?)",
-        quote::ident(table),
-        quote::ident(col)
-    );
-    for (id, v) in rows {
-        sqlx::query(&sql)
-            .bind(id)
-            .bind(v.as_str())
             .execute(&mut c)
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
