@@ -6,7 +6,10 @@ use myrecode::detect::eval;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let path = args.iter().find(|a| !a.starts_with("--")).map_or("data/detect_corpus.tsv", |s| s.as_str());
+    let path = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or("data/detect_corpus.tsv", |s| s.as_str());
     let rows = eval::parse_corpus(&std::fs::read_to_string(path)?).map_err(anyhow::Error::msg)?;
     let report = eval::evaluate(&rows);
     print!("{}", report.render());

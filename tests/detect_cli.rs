@@ -14,7 +14,10 @@ fn run(args: &[&str], input: &[u8]) -> (String, i32) {
         .expect("spawn myrecode");
     child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
-    (String::from_utf8(out.stdout).expect("utf-8 output"), out.status.code().unwrap_or(-1))
+    (
+        String::from_utf8(out.stdout).expect("utf-8 output"),
+        out.status.code().unwrap_or(-1),
+    )
 }
 
 fn labels(out: &str) -> Vec<&str> {
@@ -29,7 +32,11 @@ fn raw_lines_get_one_verdict_each_in_order() {
     input.extend_from_slice("Ïðèâåò, êàê äåëà?\n".as_bytes()); // cp1251>latin1
     input.extend_from_slice("Привет, как дела?\r\n".as_bytes()); // utf-8, CRLF
     let (out, code) = run(&[], &input);
-    assert_eq!(labels(&out), ["ascii", "cp1251", "cp1251>latin1", "utf-8"], "{out}");
+    assert_eq!(
+        labels(&out),
+        ["ascii", "cp1251", "cp1251>latin1", "utf-8"],
+        "{out}"
+    );
     let second: Vec<&str> = out.lines().nth(1).unwrap().split('\t').collect();
     assert_eq!(second[2], "Привет, как дела?");
     assert!(second[1].parse::<f32>().unwrap() >= 0.95);
@@ -49,7 +56,12 @@ fn hex_lines_carry_any_bytes_and_undecided_values_exit_1() {
 #[test]
 fn column_mode_reads_a_short_value_as_its_column() {
     let mut input = Vec::new();
-    for s in ["Москва, ул. Ленина, д. 5", "Иванов Иван Петрович", "Доставка курьером", "Ёж"] {
+    for s in [
+        "Москва, ул. Ленина, д. 5",
+        "Иванов Иван Петрович",
+        "Доставка курьером",
+        "Ёж",
+    ] {
         input.extend_from_slice(&encoding_rs::KOI8_R.encode(s).0);
         input.push(b'\n');
     }

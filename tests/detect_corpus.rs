@@ -11,8 +11,18 @@ fn corpus_targets_are_met_alone_and_per_column() {
     let report = eval::evaluate(&rows);
     println!("{}", report.render());
     let failures = report.target_failures();
-    assert!(failures.is_empty(), "targets missed:\n{}\n{}", failures.join("\n"), report.render());
+    assert!(
+        failures.is_empty(),
+        "targets missed:\n{}\n{}",
+        failures.join("\n"),
+        report.render()
+    );
     // Nothing in the corpus may be rewritten wrongly, alone or per column.
-    let corrupt: usize = report.alone.values().chain(report.column.values()).map(|t| t.corrupting).sum();
+    let corrupt: usize = report
+        .alone
+        .values()
+        .chain(report.column.values())
+        .map(|t| t.corrupting)
+        .sum();
     assert_eq!(corrupt, 0, "{}", report.render());
 }

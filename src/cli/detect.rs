@@ -30,7 +30,8 @@ fn read_values(input: &[u8], hex: bool) -> anyhow::Result<Vec<Vec<u8>>> {
     for (n, line) in input.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if hex {
-            let s = std::str::from_utf8(line).with_context(|| format!("line {}: hex must be ASCII", n + 1))?;
+            let s = std::str::from_utf8(line)
+                .with_context(|| format!("line {}: hex must be ASCII", n + 1))?;
             let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
             out.push(hex::decode(&s).with_context(|| format!("line {}: not hex: {s:?}", n + 1))?);
         } else {
@@ -62,15 +63,24 @@ fn one_line(s: &str) -> String {
 
 /// Runs `detect`. Exit 0 when every value is decided, 1 when some are `unknown`.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    anyhow::ensure!((0.0..=1.0).contains(&args.threshold), "--threshold must be between 0 and 1");
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.threshold),
+        "--threshold must be between 0 and 1"
+    );
     let mut input = Vec::new();
-    std::io::stdin().lock().read_to_end(&mut input).context("reading stdin")?;
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut input)
+        .context("reading stdin")?;
     let values = read_values(&input, args.hex)?;
     let verdicts: Vec<Verdict> = if args.column {
         let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
         detect_column_with(&refs, args.threshold)
     } else {
-        let ctx = Context { threshold: args.threshold, prior: None };
+        let ctx = Context {
+            threshold: args.threshold,
+            prior: None,
+        };
         values.iter().map(|v| detect(v, &ctx)).collect()
     };
     let stdout = std::io::stdout();
@@ -82,7 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         writeln!(out, "{}\t{:.2}\t{}", v.label, v.confidence, decoded)?;
     }
     out.flush()?;
-    Ok(if undecided { super::EXIT_ATTENTION } else { super::EXIT_OK })
+    Ok(if undecided {
+        super::EXIT_ATTENTION
+    } else {
+        super::EXIT_OK
+    })
 }
 
 #[cfg(test)]
@@ -91,8 +105,14 @@ mod tests {
 
     #[test]
     fn lines_and_hex_lines_split_into_values() {
-        assert_eq!(read_values(b"a\r\nb\n", false).unwrap(), vec![b"a".to_vec(), b"b".to_vec()]);
-        assert_eq!(read_values(b"cff0\n\n", true).unwrap(), vec![vec![0xcf, 0xf0], vec![]]);
+        assert_eq!(
+            read_values(b"a\r\nb\n", false).unwrap(),
+            vec![b"a".to_vec(), b"b".to_vec()]
+        );
+        assert_eq!(
+            read_values(b"cff0\n\n", true).unwrap(),
+            vec![vec![0xcf, 0xf0], vec![]]
+        );
         assert!(read_values(b"zz\n", true).is_err());
     }
 }

@@ -31,7 +31,10 @@ pub fn binary_reason(bytes: &[u8], valid_utf8: bool) -> Option<&'static str> {
             }
         }
         // zlib: CMF 0x78 and a header checksum divisible by 31.
-        if bytes[0] == 0x78 && (u16::from(bytes[0]) << 8 | u16::from(bytes[1])) % 31 == 0 && !valid_utf8 {
+        if bytes[0] == 0x78
+            && (u16::from(bytes[0]) << 8 | u16::from(bytes[1])) % 31 == 0
+            && !valid_utf8
+        {
             return Some("zlib header");
         }
     }

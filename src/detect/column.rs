@@ -21,7 +21,10 @@ pub struct ColumnPrior {
 impl ColumnPrior {
     /// The bonus (nats, may be negative) for a reading under this label.
     pub fn bonus(&self, label: Label) -> f32 {
-        self.bonus.iter().find(|(l, _)| *l == label).map_or(self.unseen, |(_, b)| *b)
+        self.bonus
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map_or(self.unseen, |(_, b)| *b)
     }
 
     /// Builds a prior from soft label counts.
@@ -29,7 +32,10 @@ impl ColumnPrior {
         let total: f32 = counts.iter().map(|(_, c)| c).sum();
         let denom = total + ALPHA * K;
         let f = |c: f32| (((c + ALPHA) / denom) * K).ln().clamp(MIN_BONUS, MAX_BONUS);
-        ColumnPrior { bonus: counts.iter().map(|&(l, c)| (l, f(c))).collect(), unseen: f(0.0) }
+        ColumnPrior {
+            bonus: counts.iter().map(|&(l, c)| (l, f(c))).collect(),
+            unseen: f(0.0),
+        }
     }
 }
 
@@ -70,8 +76,15 @@ pub fn detect_column(values: &[&[u8]]) -> Vec<Verdict> {
 pub fn detect_column_with(values: &[&[u8]], threshold: f32) -> Vec<Verdict> {
     let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
     let prior = prior_of(&analyses);
-    let ctx = Context { threshold, prior: Some(&prior) };
-    values.iter().zip(analyses).map(|(v, a)| decide(v, a, &ctx)).collect()
+    let ctx = Context {
+        threshold,
+        prior: Some(&prior),
+    };
+    values
+        .iter()
+        .zip(analyses)
+        .map(|(v, a)| decide(v, a, &ctx))
+        .collect()
 }
 
 #[cfg(test)]
@@ -81,13 +94,20 @@ mod tests {
     #[test]
     fn a_short_value_reads_as_its_column() {
         // "в" (cp1251 0xE2) alone is anyone's guess; in a cp1251 column it is cp1251.
-        let mut rows: Vec<Vec<u8>> = ["Привет, как дела?", "Москва, ул. Ленина, д. 5", "Иванов Иван"]
-            .iter()
-            .map(|s| encoding_rs::WINDOWS_1251.encode(s).0.into_owned())
-            .collect();
+        let mut rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+        ]
+        .iter()
+        .map(|s| encoding_rs::WINDOWS_1251.encode(s).0.into_owned())
+        .collect();
         rows.push(b"\xe2 \xf1\xf0\xe5\xe4\xf3".to_vec()); // "в среду"
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         let verdicts = detect_column(&refs);
-        assert!(verdicts.iter().all(|v| v.label.to_string() == "cp1251"), "{verdicts:?}");
+        assert!(
+            verdicts.iter().all(|v| v.label.to_string() == "cp1251"),
+            "{verdicts:?}"
+        );
     }
 }

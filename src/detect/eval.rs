@@ -90,12 +90,17 @@ pub fn class_of(expected: &str) -> &'static str {
 
 /// Scores one verdict against a row: (correct, wrong, abstained, corrupting).
 fn judge(row: &Row, label: &str, decoded: Option<&str>, rewrites: bool) -> Tally {
-    let mut t = Tally { n: 1, ..Tally::default() };
+    let mut t = Tally {
+        n: 1,
+        ..Tally::default()
+    };
     // KOI8-R and KOI8-U agree outside 8 bytes: a KOI8-U value without them
     // decodes identically under either label, so either is right.
     let same = label == row.expected
-        || (matches!((label, row.expected.as_str()), ("koi8-r", "koi8-u") | ("koi8-u", "koi8-r"))
-            && decoded == Some(row.text.as_str()));
+        || (matches!(
+            (label, row.expected.as_str()),
+            ("koi8-r", "koi8-u") | ("koi8-u", "koi8-r")
+        ) && decoded == Some(row.text.as_str()));
     let text_ok = !rewrites || row.text.is_empty() || decoded == Some(row.text.as_str());
     if same && text_ok {
         t.correct = 1;
@@ -109,7 +114,12 @@ fn judge(row: &Row, label: &str, decoded: Option<&str>, rewrites: bool) -> Tally
 }
 
 fn judge_verdict(row: &Row, v: &Verdict) -> Tally {
-    judge(row, &v.label.to_string(), v.decoded.as_deref(), v.actionable())
+    judge(
+        row,
+        &v.label.to_string(),
+        v.decoded.as_deref(),
+        v.actionable(),
+    )
 }
 
 /// chardetng's answer mapped to our labels (`other:<name>` outside them).
@@ -138,7 +148,9 @@ fn map_chardetng(e: &'static encoding_rs::Encoding, bytes: &[u8]) -> String {
 /// chardetng verdict judged free (any guess counts) or restricted (guesses
 /// outside our encodings count as abstentions).
 fn judge_chardetng(row: &Row, guess: &str, restricted: bool) -> Tally {
-    let decoded = |enc: &'static encoding_rs::Encoding| enc.decode_without_bom_handling(&row.bytes).0.into_owned();
+    let decoded = |enc: &'static encoding_rs::Encoding| {
+        enc.decode_without_bom_handling(&row.bytes).0.into_owned()
+    };
     let dec = encoding_rs::Encoding::for_label(guess.as_bytes())
         .or(match guess {
             "cp1251" => Some(encoding_rs::WINDOWS_1251),
@@ -147,7 +159,10 @@ fn judge_chardetng(row: &Row, guess: &str, restricted: bool) -> Tally {
         })
         .map(decoded);
     if restricted && guess.starts_with("other:") {
-        let mut t = Tally { n: 1, ..Tally::default() };
+        let mut t = Tally {
+            n: 1,
+            ..Tally::default()
+        };
         t.abstained = 1;
         return t;
     }
@@ -182,8 +197,11 @@ pub fn evaluate(rows: &[Row]) -> Report {
         let v = detect(&row.bytes, &ctx);
         let t = judge_verdict(row, &v);
         if t.correct == 0 {
-            let why: Vec<String> =
-                super::explain(&row.bytes).iter().take(3).map(|(l, s)| format!("{l}:{s:.1}")).collect();
+            let why: Vec<String> = super::explain(&row.bytes)
+                .iter()
+                .take(3)
+                .map(|(l, s)| format!("{l}:{s:.1}"))
+                .collect();
             r.mistakes.push((
                 row.expected.clone(),
                 format!("{} {:.2} [{}]", v.label, v.confidence, why.join(" ")),
@@ -192,18 +210,30 @@ pub fn evaluate(rows: &[Row]) -> Report {
         }
         r.alone.entry(row.expected.clone()).or_default().add(&t);
         let g = chardetng_label(&row.bytes);
-        r.cd_free.entry(row.expected.clone()).or_default().add(&judge_chardetng(row, &g, false));
-        r.cd_restricted.entry(row.expected.clone()).or_default().add(&judge_chardetng(row, &g, true));
+        r.cd_free
+            .entry(row.expected.clone())
+            .or_default()
+            .add(&judge_chardetng(row, &g, false));
+        r.cd_restricted
+            .entry(row.expected.clone())
+            .or_default()
+            .add(&judge_chardetng(row, &g, true));
     }
     // Column mode: each (label, language) group is one column.
     let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
     for row in rows {
-        groups.entry((row.expected.clone(), row.lang.clone())).or_default().push(row);
+        groups
+            .entry((row.expected.clone(), row.lang.clone()))
+            .or_default()
+            .push(row);
     }
     for ((label, _), members) in &groups {
         let values: Vec<&[u8]> = members.iter().map(|m| m.bytes.as_slice()).collect();
         for (row, v) in members.iter().zip(detect_column(&values)) {
-            r.column.entry(label.clone()).or_default().add(&judge_verdict(row, &v));
+            r.column
+                .entry(label.clone())
+                .or_default()
+                .add(&judge_verdict(row, &v));
         }
         let mut d = chardetng::EncodingDetector::new();
         for m in members {
@@ -214,11 +244,17 @@ pub fn evaluate(rows: &[Row]) -> Report {
         let guess = d.guess(None, true);
         for row in members {
             let g = map_chardetng(guess, &row.bytes);
-            r.cd_column.entry(label.clone()).or_default().add(&judge_chardetng(row, &g, false));
+            r.cd_column
+                .entry(label.clone())
+                .or_default()
+                .add(&judge_chardetng(row, &g, false));
         }
     }
     // Mixed columns: the Russian rows of every legacy encoding interleaved.
-    let mixed: Vec<&Row> = rows.iter().filter(|x| x.lang == "ru" && class_of(&x.expected) == "legacy").collect();
+    let mixed: Vec<&Row> = rows
+        .iter()
+        .filter(|x| x.lang == "ru" && class_of(&x.expected) == "legacy")
+        .collect();
     let values: Vec<&[u8]> = mixed.iter().map(|m| m.bytes.as_slice()).collect();
     for (row, v) in mixed.iter().zip(detect_column(&values)) {
         r.mixed_column.add(&judge_verdict(row, &v));
@@ -242,28 +278,65 @@ impl Report {
     pub fn render(&self) -> String {
         let mut s = String::new();
         let cell = |t: &Tally| {
-            format!("{:5.1} {:4.1} {:5.1}", t.pct(t.correct), t.pct(t.wrong), t.pct(t.abstained))
+            format!(
+                "{:5.1} {:4.1} {:5.1}",
+                t.pct(t.correct),
+                t.pct(t.wrong),
+                t.pct(t.abstained)
+            )
         };
         let _ = writeln!(
             s,
             "{:<18} {:>5} | {:^16} | {:^16} | {:^16} | {:^16} | {:^16}",
-            "label", "n", "ours alone", "ours --column", "chardetng free", "chardetng restr.", "chardetng column"
+            "label",
+            "n",
+            "ours alone",
+            "ours --column",
+            "chardetng free",
+            "chardetng restr.",
+            "chardetng column"
         );
         let _ = writeln!(
             s,
             "{:<18} {:>5} | {:^16} | {:^16} | {:^16} | {:^16} | {:^16}",
-            "", "", "ok% wrong% abst%", "ok% wrong% abst%", "ok% wrong% abst%", "ok% wrong% abst%", "ok% wrong% abst%"
+            "",
+            "",
+            "ok% wrong% abst%",
+            "ok% wrong% abst%",
+            "ok% wrong% abst%",
+            "ok% wrong% abst%",
+            "ok% wrong% abst%"
         );
-        let line = |s: &mut String, name: &str, a: &Tally, c: &Tally, f: &Tally, rr: &Tally, cc: &Tally| {
+        let line = |s: &mut String,
+                    name: &str,
+                    a: &Tally,
+                    c: &Tally,
+                    f: &Tally,
+                    rr: &Tally,
+                    cc: &Tally| {
             let _ = writeln!(
                 s,
                 "{:<18} {:>5} | {} | {} | {} | {} | {}",
-                name, a.n, cell(a), cell(c), cell(f), cell(rr), cell(cc)
+                name,
+                a.n,
+                cell(a),
+                cell(c),
+                cell(f),
+                cell(rr),
+                cell(cc)
             );
         };
         for (k, a) in &self.alone {
             let g = |m: &BTreeMap<String, Tally>| m.get(k).copied().unwrap_or_default();
-            line(&mut s, k, a, &g(&self.column), &g(&self.cd_free), &g(&self.cd_restricted), &g(&self.cd_column));
+            line(
+                &mut s,
+                k,
+                a,
+                &g(&self.column),
+                &g(&self.cd_free),
+                &g(&self.cd_restricted),
+                &g(&self.cd_column),
+            );
         }
         let _ = writeln!(s, "{}", "-".repeat(120));
         for class in ["legacy", "mojibake", "ascii/utf-8", "binary", "foreign"] {
@@ -291,30 +364,52 @@ impl Report {
         let mut f = Vec::new();
         let legacy = class_total(&self.alone, "legacy");
         if legacy.pct(legacy.correct) < 97.0 {
-            f.push(format!("legacy alone correct {:.2}% < 97%", legacy.pct(legacy.correct)));
+            f.push(format!(
+                "legacy alone correct {:.2}% < 97%",
+                legacy.pct(legacy.correct)
+            ));
         }
         if legacy.pct(legacy.wrong) > 0.3 {
-            f.push(format!("legacy alone wrong {:.2}% > 0.3%", legacy.pct(legacy.wrong)));
+            f.push(format!(
+                "legacy alone wrong {:.2}% > 0.3%",
+                legacy.pct(legacy.wrong)
+            ));
         }
         let moj = class_total(&self.alone, "mojibake");
         if moj.pct(moj.correct) < 99.0 {
-            f.push(format!("mojibake alone correct {:.2}% < 99%", moj.pct(moj.correct)));
+            f.push(format!(
+                "mojibake alone correct {:.2}% < 99%",
+                moj.pct(moj.correct)
+            ));
         }
         let au = class_total(&self.alone, "ascii/utf-8");
         if au.correct != au.n {
-            f.push(format!("ascii/utf-8 alone: {} of {} labelled otherwise", au.n - au.correct, au.n));
+            f.push(format!(
+                "ascii/utf-8 alone: {} of {} labelled otherwise",
+                au.n - au.correct,
+                au.n
+            ));
         }
         // Binary rows labelled a legacy encoding or chain.
         let bin = self.alone.get("binary").copied().unwrap_or_default();
         if bin.pct(bin.corrupting) > 0.1 {
-            f.push(format!("binary labelled legacy {:.2}% > 0.1%", bin.pct(bin.corrupting)));
+            f.push(format!(
+                "binary labelled legacy {:.2}% > 0.1%",
+                bin.pct(bin.corrupting)
+            ));
         }
         let col = class_total(&self.column, "legacy");
         if col.pct(col.correct) < 99.5 {
-            f.push(format!("legacy column correct {:.2}% < 99.5%", col.pct(col.correct)));
+            f.push(format!(
+                "legacy column correct {:.2}% < 99.5%",
+                col.pct(col.correct)
+            ));
         }
         if col.pct(col.wrong) > 0.05 {
-            f.push(format!("legacy column wrong {:.2}% > 0.05%", col.pct(col.wrong)));
+            f.push(format!(
+                "legacy column wrong {:.2}% > 0.05%",
+                col.pct(col.wrong)
+            ));
         }
         f
     }

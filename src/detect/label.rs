@@ -175,8 +175,20 @@ mod tests {
     #[test]
     fn labels_round_trip_through_strings() {
         for s in [
-            "ascii", "utf-8", "cp1251", "koi8-r", "koi8-u", "cp866", "iso-8859-5", "tcvn3", "binary",
-            "unknown", "utf-8>latin1", "utf-8>cp1251", "cp1251>latin1", "tcvn3>latin1",
+            "ascii",
+            "utf-8",
+            "cp1251",
+            "koi8-r",
+            "koi8-u",
+            "cp866",
+            "iso-8859-5",
+            "tcvn3",
+            "binary",
+            "unknown",
+            "utf-8>latin1",
+            "utf-8>cp1251",
+            "cp1251>latin1",
+            "tcvn3>latin1",
         ] {
             assert_eq!(s.parse::<Label>().unwrap().to_string(), s);
         }
@@ -188,6 +200,9 @@ mod tests {
         let label: Label = "cp1251>latin1".parse().unwrap();
         assert_eq!(label.repair("Ïðèâåò".as_bytes()).as_deref(), Some("Привет"));
         let label: Label = "utf-8>cp1251".parse().unwrap();
-        assert_eq!(label.repair("РџСЂРёРІРµС‚".as_bytes()).as_deref(), Some("Привет"));
+        assert_eq!(
+            label.repair("РџСЂРёРІРµС‚".as_bytes()).as_deref(),
+            Some("Привет")
+        );
     }
 }

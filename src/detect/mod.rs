@@ -74,7 +74,10 @@ pub struct Context<'a> {
 
 impl Default for Context<'_> {
     fn default() -> Self {
-        Context { threshold: DEFAULT_THRESHOLD, prior: None }
+        Context {
+            threshold: DEFAULT_THRESHOLD,
+            prior: None,
+        }
     }
 }
 
@@ -95,7 +98,13 @@ pub struct Verdict {
 
 impl Verdict {
     fn fixed(label: Label, confidence: f32, decoded: Option<String>, reason: &'static str) -> Self {
-        Verdict { label, confidence, decoded, runner_up: None, reasons: vec![Cow::Borrowed(reason)] }
+        Verdict {
+            label,
+            confidence,
+            decoded,
+            runner_up: None,
+            reasons: vec![Cow::Borrowed(reason)],
+        }
     }
 
     /// True when the engine should rewrite the value.
@@ -135,7 +144,12 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
             return Analysis::Fixed(Verdict::fixed(Label::Binary, 0.99, None, why));
         }
         let text = String::from_utf8(bytes.to_vec()).ok();
-        return Analysis::Fixed(Verdict::fixed(Label::Ascii, 1.0, text, "all bytes below 0x80"));
+        return Analysis::Fixed(Verdict::fixed(
+            Label::Ascii,
+            1.0,
+            text,
+            "all bytes below 0x80",
+        ));
     }
     let utf8 = std::str::from_utf8(bytes).ok();
     if let Some(why) = binary::binary_reason(bytes, utf8.is_some()) {
@@ -160,17 +174,31 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
                 ));
             }
             let text = text::score_chars(s.chars());
-            cands.push(Cand { label: Label::Utf8, score: text.score + UTF8_BONUS, text });
+            cands.push(Cand {
+                label: Label::Utf8,
+                score: text.score + UTF8_BONUS,
+                text,
+            });
         }
         None => legacy_candidates(bytes, 0.0, Label::Legacy, &mut cands),
     }
-    Analysis::Scored { cands, utf8: utf8.is_some() }
+    Analysis::Scored {
+        cands,
+        utf8: utf8.is_some(),
+    }
 }
 
 /// Scores each legacy reading of `raw` (bytes that are not the stored value
 /// itself when `label` builds a chain).
-fn legacy_candidates(raw: &[u8], bonus: f32, label: impl Fn(Encoding) -> Label, out: &mut Vec<Cand>) {
-    let koi8u_bytes = raw.iter().any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD));
+fn legacy_candidates(
+    raw: &[u8],
+    bonus: f32,
+    label: impl Fn(Encoding) -> Label,
+    out: &mut Vec<Cand>,
+) {
+    let koi8u_bytes = raw
+        .iter()
+        .any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD));
     for &(enc, prior) in LEGACY {
         if enc == Encoding::Koi8U && !koi8u_bytes {
             continue; // identical to KOI8-R then: one label is enough
@@ -183,12 +211,25 @@ fn legacy_candidates(raw: &[u8], bonus: f32, label: impl Fn(Encoding) -> Label, 
             }
         } else {
             let table = tables::decode_table(enc);
-            if raw.iter().any(|&b| b >= 0x80 && table[(b - 0x80) as usize] == tables::UNMAPPED) {
+            if raw
+                .iter()
+                .any(|&b| b >= 0x80 && table[(b - 0x80) as usize] == tables::UNMAPPED)
+            {
                 continue;
             }
-            text::score_chars(raw.iter().map(|&b| if b < 0x80 { b as char } else { table[(b - 0x80) as usize] }))
+            text::score_chars(raw.iter().map(|&b| {
+                if b < 0x80 {
+                    b as char
+                } else {
+                    table[(b - 0x80) as usize]
+                }
+            }))
         };
-        out.push(Cand { label: label(enc), score: text.score + prior + bonus, text });
+        out.push(Cand {
+            label: label(enc),
+            score: text.score + prior + bonus,
+            text,
+        });
     }
 }
 
@@ -201,7 +242,9 @@ fn utf8_sequences(s: &str) -> usize {
 /// read the bytes as what they really were.
 fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
     for read_as in [Encoding::Latin1, Encoding::Windows1251] {
-        let Some(raw) = tables::encode_single(read_as, s) else { continue };
+        let Some(raw) = tables::encode_single(read_as, s) else {
+            continue;
+        };
         if raw.is_ascii() {
             continue;
         }
@@ -209,13 +252,25 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
             let seqs = utf8_sequences(inner) as f32;
             let text = text::score_chars(inner.chars());
             let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(20.0);
-            out.push(Cand { label: Label::Mojibake { real: Encoding::Utf8, read_as }, score, text });
+            out.push(Cand {
+                label: Label::Mojibake {
+                    real: Encoding::Utf8,
+                    read_as,
+                },
+                score,
+                text,
+            });
         } else if read_as == Encoding::Latin1 {
             legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
             // Vietnamese UTF-8 in Latin-1 letters ("lóa") re-reads as other
             // Vietnamese through TCVN3; genuine UTF-8 is far more common.
             for c in out.iter_mut() {
-                if c.label == (Label::Mojibake { real: Encoding::Tcvn3, read_as }) {
+                if c.label
+                    == (Label::Mojibake {
+                        real: Encoding::Tcvn3,
+                        read_as,
+                    })
+                {
                     c.score += TCVN3_CHAIN_PRIOR;
                 }
             }
@@ -258,7 +313,10 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     reasons.push(Cow::Owned(format!(
         "{label} reads best (score {:.1}{})",
         cands[best].score,
-        t.cyr_lang.map_or(String::new(), |l| format!(", {}", model::CYR_LANGS[l as usize])),
+        t.cyr_lang.map_or(String::new(), |l| format!(
+            ", {}",
+            model::CYR_LANGS[l as usize]
+        )),
     )));
     if ctx.prior.is_some() {
         reasons.push(Cow::Borrowed("column prior applied"));
@@ -266,25 +324,56 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
 
     if label == Label::Utf8 {
         let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
-        return Verdict { label, confidence: conf.max(0.5), decoded, runner_up: runner, reasons };
+        return Verdict {
+            label,
+            confidence: conf.max(0.5),
+            decoded,
+            runner_up: runner,
+            reasons,
+        };
     }
     if conf >= ctx.threshold && evidence >= MIN_EVIDENCE {
         if let Some(decoded) = label.repair(bytes) {
-            return Verdict { label, confidence: conf, decoded: Some(decoded), runner_up: runner, reasons };
+            return Verdict {
+                label,
+                confidence: conf,
+                decoded: Some(decoded),
+                runner_up: runner,
+                reasons,
+            };
         }
         reasons.push(Cow::Borrowed("repair does not round-trip"));
     } else {
-        reasons.push(Cow::Owned(format!("confidence {conf:.2} below threshold {:.2}", ctx.threshold)));
+        reasons.push(Cow::Owned(format!(
+            "confidence {conf:.2} below threshold {:.2}",
+            ctx.threshold
+        )));
     }
     let runner_up = Some((label, conf));
     if utf8 {
         // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
-        let p_utf8 = cands.iter().zip(&probs).find(|(c, _)| c.label == Label::Utf8).map_or(0.0, |(_, p)| *p);
+        let p_utf8 = cands
+            .iter()
+            .zip(&probs)
+            .find(|(c, _)| c.label == Label::Utf8)
+            .map_or(0.0, |(_, p)| *p);
         if conf < SUSPECT_CHAIN {
             let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
-            return Verdict { label: Label::Utf8, confidence: p_utf8, decoded, runner_up, reasons };
+            return Verdict {
+                label: Label::Utf8,
+                confidence: p_utf8,
+                decoded,
+                runner_up,
+                reasons,
+            };
         }
-        return Verdict { label: Label::Unknown, confidence: 1.0 - conf, decoded: None, runner_up, reasons };
+        return Verdict {
+            label: Label::Unknown,
+            confidence: 1.0 - conf,
+            decoded: None,
+            runner_up,
+            reasons,
+        };
     }
     // Not UTF-8 and no reading believable: blob or undecidable text.
     // Text in an encoding we do not handle (Western, Greek, ...) or in a
@@ -294,9 +383,34 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     let letters = ascii_letters + cands[best].text.non_ascii_letters as usize;
     if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 7 {
         reasons.push(Cow::Borrowed("no reading looks like text"));
-        return Verdict { label: Label::Binary, confidence: 0.9, decoded: None, runner_up, reasons };
+        return Verdict {
+            label: Label::Binary,
+            confidence: 0.9,
+            decoded: None,
+            runner_up,
+            reasons,
+        };
     }
-    Verdict { label: Label::Unknown, confidence: 1.0 - conf, decoded: None, runner_up, reasons }
+    Verdict {
+        label: Label::Unknown,
+        confidence: 1.0 - conf,
+        decoded: None,
+        runner_up,
+        reasons,
+    }
+}
+
+/// Every reading of a value with its score (nats), best first: for reports
+/// and for tuning, not for deciding.
+pub fn explain(bytes: &[u8]) -> Vec<(Label, f32)> {
+    match analyze(bytes) {
+        Analysis::Fixed(v) => vec![(v.label, f32::INFINITY)],
+        Analysis::Scored { cands, .. } => {
+            let mut v: Vec<(Label, f32)> = cands.iter().map(|c| (c.label, c.score)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1));
+            v
+        }
+    }
 }
 
 #[cfg(test)]
@@ -312,24 +426,20 @@ mod tests {
         assert_eq!(label(b""), "ascii");
         assert_eq!(label(b"hello"), "ascii");
         assert_eq!(label("Привет, как дела?".as_bytes()), "utf-8");
-        assert_eq!(label(b"\xcf\xf0\xe8\xe2\xe5\xf2, \xea\xe0\xea \xe4\xe5\xeb\xe0?"), "cp1251");
+        assert_eq!(
+            label(b"\xcf\xf0\xe8\xe2\xe5\xf2, \xea\xe0\xea \xe4\xe5\xeb\xe0?"),
+            "cp1251"
+        );
         assert_eq!(label("Ïðèâåò, êàê äåëà?".as_bytes()), "cp1251>latin1");
-        assert_eq!(label("РџСЂРёРІРµС‚, РєР°Рє РґРµР»Р°?".as_bytes()), "utf-8>cp1251");
-        assert_eq!(label("ÐŸÑ€Ð¸Ð²ÐµÑ‚, ÐºÐ°Ðº Ð´ÐµÐ»Ð°?".as_bytes()), "utf-8>latin1");
+        assert_eq!(
+            label("РџСЂРёРІРµС‚, РєР°Рє РґРµР»Р°?".as_bytes()),
+            "utf-8>cp1251"
+        );
+        assert_eq!(
+            label("ÐŸÑ€Ð¸Ð²ÐµÑ‚, ÐºÐ°Ðº Ð´ÐµÐ»Ð°?".as_bytes()),
+            "utf-8>latin1"
+        );
         assert_eq!(label("Crème brûlée".as_bytes()), "utf-8");
         assert_eq!(label(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "binary");
-    }
-}
-
-/// Every reading of a value with its score (nats), best first: for reports
-/// and for tuning, not for deciding.
-pub fn explain(bytes: &[u8]) -> Vec<(Label, f32)> {
-    match analyze(bytes) {
-        Analysis::Fixed(v) => vec![(v.label, f32::INFINITY)],
-        Analysis::Scored { cands, .. } => {
-            let mut v: Vec<(Label, f32)> = cands.iter().map(|c| (c.label, c.score)).collect();
-            v.sort_by(|a, b| b.1.total_cmp(&a.1));
-            v
-        }
     }
 }

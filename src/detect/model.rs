@@ -78,7 +78,11 @@ pub fn latin_index(c: char) -> Option<usize> {
             // Latin Extended-A pairs case mostly as even/odd; the few
             // exceptions only blur two rare letters together.
             let lower = c.to_lowercase().next().unwrap_or(c) as u32;
-            let lower = if (0x100..=0x17F).contains(&lower) { lower } else { o };
+            let lower = if (0x100..=0x17F).contains(&lower) {
+                lower
+            } else {
+                o
+            };
             Some((59 + lower - 0x100) as usize)
         }
         _ => None,
@@ -120,11 +124,18 @@ impl Vietnamese {
 pub fn vietnamese() -> &'static Vietnamese {
     static VIET: OnceLock<Vietnamese> = OnceLock::new();
     VIET.get_or_init(|| {
-        let index: std::collections::HashMap<char, u8> =
-            VI_ALPHABET.chars().enumerate().map(|(i, c)| (c, i as u8)).collect();
+        let index: std::collections::HashMap<char, u8> = VI_ALPHABET
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (c, i as u8))
+            .collect();
         let n = index.len() + 1;
         assert_eq!(VI.len(), n * n, "vi.bin does not match vi-alphabet.txt");
-        assert_eq!(VI_BASE.chars().count(), n - 1, "vi-base.txt does not match vi-alphabet.txt");
+        assert_eq!(
+            VI_BASE.chars().count(),
+            n - 1,
+            "vi-base.txt does not match vi-alphabet.txt"
+        );
         Vietnamese {
             n,
             index,
@@ -133,6 +144,35 @@ pub fn vietnamese() -> &'static Vietnamese {
             base: VI_BASE.chars().collect(),
             tone: VI_TONE.bytes().map(|b| b - b'0').collect(),
         }
+    })
+}
+
+/// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
+const VI_ONSETS: &[&str] = &[
+    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g",
+    "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "x", "",
+];
+/// Vietnamese codas (final consonants; vowel-final glides count as vowels).
+const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
+const VI_VOWELS: &str = "aăâeêioôơuưy";
+
+/// True when toneless lower-case `base` with `tone` has the shape of a
+/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
+/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
+pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
+    let s: String = base.iter().collect();
+    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
+    if stop && matches!(tone, 1 | 3 | 4) {
+        return false;
+    }
+    VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
+        let rest: Vec<char> = s[o.len()..].chars().collect();
+        (1..=3.min(rest.len())).any(|nv| {
+            rest[..nv].iter().all(|c| VI_VOWELS.contains(*c)) && {
+                let coda: String = rest[nv..].iter().collect();
+                VI_CODAS.contains(&coda.as_str())
+            }
+        })
     })
 }
 
@@ -174,33 +214,4 @@ mod tests {
         assert!(v.index('ệ').is_some() && v.index('Ệ').is_some());
         assert!(v.syllables.contains("việt"));
     }
-}
-
-/// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
-const VI_ONSETS: &[&str] = &[
-    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g", "h", "k", "l",
-    "m", "n", "p", "r", "s", "t", "v", "x", "",
-];
-/// Vietnamese codas (final consonants; vowel-final glides count as vowels).
-const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
-const VI_VOWELS: &str = "aăâeêioôơuưy";
-
-/// True when toneless lower-case `base` with `tone` has the shape of a
-/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
-/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
-pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
-    let s: String = base.iter().collect();
-    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
-    if stop && matches!(tone, 1 | 3 | 4) {
-        return false;
-    }
-    VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
-        let rest: Vec<char> = s[o.len()..].chars().collect();
-        (1..=3.min(rest.len())).any(|nv| {
-            rest[..nv].iter().all(|c| VI_VOWELS.contains(*c)) && {
-                let coda: String = rest[nv..].iter().collect();
-                VI_CODAS.contains(&coda.as_str())
-            }
-        })
-    })
 }

@@ -34,12 +34,18 @@ pub fn decode_table(enc: Encoding) -> &'static [char; 128] {
         })
         .collect()
     });
-    &all.iter().find(|(e, _)| *e == enc).expect("single-byte encoding").1
+    &all.iter()
+        .find(|(e, _)| *e == enc)
+        .expect("single-byte encoding")
+        .1
 }
+
+/// Sorted (char, byte) pairs of one encoding.
+type EncodeTable = Vec<(char, u8)>;
 
 /// Sorted (char, byte) pairs: the inverse of [`decode_table`].
 fn encode_table(enc: Encoding) -> &'static [(char, u8)] {
-    static T: OnceLock<Vec<(Encoding, Vec<(char, u8)>)>> = OnceLock::new();
+    static T: OnceLock<Vec<(Encoding, EncodeTable)>> = OnceLock::new();
     let all = T.get_or_init(|| {
         [Encoding::Latin1, Encoding::Windows1251]
             .into_iter()
@@ -55,7 +61,10 @@ fn encode_table(enc: Encoding) -> &'static [(char, u8)] {
             })
             .collect()
     });
-    &all.iter().find(|(e, _)| *e == enc).expect("latin1 or cp1251").1
+    &all.iter()
+        .find(|(e, _)| *e == enc)
+        .expect("latin1 or cp1251")
+        .1
 }
 
 /// Encodes `s` with a single-byte encoding, or `None` if a character has no byte.

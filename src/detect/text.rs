@@ -84,7 +84,11 @@ enum Kind {
 fn kind(c: char) -> Kind {
     let o = c as u32;
     if o < 0x80 {
-        return if c.is_ascii_alphabetic() { Kind::AsciiLetter } else { Kind::Other };
+        return if c.is_ascii_alphabetic() {
+            Kind::AsciiLetter
+        } else {
+            Kind::Other
+        };
     }
     match o {
         // ª and º are letters to Unicode but never sit inside a word.
@@ -109,7 +113,11 @@ const FNV0: u64 = 0xcbf29ce484222325;
 fn vi_syllable_hashes() -> &'static std::collections::HashSet<u64> {
     static SET: std::sync::OnceLock<std::collections::HashSet<u64>> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
-        model::vietnamese().syllables.iter().map(|s| s.chars().fold(FNV0, fnv)).collect()
+        model::vietnamese()
+            .syllables
+            .iter()
+            .map(|s| s.chars().fold(FNV0, fnv))
+            .collect()
     })
 }
 
@@ -119,9 +127,39 @@ fn has_tone(c: char) -> bool {
     let o = c as u32;
     // Precomposed toned vowels: Latin-1 (à á ã è é ì í ò ó õ ù ú ý), ĩ ũ, and
     // the Vietnamese block except the plain circumflex/breve/horn letters.
-    matches!(o, 0xC0 | 0xC1 | 0xC3 | 0xC8 | 0xC9 | 0xCC | 0xCD | 0xD2 | 0xD3 | 0xD5 | 0xD9 | 0xDA | 0xDD
-        | 0xE0 | 0xE1 | 0xE3 | 0xE8 | 0xE9 | 0xEC | 0xED | 0xF2 | 0xF3 | 0xF5 | 0xF9 | 0xFA | 0xFD
-        | 0x128 | 0x129 | 0x168 | 0x169 | 0x1EA0..=0x1EF9)
+    matches!(
+        o,
+        0xC0 | 0xC1
+            | 0xC3
+            | 0xC8
+            | 0xC9
+            | 0xCC
+            | 0xCD
+            | 0xD2
+            | 0xD3
+            | 0xD5
+            | 0xD9
+            | 0xDA
+            | 0xDD
+            | 0xE0
+            | 0xE1
+            | 0xE3
+            | 0xE8
+            | 0xE9
+            | 0xEC
+            | 0xED
+            | 0xF2
+            | 0xF3
+            | 0xF5
+            | 0xF9
+            | 0xFA
+            | 0xFD
+            | 0x128
+            | 0x129
+            | 0x168
+            | 0x169
+            | 0x1EA0..=0x1EF9
+    )
 }
 
 /// Accumulates one word's evidence under every model at once.
@@ -196,7 +234,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     let mut any_cyr = false;
     let mut w = Word::new(vi.n);
 
-    let finish = |w: &mut Word, out: &mut TextScore, common: &mut f32, cyr_total: &mut [f32; NL], any_cyr: &mut bool| {
+    let finish = |w: &mut Word,
+                  out: &mut TextScore,
+                  common: &mut f32,
+                  cyr_total: &mut [f32; NL],
+                  any_cyr: &mut bool| {
         if w.letters == 0 {
             return;
         }
@@ -220,9 +262,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         } else if w.cyr > 0 {
             *any_cyr = true;
             let t = (n + 1) as f32;
-            for l in 0..NL {
+            for (l, total) in cyr_total.iter_mut().enumerate() {
                 let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
-                cyr_total[l] += t * H_CYR - last as f32 / SCALE;
+                *total += t * H_CYR - last as f32 / SCALE;
             }
         } else if w.ext > 0 && w.other == 0 {
             let (mut lat_cost, mut vi_cost, mut t) = (w.lat_cost, w.vi_cost, w.lat_t);
@@ -278,7 +320,8 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             out.odd_symbols += odd as u32;
             // Any non-ASCII symbol glued between two letters is suspect
             // ("l·n", "L¹t"), the apostrophe ’ aside.
-            odd_after_letter = was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
+            odd_after_letter =
+                was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
             if !c.is_ascii() && c != '\u{2019}' && (was_letter || glued_run > 0) {
                 glued_run += 1;
                 if glued_run == 2 {
@@ -369,7 +412,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
                     }
                 }
                 w.tones += has_tone(c) as u32;
-                let lower = if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase().next().unwrap_or(c) };
+                let lower = if c.is_ascii() {
+                    c.to_ascii_lowercase()
+                } else {
+                    c.to_lowercase().next().unwrap_or(c)
+                };
                 w.hash = fnv(w.hash, lower);
             }
             _ => w.other += 1,
@@ -378,10 +425,11 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
     let mut best = 0.0;
     if any_cyr {
-        let (l, s) = cyr_total
-            .iter()
-            .enumerate()
-            .fold((0, f32::MIN), |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc });
+        let (l, s) =
+            cyr_total.iter().enumerate().fold(
+                (0, f32::MIN),
+                |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc },
+            );
         out.cyr_lang = Some(l as u8);
         best = s;
     }
