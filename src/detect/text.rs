@@ -307,6 +307,8 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     // An odd symbol right after a letter; a letter right after it means the
     // symbol sits inside a word, where real text never has one.
     let mut odd_after_letter = false;
+    // The previous character was an odd symbol.
+    let mut odd_before = false;
     // Length of the current run of non-ASCII symbols that began right after
     // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
     let mut glued_run = 0u32;
@@ -337,6 +339,12 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             common -= 4.0;
             odd_after_letter = false;
         }
+        if odd_before {
+            // "╜анок": a box-drawing byte glued to the start of a word is a
+            // letter of another table (KOI8-U ґ read as KOI8-R).
+            common -= 3.0;
+        }
+        odd_before = false;
         // A switch between ASCII and Cyrillic letters ends a word ("кодM5",
         // "Tiєng"): each part is scored alone, with a small toll for the switch.
         if w.letters > 0 {
