@@ -67,6 +67,14 @@ pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
     ColumnPrior::from_counts(&counts)
 }
 
+/// The prior a sample of a column's values gives: for scans that read a
+/// column in batches, build it once from a sample and pass it in
+/// [`Context::prior`] to [`super::detect`] for every value.
+pub fn column_prior(values: &[&[u8]]) -> ColumnPrior {
+    let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
+    prior_of(&analyses)
+}
+
 /// Detects every value of one column, each read in the light of the others.
 pub fn detect_column(values: &[&[u8]]) -> Vec<Verdict> {
     detect_column_with(values, DEFAULT_THRESHOLD)
@@ -90,6 +98,28 @@ pub fn detect_column_with(values: &[&[u8]], threshold: f32) -> Vec<Verdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sampled_prior_carries_over_to_single_values() {
+        let rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+        ]
+        .iter()
+        .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
+        .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let prior = column_prior(&refs);
+        let ctx = Context {
+            threshold: DEFAULT_THRESHOLD,
+            prior: Some(&prior),
+        };
+        // "Ёж" alone is too short to call; in this KOI8-R column it is KOI8-R.
+        let v = super::super::detect(&encoding_rs::KOI8_R.encode("Ёж").0, &ctx);
+        assert_eq!(v.label.to_string(), "koi8-r", "{v:?}");
+    }
 
     #[test]
     fn a_short_value_reads_as_its_column() {

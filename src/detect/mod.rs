@@ -24,7 +24,7 @@ pub mod model;
 pub mod tables;
 pub mod text;
 
-pub use column::{detect_column, detect_column_with, ColumnPrior};
+pub use column::{column_prior, detect_column, detect_column_with, ColumnPrior};
 pub use label::{Label, RepairStep};
 
 use crate::codec::Encoding;
