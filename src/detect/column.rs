@@ -57,6 +57,13 @@ pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
             Analysis::Fixed(v) if v.label == Label::Utf8 => add(&mut counts, Label::Utf8, 1.0),
             Analysis::Fixed(_) => {}
             Analysis::Scored { cands, .. } => {
+                // Rows that read as no text at all (foreign encodings, blobs)
+                // vote "none of these": their least-bad reading means nothing,
+                // and a column full of them must not lift any reading.
+                if !cands.iter().any(super::looks_like_text) {
+                    add(&mut counts, Label::Unknown, 1.0);
+                    continue;
+                }
                 posteriors(cands, None, &mut probs);
                 for (c, &p) in cands.iter().zip(&probs) {
                     add(&mut counts, c.label, p);

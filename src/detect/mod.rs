@@ -39,6 +39,13 @@ pub const DEFAULT_THRESHOLD: f32 = 0.95;
 const NULL_SCORE: f32 = -3.5;
 /// A rewriting verdict also needs this much evidence of its own (nats).
 const MIN_EVIDENCE: f32 = 0.0;
+/// ... and this much per non-ASCII letter: two long words that barely pass
+/// as Russian (Greek read as KOI8-R) are not Russian; real text earns ~1.
+const MIN_PER_LETTER: f32 = 0.25;
+/// Column prior bonus (nats) from which the column vouches for a reading.
+const STRONG_PRIOR: f32 = 2.0;
+/// Per-letter evidence a reading the column vouches for still needs.
+const RELAXED_PER_LETTER: f32 = -0.5;
 /// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
 /// the safe default, so a mojibake chain must win by more than this.
 const UTF8_BONUS: f32 = 3.0;
@@ -206,7 +213,7 @@ fn legacy_candidates(
         let text = if enc == Encoding::Tcvn3 {
             // TCVN3 has two-byte capitals; let the codec compose them.
             match crate::codec::decode_lossless(enc, raw) {
-                Ok(s) => text::score_chars(s.chars()),
+                Ok(s) => text::score_chars_as(s.chars(), true),
                 Err(_) => continue,
             }
         } else {
@@ -278,6 +285,11 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
     }
 }
 
+/// True when a reading's own evidence is that of real text, per letter.
+pub(crate) fn looks_like_text(c: &Cand) -> bool {
+    c.score >= MIN_EVIDENCE && c.score / c.text.non_ascii_letters.max(1) as f32 >= MIN_PER_LETTER
+}
+
 /// Probabilities of the candidates (same order), against the null hypothesis.
 pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut Vec<f32>) {
     out.clear();
@@ -332,7 +344,17 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             reasons,
         };
     }
-    if conf >= ctx.threshold && evidence >= MIN_EVIDENCE {
+    // The per-letter bar is on the value's own evidence: a column prior may
+    // settle a close call, never make text of something that is not.
+    // A column that is mostly this label (bonus ≥ STRONG_PRIOR) vouches for
+    // names and rare words our models know poorly, down to RELAXED_PER_LETTER.
+    let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
+        && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
+            >= RELAXED_PER_LETTER;
+    if conf >= ctx.threshold
+        && evidence >= MIN_EVIDENCE
+        && (looks_like_text(&cands[best]) || vouched)
+    {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict {
                 label,
