@@ -43,7 +43,7 @@ const MIN_EVIDENCE: f32 = 0.0;
 /// as Russian (Greek read as KOI8-R) are not Russian; real text earns ~1.
 const MIN_PER_LETTER: f32 = 0.25;
 /// Column prior bonus (nats) from which the column vouches for a reading.
-const STRONG_PRIOR: f32 = 2.0;
+const STRONG_PRIOR: f32 = 1.5;
 /// Per-letter evidence a reading the column vouches for still needs.
 const RELAXED_PER_LETTER: f32 = -0.5;
 /// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
