@@ -9,26 +9,32 @@
 //! write into a reused `String`, so neither pays for allocation.
 //!
 //! Run: `CARGO_TARGET_DIR=... cargo bench --bench codec -- --warm-up-time 1 --measurement-time 3`
-//! Summarise: `python3 scripts/bench_ratios.py` (reads target/criterion).
+//! Summarise: `python3 scripts/bench_ratios.py` (reads target/criterion); the
+//! bench also prints min-of-15 alternating ratios at the end, which are the
+//! robust figures on a shared machine.
 //!
-//! Measured 2026-11-22 on a shared 2-vCPU "Intel Xeon Processor" VM
-//! (Linux 6.18, rustc 1.95.0); figures in src/codec/README.md.
+//! Measured 2026-11-22 03:31 UTC on a shared 2-vCPU "Intel Xeon Processor" VM
+//! (Linux 6.18, rustc 1.95.0, load average ~5 from other builds): decode vs
+//! encoding_rs 1.14-2.09x on Russian, 1.30-1.65x on ASCII; UTF-8 validation
+//! vs std 1.12-2.05x. Full tables in src/codec/README.md.
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{black_box, criterion_group, BenchmarkId, Criterion, Throughput};
 use myrecode::codec::{decode_into, encode, validate_utf8, Encoding};
 
 /// Target input size.
 const SIZE: usize = 10 * 1024 * 1024;
 
+/// Russian sentences using only characters every Cyrillic codec has (KOI8-R,
+/// ISO-8859-5 and cp866 lack the typographic quotes, dashes and №).
 const RUSSIAN: &[&str] = &[
-    "Заказ №4512 отгружен со склада в Екатеринбурге во вторник утром.",
+    "Заказ N 4512 отгружен со склада в Екатеринбурге во вторник утром.",
     "Клиент просит перезвонить после обеда: менеджер был занят на совещании.",
     "Счёт-фактура выставлена повторно, потому что в первой ошибочно указан ИНН.",
-    "В комментарии к доставке написано «оставить у консьержа, не звонить в дверь».",
+    "В комментарии к доставке написано \"оставить у консьержа, не звонить в дверь\".",
     "Объём продаж за третий квартал вырос на 12%, но расходы на логистику тоже.",
     "Ёлочные игрушки закончились ещё в декабре; новая партия придёт через неделю.",
-    "Пользователь жалуется, что пароль не подходит — сбросьте его, пожалуйста.",
-    "Отзыв: «Качество отличное, упаковка целая, курьер вежливый». Оценка — 5.",
+    "Пользователь жалуется, что пароль не подходит - сбросьте его, пожалуйста.",
+    "Отзыв: \"Качество отличное, упаковка целая, курьер вежливый\". Оценка - 5.",
     "Адрес: г. Новосибирск, ул. Советская, д. 17, кв. 43, подъезд 2, этаж 5.",
     "Шестнадцать сотрудников прошли обучение по технике безопасности в цехе.",
     "Юридический отдел согласовал договор поставки с небольшими правками.",
@@ -68,7 +74,7 @@ fn text(sentences: &[&str]) -> String {
         x ^= x >> 7;
         x ^= x << 17;
         s.push_str(sentences[(x % sentences.len() as u64) as usize]);
-        s.push(if x % 7 == 0 { '\n' } else { ' ' });
+        s.push(if x.is_multiple_of(7) { '\n' } else { ' ' });
     }
     s
 }
@@ -166,5 +172,110 @@ fn bench_utf8(c: &mut Criterion) {
     group.finish();
 }
 
+/// Min-of-N, alternating ours and theirs: on a shared machine the fastest
+/// run is the one least disturbed by neighbours, and alternating exposes
+/// both to the same conditions. Printed after criterion's own figures.
+fn min_of_n_ratios() {
+    const ROUNDS: usize = 15;
+    let russian = text(RUSSIAN);
+    let ascii = text(ASCII);
+    let mut out = String::with_capacity(3 * SIZE + 64);
+    let time = |f: &mut dyn FnMut()| {
+        let t = std::time::Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    println!("\nmin of {ROUNDS} alternating runs (MB/s = 10^6 bytes/s):");
+    println!(
+        "{:<10} {:<11} {:>10} {:>13} {:>7}",
+        "input", "codec", "myrecode", "encoding_rs", "ratio"
+    );
+    let codecs: [(Encoding, &'static encoding_rs::Encoding); 6] = [
+        (Encoding::Windows1251, encoding_rs::WINDOWS_1251),
+        (Encoding::Koi8R, encoding_rs::KOI8_R),
+        (Encoding::Koi8U, encoding_rs::KOI8_U),
+        (Encoding::Ibm866, encoding_rs::IBM866),
+        (Encoding::Iso8859_5, encoding_rs::ISO_8859_5),
+        (Encoding::Latin1, encoding_rs::WINDOWS_1252),
+    ];
+    for (input_name, text) in [("russian", &russian), ("ascii", &ascii)] {
+        for (enc, rs) in codecs {
+            let bytes = match (input_name, enc) {
+                ("ascii", _) => text.clone().into_bytes(),
+                (_, Encoding::Latin1) => encode(Encoding::Windows1251, text).unwrap(),
+                _ => encode(enc, text).unwrap(),
+            };
+            let (mut ours, mut theirs) = (f64::MAX, f64::MAX);
+            for _ in 0..ROUNDS {
+                ours = ours.min(time(&mut || {
+                    out.clear();
+                    decode_into(enc, black_box(&bytes), &mut out).unwrap();
+                }));
+                theirs = theirs.min(time(&mut || {
+                    out.clear();
+                    let mut d = rs.new_decoder_without_bom_handling();
+                    let _ =
+                        d.decode_to_string_without_replacement(black_box(&bytes), &mut out, true);
+                }));
+            }
+            let mbs = |t: f64| bytes.len() as f64 / t / 1e6;
+            println!(
+                "{input_name:<10} {:<11} {:>10.0} {:>13.0} {:>7.2}",
+                enc.label(),
+                mbs(ours),
+                mbs(theirs),
+                theirs / ours
+            );
+        }
+    }
+    for (input_name, text) in [
+        ("russian", &russian),
+        ("vietnamese", &text(VIETNAMESE)),
+        ("ascii", &ascii),
+    ] {
+        let bytes = text.as_bytes();
+        let (mut ours, mut theirs) = (f64::MAX, f64::MAX);
+        for _ in 0..ROUNDS {
+            ours = ours.min(time(&mut || {
+                black_box(validate_utf8(black_box(bytes)).is_ok());
+            }));
+            theirs = theirs.min(time(&mut || {
+                black_box(std::str::from_utf8(black_box(bytes)).is_ok());
+            }));
+        }
+        let mbs = |t: f64| bytes.len() as f64 / t / 1e6;
+        println!(
+            "{input_name:<10} {:<11} {:>10.0} {:>13} {:>7.2}   (std::str::from_utf8: {:.0} MB/s)",
+            "utf-8 valid",
+            mbs(ours),
+            "-",
+            theirs / ours,
+            mbs(theirs)
+        );
+    }
+    let vi = encode(Encoding::Tcvn3, &text(VIETNAMESE)).unwrap();
+    let mut best = f64::MAX;
+    for _ in 0..ROUNDS {
+        best = best.min(time(&mut || {
+            out.clear();
+            decode_into(Encoding::Tcvn3, black_box(&vi), &mut out).unwrap();
+        }));
+    }
+    println!(
+        "{:<10} {:<11} {:>10.0}",
+        "vietnamese",
+        "tcvn3",
+        vi.len() as f64 / best / 1e6
+    );
+}
+
 criterion_group!(benches, bench_single_byte, bench_tcvn3, bench_utf8);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    // Only in real bench runs (`cargo bench` passes --bench), not `cargo test --benches`.
+    if std::env::args().any(|a| a == "--bench") {
+        min_of_n_ratios();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}

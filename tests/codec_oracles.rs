@@ -19,6 +19,9 @@ use std::process::Command;
 /// Expected character of each high byte 0x80..=0xFF; `None` = unmapped.
 type High = [Option<char>; 128];
 
+/// A documented difference: (byte, ours, the oracle's).
+type Exception = (u8, Option<char>, Option<char>);
+
 fn oracle_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/oracles")
 }
@@ -109,12 +112,7 @@ fn ours(enc: Encoding) -> High {
 }
 
 /// Asserts `ours == oracle` except at `exceptions` (byte, ours, oracle's).
-fn assert_matches(
-    enc: Encoding,
-    oracle_name: &str,
-    oracle: &High,
-    exceptions: &[(u8, Option<char>, Option<char>)],
-) {
+fn assert_matches(enc: Encoding, oracle_name: &str, oracle: &High, exceptions: &[Exception]) {
     let mine = ours(enc);
     for b in 0x80..=0xFFu8 {
         let (m, o) = (mine[(b - 0x80) as usize], oracle[(b - 0x80) as usize]);
@@ -140,12 +138,10 @@ const SINGLE_BYTE: [Encoding; 6] = [
     Encoding::Latin1,
 ];
 
-const CP1251_0X98: (u8, Option<char>, Option<char>) = (0x98, None, Some('\u{98}'));
-const KOI8U_RFC2319: [(u8, Option<char>, Option<char>); 2] =
-    [(0xAE, Some('╝'), Some('ў')), (0xBE, Some('╬'), Some('Ў'))];
-const CP866_MYSQL: [(u8, Option<char>, Option<char>); 2] =
-    [(0xFC, Some('№'), Some('ⁿ')), (0xFD, Some('¤'), Some('²'))];
-const CP1252_HOLES: [(u8, Option<char>, Option<char>); 5] = [
+const CP1251_0X98: Exception = (0x98, None, Some('\u{98}'));
+const KOI8U_RFC2319: [Exception; 2] = [(0xAE, Some('╝'), Some('ў')), (0xBE, Some('╬'), Some('Ў'))];
+const CP866_MYSQL: [Exception; 2] = [(0xFC, Some('№'), Some('ⁿ')), (0xFD, Some('¤'), Some('²'))];
+const CP1252_HOLES: [Exception; 5] = [
     (0x81, Some('\u{81}'), None),
     (0x8D, Some('\u{8D}'), None),
     (0x8F, Some('\u{8F}'), None),
@@ -299,11 +295,7 @@ fn encode_tcvn3_or(enc: Encoding, c: char) -> Result<Vec<u8>, EncodeErrorKind> {
 /// encoding_rs (WHATWG) agrees byte for byte, except the documented cases.
 #[test]
 fn cross_check_encoding_rs() {
-    let pairs: [(
-        Encoding,
-        &'static encoding_rs::Encoding,
-        &[(u8, Option<char>, Option<char>)],
-    ); 6] = [
+    let pairs: [(Encoding, &'static encoding_rs::Encoding, &[Exception]); 6] = [
         (
             Encoding::Windows1251,
             encoding_rs::WINDOWS_1251,
@@ -330,6 +322,13 @@ fn cross_check_encoding_rs() {
         let (s, bad) = rs.decode_without_bom_handling(&all);
         assert!(!bad);
         assert_eq!(decode(enc, &all).unwrap(), s, "{enc} vs {}", rs.name());
+        // Reverse: encoding_rs writes every one of these characters as the same byte.
+        for &b in &all {
+            let c = enc.decode_byte(b).unwrap().to_string();
+            let (bytes, _, unmappable) = rs.encode(&c);
+            assert!(!unmappable, "{enc}: encoding_rs cannot encode {c:?}");
+            assert_eq!(&bytes[..], &[b], "{enc} vs {} encoding {c:?}", rs.name());
+        }
     }
 }
 
@@ -367,6 +366,60 @@ fn iconv_high(iconv_name: &str) -> High {
         );
     }
     h
+}
+
+/// Encodes each character (one per line) with iconv, in reverse of [`iconv_high`].
+fn iconv_encode_lines(iconv_name: &str, chars: &[char]) -> Vec<Vec<u8>> {
+    let input: String = chars.iter().flat_map(|&c| [c, '\n']).collect();
+    let mut child = Command::new("iconv")
+        .args(["-f", "UTF-8", "-t", iconv_name])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("iconv not found: install GNU iconv (it is present on CI)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "iconv -t {iconv_name} refused one of our characters"
+    );
+    let mut lines: Vec<Vec<u8>> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(lines.pop(), Some(vec![]));
+    lines
+}
+
+#[test]
+fn cross_check_iconv_in_reverse() {
+    for (enc, name) in [
+        (Encoding::Windows1251, "CP1251"),
+        (Encoding::Koi8R, "KOI8-R"),
+        (Encoding::Koi8U, "KOI8-U"),
+        (Encoding::Ibm866, "CP866"),
+        (Encoding::Iso8859_5, "ISO-8859-5"),
+        (Encoding::Latin1, "CP1252"),
+    ] {
+        // Every mapped high byte except the MySQL latin1 holes, which glibc's CP1252 lacks.
+        let bytes: Vec<u8> = (0x80..=0xFFu8)
+            .filter(|&b| enc.decode_byte(b).is_some())
+            .filter(|&b| !(enc == Encoding::Latin1 && CP1252_HOLES.iter().any(|h| h.0 == b)))
+            .collect();
+        let chars: Vec<char> = bytes.iter().map(|&b| enc.decode_byte(b).unwrap()).collect();
+        let theirs = iconv_encode_lines(name, &chars);
+        for ((b, c), t) in bytes.iter().zip(&chars).zip(&theirs) {
+            assert_eq!(t, &[*b], "{enc} vs iconv {name} encoding {c:?}");
+            assert_eq!(encode(enc, &c.to_string()).unwrap(), [*b]);
+        }
+    }
 }
 
 #[test]
@@ -513,4 +566,63 @@ fn tcvn3_unmappable_character_is_named() {
     // The single-byte convention writes it (and decodes it back the same way).
     let b = encode_tcvn3("Aà", Tcvn3Convention::SingleByte).unwrap();
     assert_eq!(decode_tcvn3(&b, Tcvn3Convention::SingleByte).unwrap(), "Aà");
+}
+
+/// Long mixed inputs decode exactly as a naive reader built only from the
+/// oracles (VN3 subset table + the seed's pairs) would: exercises the fast
+/// paths, block boundaries and every split point class at scale.
+#[test]
+fn tcvn3_long_inputs_match_a_naive_reader_built_from_the_oracles() {
+    let single = byte_table("tcvn3-vn3-subset-DERIVED.txt");
+    let pairs: BTreeMap<(u8, u8), char> = seed_tcvn3_table()
+        .into_iter()
+        .filter(|(_, b)| b.len() == 2)
+        .map(|(c, b)| ((b[0], b[1]), c))
+        .collect();
+    let naive = |input: &[u8]| -> Result<String, usize> {
+        let mut out = String::new();
+        let mut i = 0;
+        while i < input.len() {
+            if let Some(&c) = input.get(i + 1).and_then(|&b2| pairs.get(&(input[i], b2))) {
+                out.push(c);
+                i += 2;
+                continue;
+            }
+            let b = input[i];
+            let c = if b < 0x80 {
+                Some(b as char)
+            } else {
+                single.get(&b).copied().flatten()
+            };
+            out.push(c.ok_or(i)?);
+            i += 1;
+        }
+        Ok(out)
+    };
+    let alphabet: Vec<u8> =
+        b"AEIOUYaeiouy hnt\xA1\xA2\xA3\xA4\xA5\xA6\xB5\xB8\xCA\xC7\xD5\xE8\xED\xF8\xFD\xB9\xA8\xAE"
+            .to_vec();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for round in 0..40 {
+        let len = 1 + (round * 997) % 9000;
+        let mut input: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly letters, sometimes a run of ASCII to hit the memcpy path.
+                alphabet[(x % alphabet.len() as u64) as usize]
+            })
+            .collect();
+        if round % 3 == 0 {
+            let at = (x as usize) % input.len();
+            input.splice(at..at, std::iter::repeat_n(b'x', 100));
+        }
+        if round % 5 == 0 {
+            let at = (x as usize >> 8) % input.len();
+            input[at] = 0x90; // unmapped in VN3
+        }
+        let ours = decode(Encoding::Tcvn3, &input).map_err(|e| e.offset);
+        assert_eq!(ours, naive(&input), "round {round}");
+    }
 }

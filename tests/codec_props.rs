@@ -225,3 +225,32 @@ fn every_split_point_of_pairs_and_sequences() {
         );
     }
 }
+
+/// A reference decoder: one byte at a time through `Encoding::decode_byte`
+/// (the generated high-half table itself, not the packed UTF-8 the fast path uses).
+fn naive_decode(enc: Encoding, input: &[u8]) -> Result<String, usize> {
+    input
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| enc.decode_byte(b).ok_or(i))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Long inputs cross the fast path's ASCII runs, 4-byte groups and 4 KiB blocks.
+    #[test]
+    fn long_single_byte_inputs_match_a_naive_decoder(
+        enc in prop::sample::select(Encoding::ALL.iter().copied().filter(|e| e.is_single_byte()).collect::<Vec<_>>()),
+        runs in prop::collection::vec((0..70usize, prop::collection::vec(0x80..=0xFFu8, 0..40)), 0..300),
+    ) {
+        let mut input = Vec::new();
+        for (ascii, high) in runs {
+            input.extend(std::iter::repeat_n(b'a', ascii));
+            input.extend(high);
+        }
+        let ours = decode(enc, &input).map_err(|e| e.offset);
+        prop_assert_eq!(ours, naive_decode(enc, &input));
+    }
+}

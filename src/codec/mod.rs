@@ -17,6 +17,8 @@
 //! Oracle disagreements and how they were settled are listed in
 //! `src/codec/README.md`.
 
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
 mod ascii;
 mod single_byte;
 pub mod tables;
@@ -647,9 +649,10 @@ impl Decoder {
 /// Appends bytes already validated by [`validate_utf8`].
 fn push_valid(out: &mut String, bytes: &[u8]) {
     debug_assert!(std::str::from_utf8(bytes).is_ok());
-    // Safety: callers pass only bytes our DFA accepted; the DFA agrees with
-    // `std::str::from_utf8` on every 1-, 2- and 3-byte input (exhaustive
-    // unit tests in utf8.rs) and on arbitrary inputs (proptest).
+    // Safety: callers pass only bytes our DFA accepted, and the DFA accepts
+    // exactly what `std::str::from_utf8` accepts: exhaustively for inputs of
+    // up to three bytes (utf8.rs unit tests, every byte class combination)
+    // and on arbitrary and long inputs (tests/codec_props.rs, 1M-case run).
     out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
 }
 
@@ -766,6 +769,37 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_round_trip_and_aliases_resolve() {
+        for enc in Encoding::ALL {
+            assert_eq!(Encoding::from_label(enc.label()), Some(enc));
+            assert_eq!(enc.label().parse::<Encoding>(), Ok(enc));
+        }
+        for (alias, enc) in [
+            ("windows-1251", Encoding::Windows1251),
+            ("CP1251", Encoding::Windows1251),
+            ("koi8r", Encoding::Koi8R),
+            ("KOI8U", Encoding::Koi8U),
+            ("ibm866", Encoding::Ibm866),
+            ("iso8859-5", Encoding::Iso8859_5),
+            ("ISO_8859_5", Encoding::Iso8859_5),
+            ("utf8", Encoding::Utf8),
+            ("utf8mb3", Encoding::Utf8),
+            ("utf8mb4", Encoding::Utf8),
+            (" latin1 ", Encoding::Latin1),
+            ("TCVN", Encoding::Tcvn3),
+        ] {
+            assert_eq!(Encoding::from_label(alias), Some(enc), "{alias}");
+        }
+        // cp1252 is not MySQL latin1 (the five holes), so it is not an alias.
+        assert_eq!(Encoding::from_label("cp1252"), None);
+        assert!("gbk"
+            .parse::<Encoding>()
+            .unwrap_err()
+            .to_string()
+            .contains("known: utf-8"));
+    }
 
     #[test]
     fn smoke_round_trips() {

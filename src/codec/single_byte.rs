@@ -154,20 +154,38 @@ impl SingleByte {
 
     /// Byte-level body of [`decode_append`](Self::decode_append).
     fn decode_append_bytes(&self, src: &[u8], buf: &mut Vec<u8>) -> Result<(), usize> {
-        // Blocks keep the zero-filled scratch tail small and hot in L1: each
-        // input byte becomes at most 3 output bytes, and the packed store
-        // writes 4, so a block of BLOCK bytes needs 3 * BLOCK + 1 spare.
-        const BLOCK: usize = 8192;
+        // Non-ASCII text is decoded in blocks into a zero-filled tail of
+        // `buf` (safe indexing, no uninitialised memory): each input byte
+        // becomes at most 3 output bytes and each store writes 4, so a block
+        // of BLOCK bytes needs 3 * BLOCK + 4 spare. Blocks keep that tail in
+        // L1. Long ASCII runs skip it and are copied with one memcpy.
+        const BLOCK: usize = 4096;
         let table = &self.utf8;
         let mut start = 0;
         while start < src.len() {
+            // Scan an L1-sized piece, then copy it while it is still in
+            // cache: one trip to memory for long ASCII runs, not two.
+            loop {
+                let piece = &src[start..src.len().min(start + BLOCK)];
+                let run = super::ascii::ascii_prefix_len(piece);
+                if run < 2 * STRIDE && start + run != src.len() {
+                    break; // short run: the block loop handles it in place
+                }
+                buf.extend_from_slice(&piece[..run]);
+                start += run;
+                if run < piece.len() || start == src.len() {
+                    break;
+                }
+            }
+            if start == src.len() {
+                break;
+            }
             let block = &src[start..src.len().min(start + BLOCK)];
             let base = buf.len();
             buf.resize(base + 3 * block.len() + 4, 0);
             let dst = &mut buf[base..];
-            let mut i = 0;
-            let mut o = 0;
             let n = block.len();
+            let (mut i, mut o) = (0, 0);
             let mut failed = None;
             'outer: while i < n {
                 // ASCII fast path: copy whole 16-byte words while they last.
@@ -180,8 +198,35 @@ impl SingleByte {
                     i += STRIDE;
                     o += STRIDE;
                 }
-                // Table path for up to one word, then try the fast path again.
+                // Table path, four bytes per step: one bounds check for four
+                // stores, as the masked lengths (<= 3 each) keep every store
+                // inside the 16-byte window.
                 let end = n.min(i + STRIDE);
+                while i + 4 <= end {
+                    let e = [
+                        table[block[i] as usize],
+                        table[block[i + 1] as usize],
+                        table[block[i + 2] as usize],
+                        table[block[i + 3] as usize],
+                    ];
+                    if e.contains(&0) {
+                        break; // the scalar loop below finds the exact byte
+                    }
+                    let d: &mut [u8; 16] = (&mut dst[o..o + 16]).try_into().expect("16");
+                    // Lengths masked to 0..=3 let the compiler prove every
+                    // store below stays inside `d` (last one ends at <= 13).
+                    let len = |e: u32| ((e >> 24) & 3) as usize;
+                    let k1 = len(e[0]);
+                    let k2 = k1 + len(e[1]);
+                    let k3 = k2 + len(e[2]);
+                    let k = k3 + len(e[3]);
+                    d[..4].copy_from_slice(&e[0].to_le_bytes());
+                    d[k1..k1 + 4].copy_from_slice(&e[1].to_le_bytes());
+                    d[k2..k2 + 4].copy_from_slice(&e[2].to_le_bytes());
+                    d[k3..k3 + 4].copy_from_slice(&e[3].to_le_bytes());
+                    o += k;
+                    i += 4;
+                }
                 while i < end {
                     let e = table[block[i] as usize];
                     if e == 0 {

@@ -133,16 +133,20 @@ pub(crate) fn decode_append(
 }
 
 /// Byte-level body of [`decode_append`].
+///
+/// Same scheme as the single-byte decoder: long ASCII runs are copied with
+/// one memcpy, everything else is decoded in blocks into a zero-filled tail
+/// of `out` (at most 3 output bytes per input byte, 4-byte stores).
 fn decode_append_bytes(
     src: &[u8],
     last: bool,
     pending: &mut Option<u8>,
     out: &mut Vec<u8>,
 ) -> Result<(), usize> {
+    const BLOCK: usize = 4096;
     let table = &VN3.utf8;
     let n = src.len();
-    out.reserve(n + n / 2);
-    let mut i = 0;
+    let mut start = 0;
     if let Some(p) = pending.take() {
         match src.first() {
             None if !last => {
@@ -154,50 +158,85 @@ fn decode_append_bytes(
                     out,
                     PAIRS_UTF8[BASE_INDEX[p as usize] as usize][(b2 - 0x80) as usize],
                 );
-                i = 1;
+                start = 1;
             }
             _ => push_packed(out, table[p as usize]),
         }
     }
-    while i < n {
-        // ASCII words, as long as the byte after the word cannot complete a
-        // pair with the word's last byte (pair second bytes are >= 0x80).
-        while i + STRIDE < n && src[i + STRIDE] < 0x80 {
-            let chunk: &[u8; STRIDE] = src[i..i + STRIDE].try_into().expect("STRIDE");
-            if !is_ascii_chunk(chunk) {
+    while start < n {
+        // A pair's second byte is >= 0x80, so an ASCII run can be copied
+        // whole: its last byte pairs with nothing inside the run, and the
+        // byte after it is handled below, where the base is looked at again.
+        let run = super::ascii::ascii_prefix_len(&src[start..]);
+        if run >= 2 * STRIDE || start + run == n {
+            // Leave a final base capital to the block loop (it may pair with
+            // the next byte or need holding back).
+            let copy = if start + run < n || !last {
+                run.saturating_sub(1)
+            } else {
+                run
+            };
+            out.extend_from_slice(&src[start..start + copy]);
+            start += copy;
+            if start == n {
                 break;
             }
-            out.extend_from_slice(chunk);
-            i += STRIDE;
         }
-        let end = n.min(i + STRIDE);
-        while i < end {
-            let b = src[i];
-            let base = BASE_INDEX[b as usize] as usize;
-            if base != 0 {
-                match src.get(i + 1) {
-                    Some(&b2) if b2 >= 0x80 => {
-                        let e = PAIRS_UTF8[base][(b2 - 0x80) as usize];
-                        if e != 0 {
-                            push_packed(out, e);
-                            i += 2;
-                            continue;
-                        }
-                    }
-                    None if !last => {
-                        *pending = Some(b);
-                        return Ok(());
-                    }
-                    _ => {}
+        let end_block = n.min(start + BLOCK);
+        let base = out.len();
+        out.resize(base + 3 * (end_block - start) + 4, 0);
+        let dst = &mut out[base..];
+        let (mut i, mut o) = (start, 0);
+        let mut result = Ok(());
+        'block: while i < end_block {
+            // ASCII words whose following byte cannot complete a pair.
+            while i + STRIDE < end_block && src[i + STRIDE] < 0x80 {
+                let chunk: &[u8; STRIDE] = src[i..i + STRIDE].try_into().expect("STRIDE");
+                if !is_ascii_chunk(chunk) {
+                    break;
                 }
+                dst[o..o + STRIDE].copy_from_slice(chunk);
+                i += STRIDE;
+                o += STRIDE;
             }
-            let e = table[b as usize];
-            if e == 0 {
-                return Err(i);
+            // Then up to one word byte by byte before trying words again.
+            let end = end_block.min(i + STRIDE);
+            while i < end {
+                let b = src[i];
+                let bi = BASE_INDEX[b as usize] as usize;
+                if bi != 0 {
+                    // Look at the next byte even past the block: pairs never split.
+                    match src.get(i + 1) {
+                        Some(&b2) if b2 >= 0x80 => {
+                            let e = PAIRS_UTF8[bi][(b2 - 0x80) as usize];
+                            if e != 0 {
+                                dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
+                                o += (e >> 24) as usize;
+                                i += 2;
+                                continue;
+                            }
+                        }
+                        None if !last => {
+                            *pending = Some(b);
+                            i += 1;
+                            break 'block;
+                        }
+                        _ => {}
+                    }
+                }
+                let e = table[b as usize];
+                if e == 0 {
+                    result = Err(i);
+                    break 'block;
+                }
+                dst[o..o + 4].copy_from_slice(&e.to_le_bytes());
+                o += (e >> 24) as usize;
+                i += 1;
             }
-            push_packed(out, e);
-            i += 1;
         }
+        out.truncate(base + o);
+        result?;
+        start = i;
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! `state = ROW[byte] >> state`: a single shift on the critical path instead
 //! of two dependent loads. ASCII runs skip the automaton 16 bytes at a time.
 
-use super::ascii::{is_ascii_chunk, STRIDE};
+use super::ascii::{ascii_prefix_len, STRIDE};
 
 /// Byte classes; see the module comment for why these twelve.
 const fn class_of(b: u8) -> usize {
@@ -73,6 +73,10 @@ const TRANSITIONS: [[usize; 12]; STATES] = {
         /*F4    */ [r, TAIL2, r, r, r, r, r, r, r, r, r, r],
     ]
 };
+
+/// Bytes the automaton runs between reject checks (longer runs amortise the
+/// check; the slow path re-scans at most this much).
+const DFA_RUN: usize = 2 * STRIDE;
 
 /// Bits per state in a shift row; a state's value is its bit offset.
 const BITS: usize = 6;
@@ -144,20 +148,19 @@ pub fn validate_utf8(bytes: &[u8]) -> Result<(), Utf8Error> {
     let mut i = 0;
     let mut state = S_ACCEPT;
     while i < n {
-        if state == S_ACCEPT {
-            while i + STRIDE <= n {
-                let chunk: &[u8; STRIDE] = bytes[i..i + STRIDE].try_into().expect("STRIDE");
-                if !is_ascii_chunk(chunk) {
-                    break;
-                }
-                i += STRIDE;
+        // Look for an ASCII run only where one starts: in Cyrillic text the
+        // next byte is usually a lead byte, and the call would be wasted.
+        if state == S_ACCEPT && bytes[i] < 0x80 {
+            i += ascii_prefix_len(&bytes[i..]);
+            if i == n {
+                break;
             }
         }
         // Run the automaton over one word without looking at the state; the
         // reject state is absorbing, so one check per word is enough.
         let chunk_start = i;
         let chunk_state = state;
-        let end = n.min(i + STRIDE);
+        let end = n.min(i + DFA_RUN);
         // Skip the unshifted `& 63` inside the loop: only the low 6 bits
         // of the shift amount are used, so garbage above them is harmless.
         let mut s = state;
