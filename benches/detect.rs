@@ -4,8 +4,8 @@
 //! (`data/detect_corpus.tsv`): a mix of every label, plus an ASCII-only set
 //! that exercises the fast path. Criterion reports `thrpt` in elements/s,
 //! which is values/s. Measured 2026-11-22 on a 2-core shared VM (other
-//! builds running): mixed ≈185k values/s ours, ≈87k chardetng, ≈96k ours
-//! in column mode; ASCII-only ≈7.7M values/s ours.
+//! builds running, load ≈3): mixed ≈147k values/s ours, ≈73k chardetng,
+//! ≈128k ours in column mode; ASCII-only ≈6M values/s ours, ≈3.4M chardetng.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use myrecode::detect::{detect, detect_column, eval, Context};
