@@ -400,10 +400,14 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     // Not UTF-8 and no reading believable: blob or undecidable text.
     // Text in an encoding we do not handle (Western, Greek, ...) or in a
     // language we have no model for also reads badly, but it is mostly
-    // letters; random bytes decode to letters about half the time.
-    let ascii_letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
-    let letters = ascii_letters + cands[best].text.non_ascii_letters as usize;
-    if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 7 {
+    // letters, or nearly all printable ASCII and letters; random bytes are
+    // letters about half the time and printable-or-letter about 60%.
+    let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count()
+        + cands[best].text.non_ascii_letters as usize;
+    let printable = bytes.iter().filter(|b| (0x20..0x7F).contains(*b)).count();
+    let textish = printable + cands[best].text.non_ascii_letters as usize;
+    let blob = letters * 10 < bytes.len() * 7 && textish * 100 < bytes.len() * 85;
+    if cands[best].score < -6.0 && bytes.len() >= 8 && blob {
         reasons.push(Cow::Borrowed("no reading looks like text"));
         return Verdict {
             label: Label::Binary,
