@@ -60,12 +60,16 @@ fn column_mode_reads_a_short_value_as_its_column() {
         "Москва, ул. Ленина, д. 5",
         "Иванов Иван Петрович",
         "Доставка курьером",
+        "Заказ отменён по просьбе покупателя",
+        "Санкт-Петербург, Невский проспект, 28",
+        "Петрова Анна Сергеевна",
+        "Ключи оставить у консьержа",
         "Ёж",
     ] {
         input.extend_from_slice(&encoding_rs::KOI8_R.encode(s).0);
         input.push(b'\n');
     }
     let (out, _) = run(&["--column"], &input);
-    assert_eq!(labels(&out), ["koi8-r"; 4], "{out}");
+    assert_eq!(labels(&out), ["koi8-r"; 8], "{out}");
     assert_eq!(out.lines().last().unwrap().split('\t').nth(2), Some("Ёж"));
 }

@@ -57,6 +57,13 @@ pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
             Analysis::Fixed(v) if v.label == Label::Utf8 => add(&mut counts, Label::Utf8, 1.0),
             Analysis::Fixed(_) => {}
             Analysis::Scored { cands, .. } => {
+                // Rows that read as no text at all (foreign encodings, blobs)
+                // vote "none of these": their least-bad reading means nothing,
+                // and a column full of them must not lift any reading.
+                if !cands.iter().any(super::looks_like_text) {
+                    add(&mut counts, Label::Unknown, 1.0);
+                    continue;
+                }
                 posteriors(cands, None, &mut probs);
                 for (c, &p) in cands.iter().zip(&probs) {
                     add(&mut counts, c.label, p);
@@ -65,6 +72,14 @@ pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
         }
     }
     ColumnPrior::from_counts(&counts)
+}
+
+/// The prior a sample of a column's values gives: for scans that read a
+/// column in batches, build it once from a sample and pass it in
+/// [`Context::prior`] to [`super::detect`] for every value.
+pub fn column_prior(values: &[&[u8]]) -> ColumnPrior {
+    let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
+    prior_of(&analyses)
 }
 
 /// Detects every value of one column, each read in the light of the others.
@@ -90,6 +105,31 @@ pub fn detect_column_with(values: &[&[u8]], threshold: f32) -> Vec<Verdict> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sampled_prior_carries_over_to_single_values() {
+        let rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+            "Заказ отменён по просьбе покупателя",
+            "Петрова Анна Сергеевна",
+            "Ключи оставить у консьержа",
+        ]
+        .iter()
+        .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
+        .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let prior = column_prior(&refs);
+        let ctx = Context {
+            threshold: DEFAULT_THRESHOLD,
+            prior: Some(&prior),
+        };
+        // "Ёж" alone is too short to call; in this KOI8-R column it is KOI8-R.
+        let v = super::super::detect(&encoding_rs::KOI8_R.encode("Ёж").0, &ctx);
+        assert_eq!(v.label.to_string(), "koi8-r", "{v:?}");
+    }
 
     #[test]
     fn a_short_value_reads_as_its_column() {

@@ -230,10 +230,15 @@ pub fn evaluate(rows: &[Row]) -> Report {
     for ((label, _), members) in &groups {
         let values: Vec<&[u8]> = members.iter().map(|m| m.bytes.as_slice()).collect();
         for (row, v) in members.iter().zip(detect_column(&values)) {
-            r.column
-                .entry(label.clone())
-                .or_default()
-                .add(&judge_verdict(row, &v));
+            let t = judge_verdict(row, &v);
+            if t.correct == 0 {
+                r.mistakes.push((
+                    format!("column:{}", row.expected),
+                    format!("{} {:.2}", v.label, v.confidence),
+                    row.text.clone(),
+                ));
+            }
+            r.column.entry(label.clone()).or_default().add(&t);
         }
         let mut d = chardetng::EncodingDetector::new();
         for m in members {

@@ -10,7 +10,7 @@ use std::str::FromStr;
 /// text really had, then the one it was wrongly read as before being stored
 /// again as UTF-8: `cp1251>latin1` is cp1251 bytes read through a latin1
 /// connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Label {
     /// Only bytes below 0x80 (and no control junk): nothing to recode.
     Ascii,

@@ -24,7 +24,7 @@ pub mod model;
 pub mod tables;
 pub mod text;
 
-pub use column::{detect_column, detect_column_with, ColumnPrior};
+pub use column::{column_prior, detect_column, detect_column_with, ColumnPrior};
 pub use label::{Label, RepairStep};
 
 use crate::codec::Encoding;
@@ -39,6 +39,13 @@ pub const DEFAULT_THRESHOLD: f32 = 0.95;
 const NULL_SCORE: f32 = -3.5;
 /// A rewriting verdict also needs this much evidence of its own (nats).
 const MIN_EVIDENCE: f32 = 0.0;
+/// ... and this much per non-ASCII letter: two long words that barely pass
+/// as Russian (Greek read as KOI8-R) are not Russian; real text earns ~1.
+const MIN_PER_LETTER: f32 = 0.25;
+/// Column prior bonus (nats) from which the column vouches for a reading.
+const STRONG_PRIOR: f32 = 1.5;
+/// Per-letter evidence a reading the column vouches for still needs.
+const RELAXED_PER_LETTER: f32 = -0.5;
 /// Head start of the UTF-8 reading of valid UTF-8: leaving a value alone is
 /// the safe default, so a mojibake chain must win by more than this.
 const UTF8_BONUS: f32 = 3.0;
@@ -206,7 +213,7 @@ fn legacy_candidates(
         let text = if enc == Encoding::Tcvn3 {
             // TCVN3 has two-byte capitals; let the codec compose them.
             match crate::codec::decode_lossless(enc, raw) {
-                Ok(s) => text::score_chars(s.chars()),
+                Ok(s) => text::score_chars_as(s.chars(), true),
                 Err(_) => continue,
             }
         } else {
@@ -278,6 +285,11 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
     }
 }
 
+/// True when a reading's own evidence is that of real text, per letter.
+pub(crate) fn looks_like_text(c: &Cand) -> bool {
+    c.score >= MIN_EVIDENCE && c.score / c.text.non_ascii_letters.max(1) as f32 >= MIN_PER_LETTER
+}
+
 /// Probabilities of the candidates (same order), against the null hypothesis.
 pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut Vec<f32>) {
     out.clear();
@@ -332,7 +344,17 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             reasons,
         };
     }
-    if conf >= ctx.threshold && evidence >= MIN_EVIDENCE {
+    // The per-letter bar is on the value's own evidence: a column prior may
+    // settle a close call, never make text of something that is not.
+    // A column that is mostly this label (bonus ≥ STRONG_PRIOR) vouches for
+    // names and rare words our models know poorly, down to RELAXED_PER_LETTER.
+    let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
+        && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
+            >= RELAXED_PER_LETTER;
+    if conf >= ctx.threshold
+        && evidence >= MIN_EVIDENCE
+        && (looks_like_text(&cands[best]) || vouched)
+    {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict {
                 label,
@@ -378,10 +400,14 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     // Not UTF-8 and no reading believable: blob or undecidable text.
     // Text in an encoding we do not handle (Western, Greek, ...) or in a
     // language we have no model for also reads badly, but it is mostly
-    // letters; random bytes decode to letters about half the time.
-    let ascii_letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
-    let letters = ascii_letters + cands[best].text.non_ascii_letters as usize;
-    if cands[best].score < -6.0 && bytes.len() >= 8 && letters * 10 < bytes.len() * 7 {
+    // letters, or nearly all printable ASCII and letters; random bytes are
+    // letters about half the time and printable-or-letter about 60%.
+    let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count()
+        + cands[best].text.non_ascii_letters as usize;
+    let printable = bytes.iter().filter(|b| (0x20..0x7F).contains(*b)).count();
+    let textish = printable + cands[best].text.non_ascii_letters as usize;
+    let blob = letters * 10 < bytes.len() * 7 && textish * 100 < bytes.len() * 85;
+    if cands[best].score < -6.0 && bytes.len() >= 8 && blob {
         reasons.push(Cow::Borrowed("no reading looks like text"));
         return Verdict {
             label: Label::Binary,
@@ -397,6 +423,19 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         decoded: None,
         runner_up,
         reasons,
+    }
+}
+
+/// Every reading of a value with its score (nats), best first: for reports
+/// and for tuning, not for deciding.
+pub fn explain(bytes: &[u8]) -> Vec<(Label, f32)> {
+    match analyze(bytes) {
+        Analysis::Fixed(v) => vec![(v.label, f32::INFINITY)],
+        Analysis::Scored { cands, .. } => {
+            let mut v: Vec<(Label, f32)> = cands.iter().map(|c| (c.label, c.score)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1));
+            v
+        }
     }
 }
 
@@ -428,18 +467,5 @@ mod tests {
         );
         assert_eq!(label("Crème brûlée".as_bytes()), "utf-8");
         assert_eq!(label(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "binary");
-    }
-}
-
-/// Every reading of a value with its score (nats), best first: for reports
-/// and for tuning, not for deciding.
-pub fn explain(bytes: &[u8]) -> Vec<(Label, f32)> {
-    match analyze(bytes) {
-        Analysis::Fixed(v) => vec![(v.label, f32::INFINITY)],
-        Analysis::Scored { cands, .. } => {
-            let mut v: Vec<(Label, f32)> = cands.iter().map(|c| (c.label, c.score)).collect();
-            v.sort_by(|a, b| b.1.total_cmp(&a.1));
-            v
-        }
     }
 }

@@ -147,6 +147,35 @@ pub fn vietnamese() -> &'static Vietnamese {
     })
 }
 
+/// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
+const VI_ONSETS: &[&str] = &[
+    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g",
+    "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "x", "",
+];
+/// Vietnamese codas (final consonants; vowel-final glides count as vowels).
+const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
+const VI_VOWELS: &str = "aăâeêioôơuưy";
+
+/// True when toneless lower-case `base` with `tone` has the shape of a
+/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
+/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
+pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
+    let s: String = base.iter().collect();
+    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
+    if stop && matches!(tone, 1 | 3 | 4) {
+        return false;
+    }
+    VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
+        let rest: Vec<char> = s[o.len()..].chars().collect();
+        (1..=3.min(rest.len())).any(|nv| {
+            rest[..nv].iter().all(|c| VI_VOWELS.contains(*c)) && {
+                let coda: String = rest[nv..].iter().collect();
+                VI_CODAS.contains(&coda.as_str())
+            }
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,33 +214,4 @@ mod tests {
         assert!(v.index('ệ').is_some() && v.index('Ệ').is_some());
         assert!(v.syllables.contains("việt"));
     }
-}
-
-/// Vietnamese onsets, longest first so "ngh" is tried before "ng" and "n".
-const VI_ONSETS: &[&str] = &[
-    "ngh", "ng", "gh", "gi", "kh", "nh", "ph", "th", "tr", "ch", "qu", "b", "c", "d", "đ", "g",
-    "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "x", "",
-];
-/// Vietnamese codas (final consonants; vowel-final glides count as vowels).
-const VI_CODAS: &[&str] = &["ch", "nh", "ng", "c", "m", "n", "p", "t", ""];
-const VI_VOWELS: &str = "aăâeêioôơuưy";
-
-/// True when toneless lower-case `base` with `tone` has the shape of a
-/// Vietnamese syllable: onset, one to three vowels, coda; a syllable ending
-/// in a stop (p, t, c, ch) only takes the acute or dot-below tone.
-pub fn vi_syllable_shape(base: &[char], tone: u8) -> bool {
-    let s: String = base.iter().collect();
-    let stop = s.ends_with('p') || s.ends_with('t') || s.ends_with('c') || s.ends_with("ch");
-    if stop && matches!(tone, 1 | 3 | 4) {
-        return false;
-    }
-    VI_ONSETS.iter().filter(|o| s.starts_with(**o)).any(|o| {
-        let rest: Vec<char> = s[o.len()..].chars().collect();
-        (1..=3.min(rest.len())).any(|nv| {
-            rest[..nv].iter().all(|c| VI_VOWELS.contains(*c)) && {
-                let coda: String = rest[nv..].iter().collect();
-                VI_CODAS.contains(&coda.as_str())
-            }
-        })
-    })
 }

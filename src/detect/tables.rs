@@ -40,9 +40,12 @@ pub fn decode_table(enc: Encoding) -> &'static [char; 128] {
         .1
 }
 
+/// Sorted (char, byte) pairs of one encoding.
+type EncodeTable = Vec<(char, u8)>;
+
 /// Sorted (char, byte) pairs: the inverse of [`decode_table`].
 fn encode_table(enc: Encoding) -> &'static [(char, u8)] {
-    static T: OnceLock<Vec<(Encoding, Vec<(char, u8)>)>> = OnceLock::new();
+    static T: OnceLock<Vec<(Encoding, EncodeTable)>> = OnceLock::new();
     let all = T.get_or_init(|| {
         [Encoding::Latin1, Encoding::Windows1251]
             .into_iter()

@@ -19,6 +19,9 @@ const H_LATIN: f32 = 4.5;
 const H_VI: f32 = 4.5;
 /// Number of Cyrillic language models.
 const NL: usize = model::CYR_LANGS.len();
+/// Toll (nats) for ASCII and Cyrillic letters glued in one word ("Perchи",
+/// Italian read as cp1251): real Cyrillic text almost never does it.
+const SCRIPT_SWITCH: f32 = 7.0;
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -226,6 +229,13 @@ impl Word {
 
 /// Scores a candidate decoding given as characters.
 pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
+    score_chars_as(chars, false)
+}
+
+/// Scores a candidate decoding; `vietnamese` says the reading claims to be
+/// Vietnamese (TCVN3), so accented Latin words are judged as Vietnamese
+/// syllables only: a Western word must not pass for TCVN3 text.
+pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> TextScore {
     let vi = model::vietnamese();
     let vi_set = vi_syllable_hashes();
     let mut out = TextScore::default();
@@ -262,9 +272,9 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
         } else if w.cyr > 0 {
             *any_cyr = true;
             let t = (n + 1) as f32;
-            for l in 0..NL {
+            for (l, total) in cyr_total.iter_mut().enumerate() {
                 let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
-                cyr_total[l] += t * H_CYR - last as f32 / SCALE;
+                *total += t * H_CYR - last as f32 / SCALE;
             }
         } else if w.ext > 0 && w.other == 0 {
             let (mut lat_cost, mut vi_cost, mut t) = (w.lat_cost, w.vi_cost, w.lat_t);
@@ -287,13 +297,13 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len], w.tone)) {
                 vis -= 6.0;
             }
-            if vis > lat {
+            if vietnamese || vis > lat {
                 out.vi_words += 1;
                 if vi_set.contains(&w.hash) {
                     out.vi_syllables += 1;
                 }
             }
-            *common += lat.max(vis);
+            *common += if vietnamese { vis } else { lat.max(vis) };
         } else {
             // Other scripts (Greek, CJK, ...) in a UTF-8 reading: no model,
             // neutral; mixed with Latin it is odd.
@@ -307,6 +317,8 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
     // An odd symbol right after a letter; a letter right after it means the
     // symbol sits inside a word, where real text never has one.
     let mut odd_after_letter = false;
+    // The previous character was an odd symbol.
+    let mut odd_before = false;
     // Length of the current run of non-ASCII symbols that began right after
     // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
     let mut glued_run = 0u32;
@@ -337,6 +349,12 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             common -= 4.0;
             odd_after_letter = false;
         }
+        if odd_before {
+            // "╜анок": a box-drawing byte glued to the start of a word is a
+            // letter of another table (KOI8-U ґ read as KOI8-R).
+            common -= 3.0;
+        }
+        odd_before = false;
         // A switch between ASCII and Cyrillic letters ends a word ("кодM5",
         // "Tiєng"): each part is scored alone, with a small toll for the switch.
         if w.letters > 0 {
@@ -345,7 +363,7 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
             let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
             if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
                 finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
-                common -= 4.0;
+                common -= SCRIPT_SWITCH;
                 out.mixed_words += 1;
             }
         }
