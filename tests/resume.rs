@@ -320,3 +320,33 @@ async fn the_job_survives_a_server_restart() {
         (0..n).filter(|id| seeded(*id).1.is_some()).count() as i64
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_the_batch_and_says_how_to_resume() {
+    let db = test_database("sigterm");
+    seed(&db.config, 5000).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = posts_job(dir.path(), &db.name, 100, 20, 50);
+    let url = db.config.url_with_secret();
+    let child = run_child(&url, job.to_str().unwrap());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Resume with: myrecode run"), "{stdout}");
+    assert!(stdout.contains("(not finished)"), "{stdout}");
+    let out = run_child(&url, job.to_str().unwrap())
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", texts(&out).1);
+    let mut c = db.config.connect_one().await.unwrap();
+    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.get::<Vec<u8>, _>(1) == expected(r.get(0))));
+}

@@ -47,6 +47,8 @@ pub enum Command {
     Inventory(inventory::Args),
     /// Dry run: read raw bytes, detect each value's encoding, report per column what recoding would do.
     Scan(scan::Args),
+    /// Write a commented YAML job from a scan report, or check a job against the live schema (--check).
+    Plan(plan::Args),
     /// Execute a job in resumable batches (rehearses unless --execute is given).
     Run(run::RunArgs),
     /// Prove a run: every changed value decodes from and re-encodes to its backed-up original.
@@ -57,10 +59,8 @@ pub enum Command {
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
     Detect(detect::Args),
-    /// Show the whole flow on a sample legacy database (a throwaway server unless --url is given).
+    /// Show the whole flow on sample legacy databases (a throwaway server unless --url is given).
     Demo(demo::Args),
-    /// Write a commented YAML job from a scan report, or check a job against the live schema (--check).
-    Plan(plan::Args),
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
@@ -69,13 +69,13 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inventory(args) => inventory::run(args),
         Command::Scan(args) => scan::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => run::verify(args),
         Command::Rollback(args) => run::rollback(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),
-        Command::Plan(args) => plan::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
