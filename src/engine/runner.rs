@@ -66,7 +66,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                 tj.name
             );
         }
-        let mut key = key_columns(t).ok_or_else(|| {
+        let key = key_columns(t).ok_or_else(|| {
             anyhow!(
                 "table '{}' has no primary key and no NOT NULL unique key, so it cannot be recoded in batches. \
                  Fix: add a primary key (ALTER TABLE {} ADD PRIMARY KEY (...))",
@@ -86,7 +86,6 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                     tj.name, wanted, names
                 );
             }
-            key.truncate(wanted.len());
         }
         let mut columns = Vec::new();
         for cj in &tj.columns {

@@ -124,10 +124,10 @@ async fn scan_table(
     let names: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
     let mut tallies = vec![ColumnTally::default(); cols.len()];
     let started = Instant::now();
+    // The server's estimate may be stale (0 right after a bulk load): the bar then just runs long.
     let target_rows = opts
         .sample
-        .map(|s| s.min(t.estimated_rows.max(s)))
-        .unwrap_or(t.estimated_rows);
+        .map_or(t.estimated_rows, |s| s.min(t.estimated_rows.max(1)));
     progress.table_started(&t.schema, &t.name, target_rows);
     let mut rows_scanned = 0u64;
     match key_columns(t) {
