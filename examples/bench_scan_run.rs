@@ -73,14 +73,17 @@ struct SizeResult {
 }
 
 impl SizeResult {
+    /// Table rows per second of wall time of the scan child.
     fn scan_rate(&self) -> f64 {
         self.rows as f64 / self.scan.wall.as_secs_f64()
     }
+    /// Table rows per second of wall time of the run child.
     fn run_rate(&self) -> f64 {
         self.rows as f64 / self.run.wall.as_secs_f64()
     }
 }
 
+/// The help text.
 fn usage() -> &'static str {
     "usage: bench_scan_run [--rows N] [--also M] [--bin PATH]\n  \
      --rows N    rows of the main table (default 1000000)\n  \
@@ -88,6 +91,7 @@ fn usage() -> &'static str {
      --bin PATH  the myrecode binary (default: target/release/myrecode next to this example)"
 }
 
+/// A positive row count given to `flag` (underscores allowed: `1_000_000`).
 fn parse_count(flag: &str, v: Option<String>) -> Result<i64> {
     let v = v.ok_or_else(|| anyhow!("{flag} needs a value\n{}", usage()))?;
     let n: i64 = v
@@ -100,6 +104,7 @@ fn parse_count(flag: &str, v: Option<String>) -> Result<i64> {
     Ok(n)
 }
 
+/// Reads the command line; fails with the build command when the binary is missing.
 fn parse_args() -> Result<Options> {
     let mut rows = 1_000_000;
     let mut also = None;
@@ -172,10 +177,12 @@ fn seeded(id: i64) -> (Option<Vec<u8>>, String) {
     (body, title)
 }
 
+/// The first 40 characters, so titles stay well inside VARCHAR(200).
 fn short(text: &str) -> String {
     text.chars().take(40).collect()
 }
 
+/// Bytes of `text` in `enc` (the seed texts are chosen to fit every encoding used).
 fn encode(enc: Encoding, text: &str) -> Vec<u8> {
     codec::encode(enc, text).unwrap_or_else(|e| panic!("seed text {text:?} in {enc:?}: {e}"))
 }
@@ -287,6 +294,7 @@ fn measure(bin: &Path, args: &[&str], url: &str, log: &Path) -> Result<ChildCost
     })
 }
 
+/// The last `n` lines of a child's log.
 fn tail(log: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -387,6 +395,7 @@ fn bench_size(
     })
 }
 
+/// The trimmed stdout of a small command (`date`, `nproc`), or `?`.
 fn command_line(cmd: &str, args: &[&str]) -> String {
     Command::new(cmd)
         .args(args)
@@ -396,6 +405,7 @@ fn command_line(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// Starts the server, benches `--rows` (and `--also`) and prints the figures.
 fn main() -> Result<()> {
     let opts = parse_args()?;
     let server = ThrowawayServer::start()?;
