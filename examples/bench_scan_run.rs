@@ -1,0 +1,471 @@
+//! Bench: `myrecode scan --full` and an in-place `myrecode run --execute` on a big table of the
+//! throwaway server, printing rows/s and the peak RSS of each child process.
+//!
+//! ```text
+//! cargo build --release --bin myrecode
+//! cargo run --release --example bench_scan_run -- [--rows N] [--also M] [--bin PATH]
+//! ```
+//!
+//! Each size gets a database of its own holding one table
+//! `posts (id INT PRIMARY KEY, body BLOB, title VARCHAR(200) CHARACTER SET utf8mb4, KEY (title(50)))`
+//! seeded with mixed legacy data (60% single-byte Russian in `body` as cp1251/KOI8-R/CP866, 20%
+//! `cp1251>latin1` mojibake in `title`, ASCII, already-UTF-8 and binary values). The binary is run
+//! as a child process; its peak RSS is read per child with `wait4(2)` (`ru_maxrss`, KiB on Linux).
+//! With `--also M` the same is done on an M-row table and the two are printed side by side, with
+//! the RSS ratio big/small: the claim to show is that RSS does not grow with the table size.
+
+use anyhow::{anyhow, bail, Context, Result};
+use myrecode::codec::{self, Encoding};
+use myrecode::db::connect::ConnectionConfig;
+use myrecode::db::throwaway::{TestDatabase, ThrowawayServer};
+use sqlx::{Executor, Row};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Russian values a forum or shop holds; every one fits cp1251, KOI8-R and CP866.
+const RUSSIAN: &[&str] = &[
+    "Привет всем! Подскажите, где купить запчасти для стиральной машины?",
+    "Москва, ул. Садовая-Кудринская, д. 11, кв. 4",
+    "Иванов Сергей Петрович",
+    "Спасибо за быстрый ответ, всё заработало после перезагрузки.",
+    "Доставка по Санкт-Петербургу занимает два рабочих дня.",
+    "Новосибирск, проспект Карла Маркса, 57",
+    "Кузнецова Анна Владимировна",
+    "Не могу войти в личный кабинет: пишет, что пароль неверный.",
+    "Куплю велосипед в хорошем состоянии, недорого.",
+    "Екатеринбург, ул. Малышева, дом 36, офис 210",
+    "Отличный магазин, заказываю уже третий раз.",
+    "Модератор удалил мою тему без объяснения причин.",
+    "Цена указана с учётом НДС и доставки до подъезда.",
+    "Кто-нибудь знает, когда откроется новая станция метро?",
+    "Сегодня вечером будет сильный ветер и дождь со снегом.",
+];
+
+/// Rows per multi-row INSERT while seeding.
+const INSERT_ROWS: i64 = 1000;
+
+/// Command-line options of the bench.
+#[derive(Debug)]
+struct Options {
+    rows: i64,
+    also: Option<i64>,
+    bin: PathBuf,
+}
+
+/// What one child process cost: wall time, peak RSS, exit code.
+#[derive(Debug, Clone, Copy)]
+struct ChildCost {
+    wall: Duration,
+    max_rss_kib: i64,
+    code: i32,
+}
+
+/// The figures of one table size.
+#[derive(Debug, Clone, Copy)]
+struct SizeResult {
+    rows: i64,
+    seed: Duration,
+    scan: ChildCost,
+    run: ChildCost,
+    backups: i64,
+}
+
+impl SizeResult {
+    /// Table rows per second of wall time of the scan child.
+    fn scan_rate(&self) -> f64 {
+        self.rows as f64 / self.scan.wall.as_secs_f64()
+    }
+    /// Table rows per second of wall time of the run child.
+    fn run_rate(&self) -> f64 {
+        self.rows as f64 / self.run.wall.as_secs_f64()
+    }
+}
+
+/// The help text.
+fn usage() -> &'static str {
+    "usage: bench_scan_run [--rows N] [--also M] [--bin PATH]\n  \
+     --rows N    rows of the main table (default 1000000)\n  \
+     --also M    also bench an M-row table and compare (e.g. 100000)\n  \
+     --bin PATH  the myrecode binary (default: target/release/myrecode next to this example)"
+}
+
+/// A positive row count given to `flag` (underscores allowed: `1_000_000`).
+fn parse_count(flag: &str, v: Option<String>) -> Result<i64> {
+    let v = v.ok_or_else(|| anyhow!("{flag} needs a value\n{}", usage()))?;
+    let n: i64 = v
+        .replace('_', "")
+        .parse()
+        .with_context(|| format!("{flag} {v}: not a number\n{}", usage()))?;
+    if n < 1 {
+        bail!("{flag} {v}: must be at least 1");
+    }
+    Ok(n)
+}
+
+/// Reads the command line; fails with the build command when the binary is missing.
+fn parse_args() -> Result<Options> {
+    let mut rows = 1_000_000;
+    let mut also = None;
+    let mut bin = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--rows" => rows = parse_count("--rows", args.next())?,
+            "--also" => also = Some(parse_count("--also", args.next())?),
+            "--bin" => {
+                bin = Some(PathBuf::from(
+                    args.next().ok_or_else(|| anyhow!("--bin needs a path"))?,
+                ))
+            }
+            "-h" | "--help" => {
+                println!("{}", usage());
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other}\n{}", usage()),
+        }
+    }
+    let bin = match bin {
+        Some(b) => b,
+        None => default_bin()?,
+    };
+    if !bin.is_file() {
+        bail!(
+            "the myrecode binary is missing at {}. Fix: `cargo build --release --bin myrecode` \
+             (with the same CARGO_TARGET_DIR), or pass --bin PATH",
+            bin.display()
+        );
+    }
+    Ok(Options { rows, also, bin })
+}
+
+/// `target/release/myrecode`: examples live in `target/release/examples/`.
+fn default_bin() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find this example's own path")?;
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| anyhow!("{} has no parent directory", exe.display()))?;
+    Ok(dir.join("myrecode"))
+}
+
+/// What row `id` holds: (body bytes, title text). Deterministic, so runs compare.
+fn seeded(id: i64) -> (Option<Vec<u8>>, String) {
+    let text = RUSSIAN[(id as usize) % RUSSIAN.len()];
+    let body = match id % 10 {
+        // 60%: legacy single-byte Russian, the three encodings in turn.
+        n @ 0..=5 => {
+            let enc = [Encoding::Windows1251, Encoding::Koi8R, Encoding::Ibm866][(n % 3) as usize];
+            Some(encode(enc, &format!("{text} #{id}")))
+        }
+        6 => Some(format!("ORDER-{id}-OK status=shipped").into_bytes()),
+        7 => Some(format!("{text} #{id}").into_bytes()), // already UTF-8
+        8 => Some(binary(id)),
+        _ => None,
+    };
+    let title = match id % 5 {
+        // 20%: what a latin1 connection made of cp1251 bytes, stored in utf8mb4.
+        0 => codec::decode(
+            Encoding::Latin1,
+            &encode(Encoding::Windows1251, &format!("{} {id}", short(text))),
+        )
+        .expect("every byte decodes in latin1"),
+        1 => format!("{} {id}", short(text)),
+        _ => format!("Post number {id}"),
+    };
+    (body, title)
+}
+
+/// The first 40 characters, so titles stay well inside VARCHAR(200).
+fn short(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+/// Bytes of `text` in `enc` (the seed texts are chosen to fit every encoding used).
+fn encode(enc: Encoding, text: &str) -> Vec<u8> {
+    codec::encode(enc, text).unwrap_or_else(|e| panic!("seed text {text:?} in {enc:?}: {e}"))
+}
+
+/// A PNG-like blob: signature, then a deterministic pseudo-random pattern.
+fn binary(id: i64) -> Vec<u8> {
+    let mut v = vec![
+        0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, b'I', b'H', b'D', b'R',
+    ];
+    let mut x: u32 = 0x9E37_79B9 ^ (id as u32);
+    for _ in 0..120 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v.push((x >> 24) as u8);
+    }
+    v
+}
+
+/// Creates and fills `posts` with `rows` rows, over two connections (one per core).
+async fn seed(cfg: &ConnectionConfig, rows: i64) -> Result<Duration> {
+    let started = Instant::now();
+    let mut c = cfg.connect_one().await?;
+    c.execute(
+        "CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, body BLOB, \
+         title VARCHAR(200) CHARACTER SET utf8mb4, KEY (title(50))) ENGINE=InnoDB",
+    )
+    .await?;
+    drop(c);
+    let workers = 2;
+    let mut tasks = Vec::new();
+    for w in 0..workers {
+        let cfg = cfg.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut c = cfg.connect_one().await?;
+            c.execute("SET SESSION unique_checks = 0, foreign_key_checks = 0")
+                .await?;
+            let mut start = w * INSERT_ROWS;
+            while start < rows {
+                let end = (start + INSERT_ROWS).min(rows);
+                let sql = format!(
+                    "INSERT INTO posts (id, body, title) VALUES {}",
+                    vec!["(?, ?, ?)"; (end - start) as usize].join(", ")
+                );
+                let mut q = sqlx::query(&sql);
+                for id in start..end {
+                    let (body, title) = seeded(id);
+                    q = q.bind(id).bind(body).bind(title);
+                }
+                q.execute(&mut c).await?;
+                start += workers * INSERT_ROWS;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    let mut c = cfg.connect_one().await?;
+    c.execute("ANALYZE TABLE posts").await?;
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM posts")
+        .fetch_one(&mut c)
+        .await?
+        .get(0);
+    if n != rows {
+        bail!("seeded {n} rows, wanted {rows}");
+    }
+    Ok(started.elapsed())
+}
+
+/// Runs `bin args` with `MYSQL_URL`, output to `log`, and waits with `wait4` for its own rusage.
+fn measure(bin: &Path, args: &[&str], url: &str, log: &Path) -> Result<ChildCost> {
+    let out = std::fs::File::create(log)?;
+    let err = out.try_clone()?;
+    let started = Instant::now();
+    let child = Command::new(bin)
+        .args(args)
+        .env("MYSQL_URL", url)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .with_context(|| format!("cannot start {}", bin.display()))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child `pid`.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = loop {
+        // SAFETY: pid is our child, not yet reaped (std's Child is never waited on here).
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == -1 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        break r;
+    };
+    let wall = started.elapsed();
+    if r != pid {
+        bail!("wait4({pid}) failed: {}", std::io::Error::last_os_error());
+    }
+    let st = std::process::ExitStatus::from_raw(status);
+    let code = st
+        .code()
+        .ok_or_else(|| anyhow!("{} {args:?} died: {st}", bin.display()))?;
+    Ok(ChildCost {
+        wall,
+        max_rss_kib: usage.ru_maxrss,
+        code,
+    })
+}
+
+/// The last `n` lines of a child's log.
+fn tail(log: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Seeds one database of `rows` rows, then scans and runs it, printing the figures as it goes.
+fn bench_size(
+    server: &ThrowawayServer,
+    rt: &tokio::runtime::Runtime,
+    opts: &Options,
+    dir: &Path,
+    rows: i64,
+) -> Result<SizeResult> {
+    let db: TestDatabase = server.fresh_database(&format!("bench_{rows}"))?;
+    println!("== {rows} rows (database {}) ==", db.name);
+    let seed_time = rt.block_on(seed(&db.config, rows))?;
+    println!(
+        "seed:  {:>8.1}s  ({:.0} rows/s, 2 connections, {INSERT_ROWS}-row INSERTs)",
+        seed_time.as_secs_f64(),
+        rows as f64 / seed_time.as_secs_f64()
+    );
+    let url = db.config.url_with_secret();
+
+    let report = dir.join(format!("scan_{rows}.json"));
+    let scan_log = dir.join(format!("scan_{rows}.log"));
+    let report_s = report.to_str().context("temp path is not UTF-8")?;
+    let scan = measure(
+        &opts.bin,
+        &["scan", "--full", "--pause-ms", "0", "--json", report_s],
+        &url,
+        &scan_log,
+    )?;
+    if !matches!(scan.code, 0 | 1) || !report.is_file() {
+        bail!(
+            "scan exited {} without a report:\n{}",
+            scan.code,
+            tail(&scan_log, 20)
+        );
+    }
+    println!(
+        "scan:  {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  (exit {})",
+        scan.wall.as_secs_f64(),
+        rows as f64 / scan.wall.as_secs_f64(),
+        scan.max_rss_kib,
+        scan.code
+    );
+
+    let job = dir.join(format!("job_{rows}.yaml"));
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 2000\n  target_batch_time: 500ms\n  \
+             pause_between_batches: 0ms\ntables:\n  - name: posts\n    strategy: in-place\n    \
+             columns:\n      - name: body\n        source: auto\n        target: BLOB\n      \
+             - name: title\n        source: auto\n        target: VARCHAR(200) CHARACTER SET utf8mb4\n",
+            db.name
+        ),
+    )?;
+    let run_log = dir.join(format!("run_{rows}.log"));
+    let job_s = job.to_str().context("temp path is not UTF-8")?;
+    let run = measure(&opts.bin, &["run", job_s, "--execute"], &url, &run_log)?;
+    if !matches!(run.code, 0 | 1) {
+        bail!("run exited {}:\n{}", run.code, tail(&run_log, 30));
+    }
+    let backups: i64 = rt.block_on(async {
+        let mut c = db.config.connect_one().await?;
+        let n: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
+            .fetch_one(&mut c)
+            .await?
+            .get(0);
+        anyhow::Ok(n)
+    })?;
+    if backups == 0 {
+        bail!(
+            "run exited {} but _myrecode_backup is empty:\n{}",
+            run.code,
+            tail(&run_log, 30)
+        );
+    }
+    println!(
+        "run:   {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  (exit {}, {backups} backup rows)",
+        run.wall.as_secs_f64(),
+        rows as f64 / run.wall.as_secs_f64(),
+        run.max_rss_kib,
+        run.code
+    );
+    println!(
+        "run summary (last lines of its output):\n{}\n",
+        tail(&run_log, 6)
+    );
+    Ok(SizeResult {
+        rows,
+        seed: seed_time,
+        scan,
+        run,
+        backups,
+    })
+}
+
+/// The trimmed stdout of a small command (`date`, `nproc`), or `?`.
+fn command_line(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Starts the server, benches `--rows` (and `--also`) and prints the figures.
+fn main() -> Result<()> {
+    let opts = parse_args()?;
+    let server = ThrowawayServer::start()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let version: String = rt.block_on(async {
+        let mut c = server.admin().connect_one().await?;
+        let v: String = sqlx::query("SELECT VERSION()")
+            .fetch_one(&mut c)
+            .await?
+            .get(0);
+        anyhow::Ok(v)
+    })?;
+    println!(
+        "date:    {}",
+        command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
+    );
+    println!(
+        "machine: {} CPUs (nproc), {}",
+        command_line("nproc", &[]),
+        command_line("uname", &["-srm"])
+    );
+    println!("server:  {version} ({})", server.description());
+    println!("binary:  {}\n", opts.bin.display());
+
+    let dir = tempfile::tempdir()?;
+    let big = bench_size(&server, &rt, &opts, dir.path(), opts.rows)?;
+    let Some(m) = opts.also else {
+        return Ok(());
+    };
+    let small = bench_size(&server, &rt, &opts, dir.path(), m)?;
+    let mut rows = [big, small];
+    rows.sort_by_key(|r| std::cmp::Reverse(r.rows));
+    let [big, small] = rows;
+
+    println!(
+        "| rows | seed s | scan rows/s | scan peak RSS | run rows/s | run peak RSS | backup rows |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for r in [&small, &big] {
+        println!(
+            "| {} | {:.1} | {:.0} | {:.1} MiB | {:.0} | {:.1} MiB | {} |",
+            r.rows,
+            r.seed.as_secs_f64(),
+            r.scan_rate(),
+            r.scan.max_rss_kib as f64 / 1024.0,
+            r.run_rate(),
+            r.run.max_rss_kib as f64 / 1024.0,
+            r.backups
+        );
+    }
+    println!(
+        "\nRSS ratio {}/{} rows: scan {:.2}x, run {:.2}x (table {:.0}x bigger)",
+        big.rows,
+        small.rows,
+        big.scan.max_rss_kib as f64 / small.scan.max_rss_kib as f64,
+        big.run.max_rss_kib as f64 / small.run.max_rss_kib as f64,
+        big.rows as f64 / small.rows as f64
+    );
+    Ok(())
+}
