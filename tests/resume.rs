@@ -94,6 +94,18 @@ fn expected(id: i64) -> Vec<u8> {
     }
 }
 
+/// Ids of `posts` rows whose body is not `want(id)`.
+async fn differing(c: &mut sqlx::MySqlConnection, want: impl Fn(i64) -> Vec<u8>) -> Vec<i64> {
+    sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(c)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.get::<Vec<u8>, _>(1) != want(r.get(0)))
+        .map(|r| r.get(0))
+        .collect()
+}
+
 fn run_child(url: &str, job: &str) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_myrecode"))
         .args(["run", job, "--execute"])
@@ -164,21 +176,14 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     );
 
     let mut c = db.config.connect_one().await.unwrap();
-    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
-        .fetch_all(&mut c)
+    let count: i64 = sqlx::query("SELECT COUNT(*) FROM posts")
+        .fetch_one(&mut c)
         .await
-        .unwrap();
-    assert_eq!(rows.len() as i64, ROWS);
-    let mut changed = 0;
-    let mut wrong = Vec::new();
-    for r in &rows {
-        let id: i64 = r.get(0);
-        let body: Vec<u8> = r.get(1);
-        changed += seeded(id).1.is_some() as i64;
-        if body != expected(id) {
-            wrong.push(id);
-        }
-    }
+        .unwrap()
+        .get(0);
+    assert_eq!(count, ROWS);
+    let changed = (0..ROWS).filter(|id| seeded(*id).1.is_some()).count() as i64;
+    let wrong = differing(&mut c, expected).await;
     assert!(
         wrong.is_empty(),
         "{} rows differ from the seeded truth, e.g. {:?}",
@@ -247,19 +252,10 @@ async fn a_concurrent_writer_never_loses_a_write() {
         writes > 200,
         "the writer ran alongside the job ({writes} writes)"
     );
-    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
-        .fetch_all(&mut c)
-        .await
-        .unwrap();
-    let mut lost = Vec::new();
-    for r in &rows {
-        let id: i64 = r.get(0);
-        let body: Vec<u8> = r.get(1);
-        let want = last.get(&id).cloned().unwrap_or_else(|| expected(id));
-        if body != want {
-            lost.push(id);
-        }
-    }
+    let lost = differing(&mut c, |id| {
+        last.get(&id).cloned().unwrap_or_else(|| expected(id))
+    })
+    .await;
     assert!(
         lost.is_empty(),
         "{} rows differ from the writer's last write or the truth: {:?}",
@@ -300,16 +296,7 @@ async fn the_job_survives_a_server_restart() {
         "finished (with quarantined rows) across the restart: {stdout}\n{stderr}"
     );
     let mut c = db.config.connect_one().await.unwrap();
-    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
-        .fetch_all(&mut c)
-        .await
-        .unwrap();
-    let mut wrong = 0;
-    for r in &rows {
-        let id: i64 = r.get(0);
-        wrong += (r.get::<Vec<u8>, _>(1) != expected(id)) as usize;
-    }
-    assert_eq!(wrong, 0);
+    assert_eq!(differing(&mut c, expected).await, Vec::<i64>::new());
     let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
         .fetch_one(&mut c)
         .await
@@ -342,11 +329,5 @@ async fn sigterm_finishes_the_batch_and_says_how_to_resume() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", texts(&out).1);
     let mut c = db.config.connect_one().await.unwrap();
-    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
-        .fetch_all(&mut c)
-        .await
-        .unwrap();
-    assert!(rows
-        .iter()
-        .all(|r| r.get::<Vec<u8>, _>(1) == expected(r.get(0))));
+    assert_eq!(differing(&mut c, expected).await, Vec::<i64>::new());
 }
