@@ -1,0 +1,308 @@
+//! The copy strategy against a real server: a latin1 table holding cp1251/KOI8-R bytes becomes utf8mb4 online.
+
+mod common;
+
+use common::legacy::*;
+use common::{exec_script, texts};
+use myrecode::codec::Encoding::{self, *};
+use myrecode::db::connect::ConnectionConfig;
+use myrecode::db::throwaway::test_database;
+use sqlx::Row;
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Russian text of row `id` and the legacy bytes a latin1 connection stored for it.
+fn seeded(id: i64) -> (String, Vec<u8>) {
+    let texts: Vec<&str> = RUSSIAN
+        .iter()
+        .chain(UKRAINIAN)
+        .copied()
+        .filter(|t| !t.contains(['ё', 'Ё']))
+        .collect();
+    let text = format!("{} #{id}", texts[(id as usize) % texts.len()]);
+    let ukrainian = text.contains(['і', 'ї', 'є', 'ґ', 'І', 'Ї', 'Є']);
+    let enc: Encoding = if ukrainian || id % 2 == 0 {
+        Windows1251
+    } else {
+        Koi8R
+    };
+    let stored = bytes(enc, &text);
+    (text, stored)
+}
+
+/// `posts(id PK, code VARCHAR ascii with an index, body TEXT latin1)` with rows `0..rows`.
+async fn seed(cfg: &ConnectionConfig, rows: i64) {
+    exec_script(
+        cfg,
+        &["CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, code VARCHAR(20) CHARACTER SET latin1 NOT NULL, \
+           body TEXT CHARACTER SET latin1 COLLATE latin1_swedish_ci, KEY k_code (code)) ENGINE=InnoDB DEFAULT CHARSET=latin1"],
+    )
+    .await;
+    let mut c = cfg.connect_one().await.unwrap();
+    for start in (0..rows).step_by(500) {
+        let ids: Vec<i64> = (start..(start + 500).min(rows)).collect();
+        let sql = format!(
+            "INSERT INTO posts (id, code, body) VALUES {}",
+            vec!["(?, ?, ?)"; ids.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for id in &ids {
+            q = q.bind(id).bind(format!("C-{id:06}")).bind(seeded(*id).1);
+        }
+        q.execute(&mut c).await.unwrap();
+    }
+}
+
+fn job(dir: &std::path::Path, schema: &str, batch: u32, pause_ms: u32) -> std::path::PathBuf {
+    let path = dir.join("copy.yaml");
+    let text = format!(
+        "version: 1\nschema: {schema}\ndefaults:\n  batch_size: {batch}\n  target_batch_time: 100ms\n  \
+         pause_between_batches: {pause_ms}ms\n  cutover: auto\ntables:\n  - name: posts\n    strategy: copy\n    columns:\n      \
+         - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_child(url: &str, job: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", job, "--execute"])
+        .env("MYSQL_URL", url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn myrecode")
+}
+
+async fn scalar(c: &mut sqlx::MySqlConnection, sql: &str, schema: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(sql)
+        .bind(schema)
+        .fetch_one(c)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The post-cut-over checks every test shares: utf8mb4 column, old table kept, nothing left behind.
+async fn assert_swapped(c: &mut sqlx::MySqlConnection, schema: &str) {
+    let charset: String = sqlx::query_scalar(
+        "SELECT CAST(CHARACTER_SET_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'body'",
+    )
+    .bind(schema)
+    .fetch_one(&mut *c)
+    .await
+    .unwrap();
+    assert_eq!(charset, "utf8mb4");
+    assert_eq!(
+        scalar(
+            c,
+            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?",
+            schema
+        )
+        .await,
+        0,
+        "no trigger left"
+    );
+    assert_eq!(
+        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = '_posts_myrecode_old'", schema).await,
+        1,
+        "the original is kept for rollback"
+    );
+    assert_eq!(
+        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = '_posts_myrecode_new'", schema).await,
+        0,
+        "shadow gone (renamed)"
+    );
+}
+
+fn pause_line(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("cut-over:"))
+        .unwrap_or_else(|| panic!("no cut-over line in: {stdout}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_recodes_a_latin1_table_into_utf8mb4() {
+    let db = test_database("copy_basic");
+    let n = 3000;
+    seed(&db.config, n).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = job(dir.path(), &db.name, 500, 0);
+    let out = run_child(&db.config.url_with_secret(), job.to_str().unwrap())
+        .wait_with_output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    println!("{}", pause_line(&stdout));
+    let mut c = db.config.connect_one().await.unwrap();
+    assert_swapped(&mut c, &db.name).await;
+    let rows = sqlx::query("SELECT id, code, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(rows.len() as i64, n);
+    for r in &rows {
+        let id: i64 = r.get(0);
+        assert_eq!(r.get::<String, _>(1), format!("C-{id:06}"));
+        assert_eq!(r.get::<String, _>(2), seeded(id).0, "row {id}");
+    }
+    let old: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _posts_myrecode_old")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(old, n);
+    let idx: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND INDEX_NAME = 'k_code'")
+        .bind(&db.name)
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(idx, 1, "the secondary index came along");
+}
+
+/// The application's writes: cp1251 bytes through a latin1 connection until the cut-over, UTF-8 text after it.
+struct Writer {
+    last: BTreeMap<i64, Option<String>>,
+    latencies: Vec<Duration>,
+    switched_at: Option<usize>,
+    x: u64,
+    n: i64,
+}
+
+impl Writer {
+    fn new(n: i64) -> Self {
+        Writer {
+            last: BTreeMap::new(),
+            latencies: Vec::new(),
+            switched_at: None,
+            x: 0x9E37_79B9_7F4A_7C15,
+            n,
+        }
+    }
+
+    async fn step(&mut self, c: &mut sqlx::MySqlConnection, w: usize) {
+        self.x ^= self.x << 13;
+        self.x ^= self.x >> 7;
+        self.x ^= self.x << 17;
+        let id = (self.x % (self.n as u64 + 300)) as i64;
+        let t0 = Instant::now();
+        if self.x.is_multiple_of(5) {
+            sqlx::query("DELETE FROM posts WHERE id = ?")
+                .bind(id)
+                .execute(&mut *c)
+                .await
+                .unwrap();
+            self.latencies.push(t0.elapsed());
+            self.last.insert(id, None);
+            return;
+        }
+        let text = format!(
+            "{} (правка {w})",
+            RUSSIAN[(self.x >> 8) as usize % RUSSIAN.len()].replace(['ё', 'Ё'], "е")
+        );
+        let sql = "INSERT INTO posts (id, code, body) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE body = VALUES(body)";
+        let code = format!("W-{id}");
+        if self.switched_at.is_none() {
+            let r = sqlx::query(sql)
+                .bind(id)
+                .bind(&code)
+                .bind(bytes(Windows1251, &text))
+                .execute(&mut *c)
+                .await;
+            match r {
+                Ok(_) => {
+                    self.latencies.push(t0.elapsed());
+                    self.last.insert(id, Some(text));
+                    return;
+                }
+                // The column is utf8mb4 now: legacy bytes are refused, the application switches to UTF-8.
+                Err(e) if e.to_string().contains("Incorrect string value") => {
+                    self.switched_at = Some(w)
+                }
+                Err(e) => panic!("writer: {e}"),
+            }
+        }
+        sqlx::query(sql)
+            .bind(id)
+            .bind(&code)
+            .bind(&text)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        self.latencies.push(t0.elapsed());
+        self.last.insert(id, Some(text));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrent_writer_keeps_every_write_across_the_cut_over() {
+    let db = test_database("copy_writer");
+    let n = 4000;
+    seed(&db.config, n).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = job(dir.path(), &db.name, 200, 10);
+    let mut c = db.config.connect_one().await.unwrap();
+    let mut child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
+    let mut w = Writer::new(n);
+    let mut writes = 0;
+    while child.try_wait().unwrap().is_none() {
+        w.step(&mut c, writes).await;
+        writes += 1;
+    }
+    // A few more after the job: the application goes on, on the new table.
+    for _ in 0..50 {
+        w.step(&mut c, writes).await;
+        writes += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
+    assert!(
+        writes > 300,
+        "the writer ran alongside the job ({writes} writes)"
+    );
+    assert_swapped(&mut c, &db.name).await;
+    let rows = sqlx::query("SELECT id, body FROM posts ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    let got: BTreeMap<i64, String> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let mut want: BTreeMap<i64, String> = (0..n).map(|id| (id, seeded(id).0)).collect();
+    for (id, v) in &w.last {
+        match v {
+            Some(t) => want.insert(*id, t.clone()),
+            None => want.remove(id),
+        };
+    }
+    let missing: Vec<&i64> = want.keys().filter(|k| !got.contains_key(k)).collect();
+    let extra: Vec<&i64> = got.keys().filter(|k| !want.contains_key(k)).collect();
+    let wrong: Vec<&i64> = want
+        .iter()
+        .filter(|(k, v)| got.get(k).is_some_and(|g| g != *v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(missing.is_empty(), "missing rows {missing:?}");
+    assert!(extra.is_empty(), "extra rows {extra:?}");
+    assert!(
+        wrong.is_empty(),
+        "{} rows differ, e.g. {:?}",
+        wrong.len(),
+        wrong
+            .iter()
+            .take(5)
+            .map(|k| (k, &want[k], &got[k]))
+            .collect::<Vec<_>>()
+    );
+    let mut lat = w.latencies.clone();
+    lat.sort();
+    let p99 = lat[(lat.len() * 99 / 100).min(lat.len() - 1)];
+    println!(
+        "{}\nwriter: {writes} writes, switched to UTF-8 at write {:?}; statement latency p99 {:.1} ms, max {:.1} ms",
+        pause_line(&stdout),
+        w.switched_at,
+        p99.as_secs_f64() * 1000.0,
+        lat.last().unwrap().as_secs_f64() * 1000.0
+    );
+}
