@@ -340,12 +340,18 @@ async fn sigkill_at_random_instants_then_rerun_loses_nothing() {
     let mut kills = 0;
     let mut phases = Vec::new();
     let mut finished = None;
-    while kills < 8 {
+    while kills < 12 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         let mut child = run_child(&url, jobp);
-        let deadline = Instant::now() + Duration::from_millis(150 + x % 500);
+        // Short lives land in the copy; longer ones later, to reach replay and cut-over.
+        let life = if kills < 5 {
+            150 + x % 500
+        } else {
+            300 + x % 2500
+        };
+        let deadline = Instant::now() + Duration::from_millis(life);
         while Instant::now() < deadline && child.try_wait().unwrap().is_none() {
             w.step(&mut c, writes).await;
             writes += 1;
