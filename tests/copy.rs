@@ -439,3 +439,40 @@ async fn sigkill_at_random_instants_then_rerun_loses_nothing() {
             .unwrap_or("cut-over done by an earlier, killed run")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
+    let db = test_database("copy_refuse");
+    seed(&db.config, 50).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = job(dir.path(), &db.name, 100, 0);
+    let url = db.config.url_with_secret();
+    let out = common::myrecode(Some(&url), &["run", job.to_str().unwrap()]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("online copy into _posts_myrecode_new"),
+        "{stdout}"
+    );
+    exec_script(
+        &db.config,
+        &["CREATE TRIGGER audit AFTER UPDATE ON posts FOR EACH ROW SET @x = 1"],
+    )
+    .await;
+    let out = common::myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("has triggers of its own (audit)") && stderr.contains("Options:"),
+        "{stderr}"
+    );
+    let mut c = db.config.connect_one().await.unwrap();
+    let ours: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE '\\_posts\\_myrecode%'",
+    )
+    .bind(&db.name)
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(ours, 0, "nothing created for a refused table");
+}
