@@ -199,13 +199,17 @@ impl Writer {
                 match r {
                     Ok(_) => break,
                     // Known MariaDB 10.11 quirk (see the copy module docs): a statement prepared before the
-                    // triggers were created can fail once, right then, naming the log table. Counted, retried.
+                    // triggers were created can fail, naming the log table, until prepared afresh.
                     Err(e)
                         if e.to_string().contains("1146")
                             && e.to_string().contains("_myrecode_log") =>
                     {
                         self.trigger_races += 1;
                         assert!(self.trigger_races < 10, "{e}");
+                        // The server keeps failing that prepared statement: prepare it afresh.
+                        sqlx::Connection::clear_cached_statements(&mut *c)
+                            .await
+                            .unwrap();
                     }
                     Err(e) => panic!("writer: {e}"),
                 }

@@ -34,9 +34,12 @@
 //! the rename: the measured, printed write pause (the drain of what was logged since the
 //! last replay, then the rename), each wait bounded by `lock_wait_timeout` (5 s, 10 s).
 //!
-//! Known quirk (MariaDB 10.11): in rare runs an application statement prepared before
-//! the triggers existed fails once, at their creation, with 1146 naming the log table
-//! (which exists); rerunning the statement succeeds. The writer test retries and counts it.
+//! Known quirk (MariaDB 10.11, not yet understood): in about one run in ten, an
+//! application's *server-side prepared* `DELETE`, prepared before the triggers existed
+//! and executed while they are created, keeps failing with 1146 naming the log table
+//! (which exists) until the client prepares it afresh; then it succeeds. Clients with
+//! server-side prepared statements must be ready to re-prepare on that error. The writer
+//! test does so and counts it.
 //!
 //! Failures: lost connections, deadlocks and lock wait timeouts (including a cut-over that
 //! could not get its locks) are transient: the transaction rolls back and the run resumes
@@ -821,6 +824,10 @@ async fn try_cut_over(
                 break Ok(());
             }
             if Instant::now() > give_up {
+                // Cancel it rather than let it run after writes resumed.
+                let _ = conn
+                    .execute(format!("KILL QUERY {renamer_id}").as_str())
+                    .await;
                 break Err(anyhow!("the rename never queued behind the cut-over lock"));
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -836,21 +843,6 @@ async fn try_cut_over(
         tracing::warn!(table = %b.table, error = %e, "cut-over: unlocking after the rename");
     }
     *state = next;
-    let left = sqlx::query_scalar::<_, i64>(&format!(
-        "SELECT COUNT(*) FROM {}",
-        quote::table(schema, &ctx.names.log)
-    ))
-    .fetch_one(&mut *conn)
-    .await?;
-    if left > 0 {
-        bail!(
-            "cut-over of '{}': {left} write(s) reached the original after the drain (the lock connection was lost); \
-             their keys are in {} and their rows in {}. Fix: copy those rows over by hand before using the table",
-            b.table,
-            ctx.names.log,
-            ctx.names.old
-        );
-    }
     Ok(pause)
 }
 
@@ -866,6 +858,20 @@ async fn finish(
     state: &mut State,
 ) -> Result<()> {
     let b = ctx.base();
+    // Writes that reached the original after the drain (only if the lock connection was lost
+    // at the wrong instant) are logged by the triggers, which moved with it: never hide them.
+    let left = log_len(conn, ctx).await?;
+    if left > 0 {
+        bail!(
+            "cut-over of '{}': {left} write(s) reached the original after the drain (the lock connection was lost); \
+             their keys are in {} and their rows in {}. Fix: copy those rows into '{}' by hand, then DELETE FROM {} and run again",
+            b.table,
+            ctx.names.log,
+            ctx.names.old,
+            b.table,
+            ctx.names.log
+        );
+    }
     for trg in &ctx.names.triggers {
         conn.execute(format!("DROP TRIGGER IF EXISTS {}", quote::table(&b.schema, trg)).as_str())
             .await
