@@ -480,3 +480,34 @@ async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
     .unwrap();
     assert_eq!(ours, 0, "nothing created for a refused table");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_table_from_an_older_build_gains_the_phase_column() {
+    let db = test_database("copy_oldckpt");
+    seed(&db.config, 40).await;
+    exec_script(
+        &db.config,
+        &["CREATE TABLE _myrecode_checkpoint (job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, \
+           fingerprint VARCHAR(32) NOT NULL, priors LONGTEXT NOT NULL, last_key BLOB NULL, done TINYINT NOT NULL DEFAULT 0, \
+           rows_read BIGINT NOT NULL DEFAULT 0, rows_changed BIGINT NOT NULL DEFAULT 0, \
+           rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0, \
+           updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6), \
+           PRIMARY KEY (job, tbl)) ENGINE=InnoDB"],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = job(dir.path(), &db.name, 100, 0);
+    let out = run_child(&db.config.url_with_secret(), job.to_str().unwrap())
+        .wait_with_output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let mut c = db.config.connect_one().await.unwrap();
+    let phase: String = sqlx::query_scalar(
+        "SELECT CAST(phase AS CHAR) FROM _myrecode_checkpoint WHERE tbl = 'posts'",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(phase, "done");
+}
