@@ -28,8 +28,6 @@ pub struct ColumnPlan {
     pub source: Source,
     /// Whether the column is binary (values are written as bytes, not text).
     pub binary: bool,
-    /// Full column definition to end with (the copy strategy's shadow gets it).
-    pub target: String,
 }
 
 /// One table to recode in place.
@@ -39,8 +37,6 @@ pub struct TablePlan {
     pub schema: String,
     /// Table.
     pub table: String,
-    /// In place, or by online copy ([`super::copy`]).
-    pub strategy: crate::job::model::Strategy,
     /// Paging key.
     pub key: Vec<KeyColumn>,
     /// Columns to recode.
@@ -337,7 +333,7 @@ async fn apply_batch(
 pub const PRIOR_SAMPLE: usize = 2000;
 
 /// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
-pub(crate) async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
+async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
     let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
     let (sql, _) = keyset::select_batch(
         &plan.schema,
@@ -379,8 +375,7 @@ pub(crate) async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan)
     Ok(serde_json::to_string(&out).expect("priors serialise"))
 }
 
-/// Parses the priors saved in the checkpoint.
-pub(crate) fn parse_priors(json: &str) -> BTreeMap<String, ColumnPrior> {
+fn parse_priors(json: &str) -> BTreeMap<String, ColumnPrior> {
     let raw: BTreeMap<String, Vec<(String, f32)>> = serde_json::from_str(json).unwrap_or_default();
     raw.into_iter()
         .map(|(col, counts)| {
