@@ -94,6 +94,11 @@ fn expected(id: i64) -> Vec<u8> {
     }
 }
 
+/// The first column of a one-row query, e.g. a count.
+async fn scalar(c: &mut sqlx::MySqlConnection, sql: &str) -> i64 {
+    sqlx::query(sql).fetch_one(c).await.unwrap().get(0)
+}
+
 /// Ids of `posts` rows whose body is not `want(id)`.
 async fn differing(c: &mut sqlx::MySqlConnection, want: impl Fn(i64) -> Vec<u8>) -> Vec<i64> {
     sqlx::query("SELECT id, body FROM posts ORDER BY id")
@@ -176,11 +181,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     );
 
     let mut c = db.config.connect_one().await.unwrap();
-    let count: i64 = sqlx::query("SELECT COUNT(*) FROM posts")
-        .fetch_one(&mut c)
-        .await
-        .unwrap()
-        .get(0);
+    let count = scalar(&mut c, "SELECT COUNT(*) FROM posts").await;
     assert_eq!(count, ROWS);
     let changed = (0..ROWS).filter(|id| seeded(*id).1.is_some()).count() as i64;
     let wrong = differing(&mut c, expected).await;
@@ -190,11 +191,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         wrong.len(),
         &wrong[..wrong.len().min(10)]
     );
-    let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
-        .fetch_one(&mut c)
-        .await
-        .unwrap()
-        .get(0);
+    let backups = scalar(&mut c, "SELECT COUNT(*) FROM _myrecode_backup").await;
     assert_eq!(
         backups, changed,
         "exactly one backup per changed row: nothing recoded twice"
@@ -262,11 +259,7 @@ async fn a_concurrent_writer_never_loses_a_write() {
         lost.len(),
         &lost[..lost.len().min(10)]
     );
-    let conflicts: i64 = sqlx::query("SELECT rows_conflicted FROM _myrecode_checkpoint")
-        .fetch_one(&mut c)
-        .await
-        .unwrap()
-        .get(0);
+    let conflicts = scalar(&mut c, "SELECT rows_conflicted FROM _myrecode_checkpoint").await;
     println!(
         "writer: {writes} writes during the run; {conflicts} compare-and-set conflicts re-read"
     );
@@ -297,11 +290,7 @@ async fn the_job_survives_a_server_restart() {
     );
     let mut c = db.config.connect_one().await.unwrap();
     assert_eq!(differing(&mut c, expected).await, Vec::<i64>::new());
-    let backups: i64 = sqlx::query("SELECT COUNT(*) FROM _myrecode_backup")
-        .fetch_one(&mut c)
-        .await
-        .unwrap()
-        .get(0);
+    let backups = scalar(&mut c, "SELECT COUNT(*) FROM _myrecode_backup").await;
     assert_eq!(
         backups,
         (0..n).filter(|id| seeded(*id).1.is_some()).count() as i64
