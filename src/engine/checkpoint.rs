@@ -26,6 +26,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
                 last_key BLOB NULL, done TINYINT NOT NULL DEFAULT 0,
                 rows_read BIGINT NOT NULL DEFAULT 0, rows_changed BIGINT NOT NULL DEFAULT 0,
                 rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0,
+                phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
@@ -77,6 +78,24 @@ pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
             }
         })?;
     }
+    // Checkpoint tables made before the copy strategy lack `phase`.
+    let has_phase: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = 'phase'",
+    )
+    .bind(schema)
+    .bind(CHECKPOINT)
+    .fetch_one(&mut *conn)
+    .await
+    .context("reading the checkpoint table's columns")?;
+    if has_phase == 0 {
+        let sql = format!(
+            "ALTER TABLE {} ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''",
+            quote::table(schema, CHECKPOINT)
+        );
+        conn.execute(sql.as_str())
+            .await
+            .context("adding the phase column to the checkpoint table")?;
+    }
     Ok(())
 }
 
@@ -99,6 +118,8 @@ pub struct State {
     pub rows_quarantined: u64,
     /// Rows changed by the application under us (re-read, never overwritten).
     pub rows_conflicted: u64,
+    /// Copy strategy only: `copying`, `replaying` or `done` (empty for in-place).
+    pub phase: String,
 }
 
 /// Loads a table's checkpoint, if one exists.
@@ -109,7 +130,7 @@ pub async fn load(
     table: &str,
 ) -> Result<Option<State>> {
     let sql = format!(
-        "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted \
+        "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, CAST(phase AS CHAR) \
          FROM {} WHERE job = ? AND tbl = ?",
         quote::table(schema, CHECKPOINT)
     );
@@ -128,6 +149,7 @@ pub async fn load(
         rows_changed: r.get::<i64, _>(5) as u64,
         rows_quarantined: r.get::<i64, _>(6) as u64,
         rows_conflicted: r.get::<i64, _>(7) as u64,
+        phase: r.get(8),
     }))
 }
 
@@ -140,11 +162,11 @@ pub async fn save(
     s: &State,
 ) -> Result<()> {
     let sql = format!(
-        "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+        "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, phase) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
          done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
-         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted)",
+         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)",
         quote::table(schema, CHECKPOINT)
     );
     sqlx::query(&sql)
@@ -158,6 +180,7 @@ pub async fn save(
         .bind(s.rows_changed as i64)
         .bind(s.rows_quarantined as i64)
         .bind(s.rows_conflicted as i64)
+        .bind(&s.phase)
         .execute(conn)
         .await
         .context("saving the checkpoint")?;

@@ -28,6 +28,8 @@ pub struct ColumnPlan {
     pub source: Source,
     /// Whether the column is binary (values are written as bytes, not text).
     pub binary: bool,
+    /// Full column definition to end with (the copy strategy's shadow gets it).
+    pub target: String,
 }
 
 /// One table to recode in place.
@@ -37,6 +39,8 @@ pub struct TablePlan {
     pub schema: String,
     /// Table.
     pub table: String,
+    /// In place, or by online copy ([`super::copy`]).
+    pub strategy: crate::job::model::Strategy,
     /// Paging key.
     pub key: Vec<KeyColumn>,
     /// Columns to recode.
@@ -333,7 +337,7 @@ async fn apply_batch(
 pub const PRIOR_SAMPLE: usize = 2000;
 
 /// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
-async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
+pub(crate) async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
     let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
     let (sql, _) = keyset::select_batch(
         &plan.schema,
@@ -375,7 +379,8 @@ async fn compute_priors(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<
     Ok(serde_json::to_string(&out).expect("priors serialise"))
 }
 
-fn parse_priors(json: &str) -> BTreeMap<String, ColumnPrior> {
+/// Parses the priors saved in the checkpoint.
+pub(crate) fn parse_priors(json: &str) -> BTreeMap<String, ColumnPrior> {
     let raw: BTreeMap<String, Vec<(String, f32)>> = serde_json::from_str(json).unwrap_or_default();
     raw.into_iter()
         .map(|(col, counts)| {

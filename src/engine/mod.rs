@@ -7,6 +7,7 @@
 //! an error that says how to proceed, and its progress stays checkpointed.
 
 pub mod checkpoint;
+pub mod copy;
 pub mod inplace;
 pub mod keycodec;
 pub mod recode;

@@ -1,6 +1,7 @@
-//! Drives a job: checks it against the live schema, rehearses or executes each table, retries transient failures.
+//! Drives a job: checks it against the live schema, rehearses or executes each table (in place or by online copy), retries transient failures.
 
 use super::checkpoint;
+use super::copy;
 use super::inplace::{self, ColumnPlan, Progress, TableOutcome, TablePlan};
 use super::recode::Source;
 use super::retry;
@@ -38,7 +39,7 @@ pub struct TableSummary {
     pub done: bool,
 }
 
-/// Turns the job's tables into in-place plans, checked against the live schema.
+/// Turns the job's tables into plans (in place or copy), checked against the live schema.
 pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePlan>, Vec<Table>)> {
     let inv = inventory::take(
         conn,
@@ -59,13 +60,6 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                 job.schema
             );
         };
-        if tj.strategy == Strategy::Copy {
-            bail!(
-                "table '{}': strategy copy (online copy into a utf8mb4 shadow table) is not available in this build. \
-                 Fix: for utf8mb4/utf8mb3/binary columns use strategy in-place; for latin1/cp1251 columns wait for the copy strategy",
-                tj.name
-            );
-        }
         let key = key_columns(t).ok_or_else(|| {
             anyhow!(
                 "table '{}' has no primary key and no NOT NULL unique key, so it cannot be recoded in batches. \
@@ -94,7 +88,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
             })?;
             let binary = col.kind == ColumnKind::Binary;
             let utf8 = matches!(col.charset.as_deref(), Some("utf8mb4" | "utf8mb3" | "utf8"));
-            if !binary && !utf8 {
+            if tj.strategy == Strategy::InPlace && !binary && !utf8 {
                 bail!(
                     "{}.{} is {} {}: in place, it cannot hold UTF-8. Fix: use strategy copy for this table",
                     tj.name,
@@ -114,6 +108,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                 name: cj.name.clone(),
                 source,
                 binary,
+                target: cj.target.clone(),
             });
         }
         let sources: Vec<String> = tj
@@ -122,15 +117,16 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
             .map(|c| format!("{}={}", c.name, c.source))
             .collect();
         let key_names: Vec<&str> = key.iter().map(|k| k.name.as_str()).collect();
+        let mut described = format!("{}|{}|{}", tj.name, key_names.join(","), sources.join(","));
+        if tj.strategy == Strategy::Copy {
+            let targets: Vec<&str> = tj.columns.iter().map(|c| c.target.as_str()).collect();
+            described.push_str(&format!("|copy|{}", targets.join("|")));
+        }
         out.push(TablePlan {
             schema: job.schema.clone(),
             table: tj.name.clone(),
-            fingerprint: checkpoint::fingerprint(&format!(
-                "{}|{}|{}",
-                tj.name,
-                key_names.join(","),
-                sources.join(",")
-            )),
+            strategy: tj.strategy,
+            fingerprint: checkpoint::fingerprint(&described),
             key,
             columns,
             batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
@@ -179,8 +175,15 @@ pub fn rehearsal(plans: &[TablePlan], tables: &[Table]) -> String {
                 Source::Fixed(l) => format!("{} ({l})", c.name),
             })
             .collect();
+        let how = match p.strategy {
+            Strategy::InPlace => "in place".to_string(),
+            Strategy::Copy => format!(
+                "online copy into {} (triggers, change log; automatic cut-over: `cutover: manual` is not honoured yet)",
+                copy::names(&p.table).shadow
+            ),
+        };
         out.push_str(&format!(
-            "  {}: in place, ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}\n",
+            "  {}: {how}, ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}\n",
             p.table,
             t.estimated_rows,
             key.join(", "),
@@ -214,16 +217,24 @@ pub async fn run(
         let mut failing_since: Option<Instant> = None;
         let mut attempt = 0;
         loop {
-            match inplace::run_table(
-                &mut conn,
-                &opts.job_id,
-                plan,
-                table.estimated_rows,
-                stop,
-                progress,
-            )
-            .await
-            {
+            let ran = match plan.strategy {
+                Strategy::InPlace => {
+                    inplace::run_table(
+                        &mut conn,
+                        &opts.job_id,
+                        plan,
+                        table.estimated_rows,
+                        stop,
+                        progress,
+                    )
+                    .await
+                }
+                Strategy::Copy => {
+                    copy::run_table(&mut conn, &cfg, &opts.job_id, plan, table, stop, progress)
+                        .await
+                }
+            };
+            match ran {
                 Ok((outcome, state)) => {
                     let done = outcome == TableOutcome::Done;
                     summaries.push(TableSummary {
