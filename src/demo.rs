@@ -9,7 +9,6 @@ use crate::engine::checkpoint::State;
 use crate::engine::runner::{self, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
-use crate::job::model::Strategy;
 use crate::report;
 use crate::scan::read::{self as scan, Options, Silent};
 use anyhow::{anyhow, Context, Result};
@@ -87,6 +86,16 @@ async fn sample_rows(conn: &mut MySqlConnection) -> Result<Vec<(i64, String)>> {
         .collect())
 }
 
+async fn comment_rows(conn: &mut MySqlConnection) -> Result<Vec<(i64, Vec<u8>)>> {
+    let rows = sqlx::query("SELECT seq, CAST(body AS BINARY) FROM comments ORDER BY seq")
+        .fetch_all(conn)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get::<i32, _>(0) as i64, r.get::<Vec<u8>, _>(1)))
+        .collect())
+}
+
 struct Quiet;
 
 impl crate::engine::inplace::Progress for Quiet {
@@ -139,24 +148,13 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     {
         println!("  {line}");
     }
-    let mut job = runner::load_job(&job_path)?;
-    let copy: Vec<String> = job
-        .tables
-        .iter()
-        .filter(|t| t.strategy == Strategy::Copy)
-        .map(|t| t.name.clone())
-        .collect();
-    job.tables.retain(|t| t.strategy == Strategy::InPlace);
-    if !copy.is_empty() {
-        println!(
-            "\nTables that need the online copy strategy (type change to utf8mb4): {}. \
-             This build reports them; the in-place part runs now.",
-            copy.join(", ")
-        );
-    }
+    let job = runner::load_job(&job_path)?;
 
     let before = sample_rows(&mut conn).await?;
-    println!("\n== 4. run: in place, in resumable batches ==");
+    let before_comments = comment_rows(&mut conn).await?;
+    println!(
+        "\n== 4. run: in place where the type holds UTF-8, online copy where it must change =="
+    );
     let opts = RunOptions {
         execute: true,
         job_id: "demo".into(),
@@ -177,10 +175,24 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     let f = verify::verify(&mut conn, schema, "demo", &tables).await?;
     println!("  verified {} value(s); {} error(s)", f.ok, f.errors.len());
 
-    println!("\n== before / after (products.title) ==");
+    println!("\n== before / after (products.title, repaired in place) ==");
     let after = sample_rows(&mut conn).await?;
     for ((id, b), (_, a)) in before.iter().zip(&after) {
         println!("  {id:>3}  {b:<60}  ->  {a}");
+    }
+    println!("\n== before / after (comments.body: latin1 bytes, now utf8mb4 text) ==");
+    let after = sqlx::query("SELECT seq, body FROM comments ORDER BY seq")
+        .fetch_all(&mut conn)
+        .await?;
+    let after: Vec<(i64, String)> = after
+        .iter()
+        .map(|r| (r.get::<i32, _>(0) as i64, r.get::<String, _>(1)))
+        .collect();
+    for ((id, b), (_, a)) in before_comments.iter().zip(&after) {
+        println!(
+            "  {id:>3}  {:<60}  ->  {a}",
+            format!("0x{}…", hex::encode(&b[..b.len().min(12)]))
+        );
     }
     Ok(())
 }

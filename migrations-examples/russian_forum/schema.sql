@@ -9,7 +9,7 @@ CREATE TABLE users (
   api_token CHAR(32) CHARACTER SET latin1,
   UNIQUE KEY u_login (login),
   KEY idx_display_name (display_name)
-) ENGINE=InnoDB ROW_FORMAT=COMPACT DEFAULT CHARSET=latin1;
+) ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=latin1;
 
 CREATE TABLE comments (
   topic_id INT NOT NULL,
@@ -18,7 +18,7 @@ CREATE TABLE comments (
   body TEXT CHARACTER SET latin1,
   source VARCHAR(16) CHARACTER SET latin1 NOT NULL,
   PRIMARY KEY (topic_id, seq),
-  CONSTRAINT fk_comments_user FOREIGN KEY (user_id) REFERENCES users (id)
+  KEY idx_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=latin1;
 
 CREATE TABLE visit_log (
