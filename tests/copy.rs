@@ -105,12 +105,12 @@ async fn assert_swapped(c: &mut sqlx::MySqlConnection, schema: &str) {
         "no trigger left"
     );
     assert_eq!(
-        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = '_posts_myrecode_old'", schema).await,
+        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts_myrecode_old'", schema).await,
         1,
         "the original is kept for rollback"
     );
     assert_eq!(
-        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = '_posts_myrecode_new'", schema).await,
+        scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts_myrecode_new'", schema).await,
         0,
         "shadow gone (renamed)"
     );
@@ -149,7 +149,7 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         assert_eq!(r.get::<String, _>(1), format!("C-{id:06}"));
         assert_eq!(r.get::<String, _>(2), seeded(id).0, "row {id}");
     }
-    let old: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _posts_myrecode_old")
+    let old: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM posts_myrecode_old")
         .fetch_one(&mut c)
         .await
         .unwrap();
@@ -415,7 +415,7 @@ async fn sigkill_at_random_instants_then_rerun_loses_nothing() {
         .collect();
     for k in differ.iter().take(2) {
         let old: Option<String> =
-            sqlx::query_scalar("SELECT body FROM _posts_myrecode_old WHERE id = ?")
+            sqlx::query_scalar("SELECT body FROM posts_myrecode_old WHERE id = ?")
                 .bind(**k)
                 .fetch_optional(&mut c)
                 .await
@@ -455,7 +455,7 @@ async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stdout.contains("online copy into _posts_myrecode_new"),
+        stdout.contains("online copy into posts_myrecode_new"),
         "{stdout}"
     );
     exec_script(
@@ -472,7 +472,7 @@ async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
     );
     let mut c = db.config.connect_one().await.unwrap();
     let ours: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE '\\_posts\\_myrecode%'",
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'posts\\_myrecode%'",
     )
     .bind(&db.name)
     .fetch_one(&mut c)

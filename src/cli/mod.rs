@@ -4,6 +4,7 @@
 //! 1 something needs attention (findings, risks, bad bytes); 2 error.
 
 pub mod common;
+pub mod control;
 pub mod convert;
 pub mod demo;
 pub mod detect;
@@ -55,6 +56,16 @@ pub enum Command {
     Verify(run::JobArgs),
     /// Undo a run: put the original bytes back where the application has not changed them since.
     Rollback(run::JobArgs),
+    /// Pause a running job after its current batch (a copy's triggers keep logging writes).
+    Pause(run::JobArgs),
+    /// Let a paused job go on.
+    Resume(run::JobArgs),
+    /// Let a copy waiting under `cutover: manual` swap its table in.
+    Cutover(run::JobArgs),
+    /// Stop a job; copies not yet swapped lose their shadow, triggers and log (the tables were never changed).
+    Abort(run::JobArgs),
+    /// After a finished copy: drop the original tables kept for rollback, and the change logs.
+    Cleanup(run::JobArgs),
     /// Recode a byte stream from stdin to stdout (offline; no server needed).
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
@@ -73,6 +84,11 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => run::verify(args),
         Command::Rollback(args) => run::rollback(args),
+        Command::Pause(args) => control::steer(args, control::Steer::Pause),
+        Command::Resume(args) => control::steer(args, control::Steer::Resume),
+        Command::Cutover(args) => control::steer(args, control::Steer::Cutover),
+        Command::Abort(args) => control::steer(args, control::Steer::Abort),
+        Command::Cleanup(args) => control::cleanup(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),

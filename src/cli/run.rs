@@ -38,13 +38,14 @@ pub struct JobArgs {
     /// The job file the run used.
     pub job: PathBuf,
     #[command(flatten)]
-    conn: ConnectArgs,
+    pub conn: ConnectArgs,
     /// The name the run used (default: the job file's name).
     #[arg(long, value_name = "NAME")]
-    job_id: Option<String>,
+    pub job_id: Option<String>,
 }
 
-fn job_id(path: &std::path::Path, given: &Option<String>) -> String {
+/// The job's name: `--job-id`, else the job file's name.
+pub fn job_id(path: &std::path::Path, given: &Option<String>) -> String {
     given.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())

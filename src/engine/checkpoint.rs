@@ -57,6 +57,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             quote::table(schema, QUARANTINE)
         ),
+        super::pace::ddl(schema),
     ]
 }
 
@@ -118,7 +119,7 @@ pub struct State {
     pub rows_quarantined: u64,
     /// Rows changed by the application under us (re-read, never overwritten).
     pub rows_conflicted: u64,
-    /// Copy strategy only: `copying`, `replaying` or `done` (empty for in-place).
+    /// Copy strategy only: `copying`, `checking`, `replaying` or `done` (empty for in-place).
     pub phase: String,
 }
 

@@ -1,57 +1,56 @@
 //! Online copy of one table into a shadow table with the job's target column definitions, recoding on the way.
 //!
-//! The flow (pt-online-schema-change's, with recoding in the copy path):
-//! 1. `_<t>_myrecode_new` is created `LIKE` the table, its job columns `MODIFY`d to their
-//!    targets; `_<t>_myrecode_log` receives the key of every row the application changes,
-//!    written by three `AFTER` triggers on the table.
-//! 2. Copy, in key order, in batches: one transaction reads the batch's keys and job
-//!    columns' raw bytes, copies the rows with `REPLACE INTO new SELECT … FROM t` (the
-//!    server converts every column as `ALTER TABLE` would: a latin1 value becomes its
-//!    latin1 reading, so nothing undecidable is lost), then overwrites each recoded value
-//!    with its repaired text, and advances the checkpoint.
-//! 3. Replay: logged keys in log order; each key's row is re-read from the table and copied
-//!    and recoded again, or deleted from the shadow if gone; the log rows go in the same
-//!    transaction. Replays run between copy batches and until the log is drained.
-//! 4. Cut-over (automatic in this slice; `cutover: manual` is not honoured yet). MariaDB
-//!    refuses `RENAME TABLE` under `LOCK TABLES` (error 1192), and two `ALTER … RENAME`s
-//!    under the lock let a waiting write fail with "table doesn't exist" in between. So:
-//!    a lock connection takes `LOCK TABLES t READ` (writes wait, reads go on); the log is
-//!    drained to empty; a second connection issues `RENAME TABLE t TO old, new TO t`,
-//!    which takes the free names at once and queues on `t`; once the server shows it
-//!    waiting, the table is unlocked and the rename runs before every queued write
-//!    (a pending exclusive metadata lock is granted first). Only `t` is locked on purpose:
-//!    the rename takes its locks in name order, and a locked `_t_…` name sorting before
-//!    `t` would let queued writes in between (the SIGKILL test caught exactly that).
-//!    Writes that would still reach the old table land in the log, which is checked
-//!    after the rename. The triggers (now on `old`) are dropped; `old` is kept for
-//!    rollback, and the empty log with it (cached prepared statements of the
+//! The flow (pt-online-schema-change's, with the recoding inside the copy path):
+//! 1. `<t>_myrecode_new` is created `LIKE` the table, its job columns `MODIFY`d to their
+//!    targets; `<t>_myrecode_log` receives the key of every row the application changes,
+//!    written by three `AFTER` triggers on the table, created together under one brief
+//!    `LOCK TABLES … WRITE`.
+//! 2. Copy, in key order, in batches of one transaction each: the batch's keys and job
+//!    columns are read with shared row locks, recoded here with our codecs, the recoded
+//!    values staged in a session temporary table, and the whole batch written by one
+//!    `REPLACE INTO new SELECT … FROM t LEFT JOIN staged` (every other column is copied by
+//!    the server, as `ALTER TABLE` would; an undecidable value keeps its latin1 reading,
+//!    reversible, and is quarantined). The checkpoint advances in the same transaction.
+//! 3. Check: a pass in key order compares every row of the table, recoded, with the shadow;
+//!    a difference (a write since the copy, or a miss) is queued in the change log.
+//! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
+//!    (locked), deleted from the shadow and copied and recoded again if they still exist;
+//!    exactly the log rows read are removed. Replays run between copy batches and until
+//!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`.
+//! 5. Cut-over, gh-ost's atomic form, which works on MariaDB (it refuses `RENAME TABLE`
+//!    under `LOCK TABLES`, error 1192) and MySQL alike: a sentry table takes the name
+//!    `<t>_myrecode_old`; a lock connection takes `LOCK TABLES t WRITE` with the shadow,
+//!    sentry, log and bookkeeping tables, drains the log to empty itself and carries
+//!    `AUTO_INCREMENT` over; a second connection issues `RENAME TABLE t TO old, new TO t`,
+//!    which queues; once the server shows it waiting, the lock connection drops the sentry
+//!    and unlocks, and the rename runs before every queued write (a pending exclusive
+//!    metadata lock is granted first). Should the lock connection die before the drain is
+//!    complete, the sentry is still there and the rename fails: nothing is swapped early.
+//!    The shadow and sentry are named with a suffix so they sort *after* `t`: the rename
+//!    takes its metadata locks in name order, and a name sorting before `t` makes it wait
+//!    there instead, leaving no pending lock on `t` and letting queued writes reach the
+//!    old table between unlock and rename (shown on MariaDB 10.11 with `_t_…` names).
+//!    The triggers (now on `old`) are dropped; `old` is kept for rollback until
+//!    `myrecode cleanup`, and the drained log with it (cached prepared statements of the
 //!    application may still name it).
 //!
-//! Locks: copy and replay transactions take shared row locks (`LOCK IN SHARE MODE`) on
-//! the rows they read, for one batch; the triggers add one log insert to every
-//! application write; the triggers are created together under one brief
-//! `LOCK TABLES t WRITE, log WRITE` (dropping them takes a brief exclusive metadata
-//! lock); the cut-over blocks writes to the table (not reads) from `LOCK TABLES … READ` to
-//! the rename: the measured, printed write pause (the drain of what was logged since the
-//! last replay, then the rename), each wait bounded by `lock_wait_timeout` (5 s, 10 s).
-//!
-//! Known quirk (MariaDB 10.11, not yet understood): in about one run in ten, an
-//! application's *server-side prepared* `DELETE`, prepared before the triggers existed
-//! and executed while they are created, keeps failing with 1146 naming the log table
-//! (which exists) until the client prepares it afresh; then it succeeds. Creating the
-//! three triggers together under `LOCK TABLES` made it vanish in 12 runs of the writer
-//! test (it showed in about one in ten before); the test still re-prepares and counts it.
+//! Locks: copy, check and replay transactions take shared row locks on the rows they read,
+//! for one batch; the triggers add one log insert to every application write; the cut-over
+//! blocks reads and writes of the table from `LOCK TABLES` to the rename: the measured,
+//! printed pause (the drain of what was logged since the last replay, then the rename),
+//! each wait bounded by `lock_wait_timeout`.
 //!
 //! Failures: lost connections, deadlocks and lock wait timeouts (including a cut-over that
 //! could not get its locks) are transient: the transaction rolls back and the run resumes
-//! from the checkpoint, re-attaching to its shadow, triggers and log (the checkpoint's
-//! phase says where it was; a cut-over interrupted after the rename is finished on
-//! resume). Definitive: a table with triggers of its own or with foreign keys, a job
-//! column in the paging key, a leftover `_old` table, a shadow gone missing mid-copy.
+//! from the checkpoint, re-attaching to its shadow, triggers and log; a cut-over
+//! interrupted before its rename is retried, one interrupted after it is finished.
+//! Definitive: a table with triggers of its own or with foreign keys, a job column in the
+//! paging key, a leftover `old` table, a shadow gone missing mid-copy.
 
 use super::checkpoint::{self, State, CHECKPOINT, QUARANTINE};
-use super::inplace::{self, Progress, TableOutcome, TablePlan};
+use super::inplace::{self, Progress, Quarantined, TableOutcome, TablePlan};
 use super::keycodec;
+use super::pace::{self, Flow, Pacer};
 use super::recode::{self, Action};
 use crate::db::connect::ConnectionConfig;
 use crate::db::keyset::{self, KeyColumn};
@@ -61,32 +60,49 @@ use crate::inventory::model::Table;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Phase: copying rows in key order (replaying the log between batches).
 pub const PHASE_COPYING: &str = "copying";
-/// Phase: every row copied; replaying the log until it is drained, then cutting over.
+/// Phase: every row copied; comparing the table with the shadow in key order.
+pub const PHASE_CHECKING: &str = "checking";
+/// Phase: copied and checked; replaying the log until it is drained, then cutting over.
 pub const PHASE_REPLAYING: &str = "replaying";
-/// Phase: swapped; the original is kept as `_<t>_myrecode_old`.
+/// Phase: swapped; the original is kept as `<t>_myrecode_old`.
 pub const PHASE_DONE: &str = "done";
 
 /// Log rows replayed per transaction.
 const REPLAY_CHUNK: usize = 500;
 /// The log is "nearly drained" (cut over now) below this many rows.
 const DRAIN_BEFORE_CUTOVER: i64 = 50;
-/// Longest wait for the cut-over's locks (`lock_wait_timeout`), in seconds.
-const CUTOVER_LOCK_WAIT: u32 = 5;
+/// Longest wait for the cut-over's table locks (`lock_wait_timeout`), in seconds: while
+/// `LOCK TABLES` waits for a long transaction, the application's statements queue behind it.
+const CUTOVER_LOCK_WAIT: u32 = 2;
+/// How long the queued rename may wait for the lock connection before giving up, in seconds.
+const RENAME_LOCK_WAIT: u32 = 20;
+/// Cut-over attempts before the run stops (resumably).
+const CUTOVER_ATTEMPTS: u32 = 6;
+/// Marks our statements in the process list, so a rerun can find a rename left queued.
+const MARK: &str = "/* myrecode cut-over */";
+/// Comment of the sentry table, told apart from a real kept original by it.
+const SENTRY_COMMENT: &str = "myrecode cut-over sentry";
+/// Name of the session temporary table holding a batch's recoded values.
+const STAGE: &str = "_myrecode_stage";
+/// Alias of the table in the copying `REPLACE … SELECT` (the cut-over locks it under this name too).
+const SRC: &str = "_myrecode_src";
+/// Prefix of the staging table's columns, chosen not to clash with the table's own names.
+const STAGE_COL: &str = "_myrecode_";
 
 /// Names of the objects a copy creates beside table `t`, each at most 64 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Names {
-    /// The shadow table, `_<t>_myrecode_new`.
+    /// The shadow table, `<t>_myrecode_new`.
     pub shadow: String,
-    /// The original after cut-over, `_<t>_myrecode_old`.
+    /// The original after cut-over (and the sentry during it), `<t>_myrecode_old`.
     pub old: String,
-    /// The change log, `_<t>_myrecode_log`.
+    /// The change log, `<t>_myrecode_log`.
     pub log: String,
     /// Triggers: after insert, after update, after delete.
     pub triggers: [String; 3],
@@ -95,14 +111,14 @@ pub struct Names {
 /// The names for table `table`; long names are shortened with a hash so they stay unique.
 pub fn names(table: &str) -> Names {
     let fit = |suffix: &str| {
-        let full = format!("_{table}_myrecode_{suffix}");
+        let full = format!("{table}_myrecode_{suffix}");
         if full.chars().count() <= 64 {
             return full;
         }
         let hash = &checkpoint::fingerprint(table)[..8];
-        let room = 64 - format!("__{hash}_myrecode_{suffix}").chars().count();
-        let head: String = table.chars().take(room).collect();
-        format!("_{head}_{hash}_myrecode_{suffix}")
+        let tail = format!("~{hash}_{suffix}");
+        let head: String = table.chars().take(64 - tail.chars().count()).collect();
+        format!("{head}{tail}")
     };
     Names {
         shadow: fit("new"),
@@ -110,6 +126,13 @@ pub fn names(table: &str) -> Names {
         log: fit("log"),
         triggers: [fit("ins"), fit("upd"), fit("del")],
     }
+}
+
+/// Whether `name` sorts after `table` the way the server orders metadata locks (bytes, a
+/// prefix first; lower-cased too, for servers with `lower_case_table_names`).
+pub fn sorts_after(table: &str, name: &str) -> bool {
+    name.as_bytes() > table.as_bytes()
+        && name.to_lowercase().as_bytes() > table.to_lowercase().as_bytes()
 }
 
 /// SQL expression packing the key of trigger row `row` (`NEW`/`OLD`) as [`keycodec::pack`] does.
@@ -167,19 +190,68 @@ pub fn at_most(key: &[KeyColumn]) -> (String, Vec<usize>) {
     (format!("NOT ({cond})"), binds)
 }
 
-/// `REPLACE INTO shadow (cols) SELECT cols FROM table WHERE cond`: the server copies and converts.
+/// `WHERE` condition matching any of `count` keys (`(k = ? AND …) OR …`), binds in key order.
+pub fn any_of(key: &[KeyColumn], count: usize) -> String {
+    let one = format!("({})", keyset::equals(key));
+    vec![one; count].join(" OR ")
+}
+
+/// Column `i` of the staging table (`k` key, `v` value, `s` set flag).
+fn stage_col(kind: char, i: usize) -> String {
+    quote::ident(&format!("{STAGE_COL}{kind}{i}"))
+}
+
+/// `REPLACE INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column,
+/// a staged job column takes its recoded value instead of the server's conversion.
 pub fn replace_select(
     schema: &str,
     table: &str,
     shadow: &str,
     cols: &[String],
+    staged: Option<(&[KeyColumn], &[(String, bool)])>,
     cond: &str,
 ) -> String {
+    let src = SRC;
     let list: Vec<String> = cols.iter().map(|c| quote::ident(c)).collect();
-    let list = list.join(", ");
+    let select: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            let own = format!("{src}.{}", quote::ident(c));
+            let job = staged.and_then(|(_, jc)| jc.iter().position(|(n, _)| n == c));
+            match job {
+                Some(j) => {
+                    let v = format!("x.{}", stage_col('v', j));
+                    let value = if staged.unwrap().1[j].1 {
+                        v
+                    } else {
+                        format!("CONVERT({v} USING utf8mb4)")
+                    };
+                    format!("IF(x.{} = 1, {value}, {own})", stage_col('s', j))
+                }
+                None => own,
+            }
+        })
+        .collect();
+    let join = match staged {
+        Some((key, _)) => {
+            let on: Vec<String> = key
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("{src}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
+                .collect();
+            format!(
+                " LEFT JOIN {} AS x ON {}",
+                quote::ident(STAGE),
+                on.join(" AND ")
+            )
+        }
+        None => String::new(),
+    };
     format!(
-        "REPLACE INTO {} ({list}) SELECT {list} FROM {} WHERE {cond}",
+        "REPLACE INTO {} ({}) SELECT {} FROM {} AS {src}{join} WHERE {cond}",
         quote::table(schema, shadow),
+        list.join(", "),
+        select.join(", "),
         quote::table(schema, table)
     )
 }
@@ -190,15 +262,21 @@ struct Ctx<'a> {
     names: Names,
     /// Every stored (non-generated) column, copied by the server.
     all_columns: Vec<String>,
+    /// Job columns: (name, binary target).
+    job_columns: Vec<(String, bool)>,
+    /// Key columns' definitions, for the staging table.
+    key_types: Vec<String>,
+    /// Each job column's charset in the shadow (`None`: binary), for the check pass.
+    target_charsets: Vec<Option<String>>,
     priors: BTreeMap<String, ColumnPrior>,
 }
 
 impl Ctx<'_> {
-    fn base(&self) -> &TablePlan {
-        self.plan
-    }
     fn job_names(&self) -> Vec<String> {
-        self.base().columns.iter().map(|c| c.name.clone()).collect()
+        self.plan.columns.iter().map(|c| c.name.clone()).collect()
+    }
+    fn t(&self, name: &str) -> String {
+        quote::table(&self.plan.schema, name)
     }
 }
 
@@ -214,13 +292,29 @@ async fn table_exists(conn: &mut MySqlConnection, schema: &str, name: &str) -> R
     Ok(n > 0)
 }
 
-async fn stored_columns(
+/// Whether `name` is our cut-over sentry (rather than a kept original).
+async fn is_sentry(conn: &mut MySqlConnection, schema: &str, name: &str) -> Result<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_COMMENT = ?",
+    )
+    .bind(schema)
+    .bind(name)
+    .bind(SENTRY_COMMENT)
+    .fetch_one(conn)
+    .await
+    .context("reading information_schema.TABLES")?;
+    Ok(n > 0)
+}
+
+/// (name, full type with charset/collation, charset) of a table's stored columns, in order.
+async fn columns_of(
     conn: &mut MySqlConnection,
     schema: &str,
     table: &str,
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, String, Option<String>)>> {
     let rows = sqlx::query(
-        "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
+        "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
+         CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
          AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION",
     )
     .bind(schema)
@@ -228,7 +322,18 @@ async fn stored_columns(
     .fetch_all(conn)
     .await
     .context("reading the table's columns")?;
-    Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let cs: Option<String> = r.get(2);
+            let coll: Option<String> = r.get(3);
+            let mut ty: String = r.get(1);
+            if let (Some(cs), Some(coll)) = (&cs, &coll) {
+                ty = format!("{ty} CHARACTER SET {cs} COLLATE {coll}");
+            }
+            (r.get(0), ty, cs)
+        })
+        .collect())
 }
 
 async fn trigger_names(
@@ -258,7 +363,7 @@ fn refuse_unsupported(plan: &TablePlan, table: &Table, ours: &Names) -> Result<(
         .collect();
     if !foreign.is_empty() {
         bail!(
-            "table '{name}' has triggers of its own ({}): the copy strategy adds its own and does not yet combine them. \
+            "table '{name}' has triggers of its own ({}): the copy strategy adds its own and does not combine them. \
              Options: drop them for the duration of the job and recreate them afterwards on the new table, \
              or recode the columns with an offline ALTER in a maintenance window",
             foreign.join(", ")
@@ -280,9 +385,17 @@ fn refuse_unsupported(plan: &TablePlan, table: &Table, ours: &Names) -> Result<(
     for c in &plan.columns {
         if plan.key.iter().any(|k| k.name == c.name) {
             bail!(
-                "{name}.{}: the column is part of the paging key, which the copy strategy cannot recode yet. \
+                "{name}.{}: the column is part of the paging key, which the copy strategy cannot recode. \
                  Options: give the table a surrogate primary key, or leave this column out of the job",
                 c.name
+            );
+        }
+    }
+    for n in [&ours.shadow, &ours.old] {
+        if !sorts_after(name, n) {
+            bail!(
+                "table '{name}': its name is too long for the copy's side tables to sort after it ({n}), \
+                 which the atomic cut-over needs. Fix: rename the table to at most 51 characters for the job"
             );
         }
     }
@@ -298,22 +411,20 @@ pub async fn run_table(
     plan: &TablePlan,
     table: &Table,
     stop: &AtomicBool,
+    pacer: &mut Pacer,
     progress: &dyn Progress,
 ) -> Result<(TableOutcome, State)> {
-    let base = plan;
-    let schema = base.schema.as_str();
-    let n = names(&base.table);
+    let schema = plan.schema.as_str();
+    let n = names(&plan.table);
     sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         .execute(&mut *conn)
         .await?;
-    let mut state = match checkpoint::load(conn, schema, job, &base.table).await? {
-        Some(s) if s.fingerprint != base.fingerprint => bail!(
+    let mut state = match checkpoint::load(conn, schema, job, &plan.table).await? {
+        Some(s) if s.fingerprint != plan.fingerprint => bail!(
             "the job changed for table '{}' since its copy began (checkpoint at {} rows). \
-             Fix: restore the job file as it was and run again to finish, or drop {} and {} and the checkpoint row to start anew",
-            base.table,
-            s.rows_read,
-            n.shadow,
-            n.log
+             Fix: restore the job file as it was and run again to finish, or `myrecode abort` the job and start anew",
+            plan.table,
+            s.rows_read
         ),
         Some(s) => s,
         None => start(conn, job, plan, table, &n).await?,
@@ -321,64 +432,157 @@ pub async fn run_table(
     if state.done {
         return Ok((TableOutcome::Done, state));
     }
-    let ctx = Ctx {
-        plan,
-        all_columns: stored_columns(conn, schema, &base.table).await?,
-        priors: inplace::parse_priors(&state.priors),
-        names: n,
-    };
+    settle_leftover_cutover(conn, schema, job).await?;
+    let ctx = context(conn, plan, n, &state).await?;
     // A cut-over interrupted after its rename: the table is already the new one.
     if !table_exists(conn, schema, &ctx.names.shadow).await? {
-        if table_exists(conn, schema, &ctx.names.old).await? {
+        if table_exists(conn, schema, &ctx.names.old).await?
+            && !is_sentry(conn, schema, &ctx.names.old).await?
+        {
             finish(conn, &ctx, job, &mut state).await?;
             return Ok((TableOutcome::Done, state));
         }
         bail!(
             "the shadow table {} of '{}' is gone while its copy was in progress. \
-             Fix: delete the checkpoint row (DELETE FROM {CHECKPOINT} WHERE tbl = '{}') and run again to start the copy afresh",
+             Fix: `myrecode abort` the job (or DELETE FROM {CHECKPOINT} WHERE tbl = '{}') and run again to start the copy afresh",
             ctx.names.shadow,
-            base.table,
-            base.table
+            plan.table,
+            plan.table
         );
     }
+    if table_exists(conn, schema, &ctx.names.old).await? {
+        if !is_sentry(conn, schema, &ctx.names.old).await? {
+            bail!(
+                "both {} and {} exist beside '{}': this table was copied before. \
+                 Fix: drop the one you do not need (`myrecode cleanup` drops kept originals), then run again",
+                ctx.names.shadow,
+                ctx.names.old,
+                plan.table
+            );
+        }
+        // A cut-over interrupted before its rename: the sentry goes, the copy goes on.
+        conn.execute(format!("DROP TABLE IF EXISTS {}", ctx.t(&ctx.names.old)).as_str())
+            .await?;
+    }
     ensure_triggers(conn, &ctx).await?;
+    create_stage(conn, &ctx).await?;
     let started = Instant::now();
     let rows_at_start = state.rows_read;
-    let mut size = base.batch_size.max(1);
-    while state.phase == PHASE_COPYING {
-        if stop.load(Ordering::SeqCst) {
-            return Ok((TableOutcome::Interrupted, state));
+    let mut size = plan.batch_size.max(1);
+    let mut differed = 0u64;
+    let mut waiting_said = false;
+    loop {
+        match pacer.between_batches(conn, stop).await? {
+            Flow::Go => {}
+            Flow::Stop => return Ok((TableOutcome::Interrupted, state)),
+            Flow::Abort => {
+                abort_table(conn, &plan.schema, &plan.table, job).await?;
+                return Ok((TableOutcome::Aborted, state));
+            }
         }
         let t0 = Instant::now();
-        copy_batch(conn, &ctx, job, size, &mut state).await?;
-        replay_some(conn, &ctx, job, &mut state, 1).await?;
+        match state.phase.as_str() {
+            PHASE_COPYING => {
+                copy_batch(conn, &ctx, job, size, &mut state).await?;
+                replay_some(conn, &ctx, job, &mut state, 1).await?;
+            }
+            PHASE_CHECKING => {
+                differed += check_batch(conn, &ctx, job, size, &mut state).await?;
+                if state.phase != PHASE_CHECKING {
+                    println!(
+                        "check: {}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay",
+                        plan.table
+                    );
+                }
+            }
+            _ => {
+                replay_some(conn, &ctx, job, &mut state, 20).await?;
+                if log_len(conn, &ctx).await? < DRAIN_BEFORE_CUTOVER {
+                    let go = !plan.manual_cutover
+                        || pace::read(conn, schema, job).await? == Some(pace::Command::Cutover);
+                    if go {
+                        break;
+                    }
+                    if !waiting_said {
+                        println!(
+                            "ready: {} is copied and caught up; replaying writes until `myrecode cutover` (cutover: manual)",
+                            plan.table
+                        );
+                        waiting_said = true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
         let rate =
             (state.rows_read - rows_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
-        progress.batch(&base.table, &state, table.estimated_rows, rate);
-        size = inplace::tune(size, t0.elapsed(), base.target_batch_time);
-        if !base.pause.is_zero() {
-            tokio::time::sleep(base.pause).await;
-        }
-    }
-    // Replay until the log is nearly drained, then cut over.
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            return Ok((TableOutcome::Interrupted, state));
-        }
-        replay_some(conn, &ctx, job, &mut state, 20).await?;
-        if log_len(conn, &ctx).await? < DRAIN_BEFORE_CUTOVER {
-            break;
+        progress.batch(&plan.table, &state, table.estimated_rows, rate);
+        size = inplace::tune(size, t0.elapsed(), plan.target_batch_time);
+        if !plan.pause.is_zero() && state.phase != PHASE_REPLAYING {
+            tokio::time::sleep(plan.pause).await;
         }
     }
     let pause = cut_over(conn, cfg, &ctx, job, &mut state).await?;
     println!(
-        "cut-over: {} now has the recoded columns; writes paused {:.1} ms; the original is kept as {} for rollback",
-        base.table,
+        "cut-over: {} now has the recoded columns; reads and writes paused {:.1} ms; the original is kept as {} for rollback until `myrecode cleanup`",
+        plan.table,
         pause.as_secs_f64() * 1000.0,
         ctx.names.old
     );
     finish(conn, &ctx, job, &mut state).await?;
+    if plan.manual_cutover {
+        pace::send(conn, schema, job, None).await?;
+    }
     Ok((TableOutcome::Done, state))
+}
+
+async fn context<'a>(
+    conn: &mut MySqlConnection,
+    plan: &'a TablePlan,
+    names: Names,
+    state: &State,
+) -> Result<Ctx<'a>> {
+    let schema = plan.schema.as_str();
+    let cols = columns_of(conn, schema, &plan.table).await?;
+    let shadow_cols = if table_exists(conn, schema, &names.shadow).await? {
+        columns_of(conn, schema, &names.shadow).await?
+    } else {
+        Vec::new()
+    };
+    let key_types = plan
+        .key
+        .iter()
+        .map(|k| {
+            cols.iter()
+                .find(|c| c.0 == k.name)
+                .map(|c| c.1.clone())
+                .ok_or_else(|| anyhow!("key column {} of '{}' is gone", k.name, plan.table))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let target_charsets: Vec<Option<String>> = plan
+        .columns
+        .iter()
+        .map(|c| {
+            shadow_cols
+                .iter()
+                .find(|s| s.0 == c.name)
+                .and_then(|s| s.2.clone())
+        })
+        .collect();
+    Ok(Ctx {
+        plan,
+        job_columns: plan
+            .columns
+            .iter()
+            .zip(&target_charsets)
+            .map(|(c, cs): (_, &Option<String>)| (c.name.clone(), cs.is_none()))
+            .collect(),
+        all_columns: cols.into_iter().map(|c| c.0).collect(),
+        key_types,
+        target_charsets,
+        priors: inplace::parse_priors(&state.priors),
+        names,
+    })
 }
 
 /// A fresh start: refusals, shadow, log, triggers, priors, first checkpoint.
@@ -389,14 +593,13 @@ async fn start(
     table: &Table,
     n: &Names,
 ) -> Result<State> {
-    let base = plan;
-    let schema = base.schema.as_str();
+    let schema = plan.schema.as_str();
     refuse_unsupported(plan, table, n)?;
-    if table_exists(conn, schema, &n.old).await? {
+    if table_exists(conn, schema, &n.old).await? && !is_sentry(conn, schema, &n.old).await? {
         bail!(
             "table '{}' was already copied once: its original is kept as {}. \
-             Fix: drop {} once you no longer need it for rollback, then run again",
-            base.table,
+             Fix: `myrecode cleanup` the earlier job (or drop {}) once you no longer need it for rollback, then run again",
+            plan.table,
             n.old,
             quote::table(schema, &n.old)
         );
@@ -407,13 +610,13 @@ async fn start(
     conn.execute(
         format!(
             "CREATE TABLE {shadow} LIKE {}",
-            quote::table(schema, &base.table)
+            quote::table(schema, &plan.table)
         )
         .as_str(),
     )
     .await
     .with_context(|| format!("creating the shadow table {shadow}"))?;
-    let modify: Vec<String> = base
+    let modify: Vec<String> = plan
         .columns
         .iter()
         .map(|c| format!("MODIFY {} {}", quote::ident(&c.name), c.target))
@@ -425,23 +628,23 @@ async fn start(
         })?;
     conn.execute(log_ddl(schema, n).as_str()).await?;
     let s = State {
-        fingerprint: base.fingerprint.clone(),
-        priors: inplace::compute_priors(conn, base).await?,
+        fingerprint: plan.fingerprint.clone(),
+        priors: inplace::compute_priors(conn, plan).await?,
         phase: PHASE_COPYING.into(),
         ..State::default()
     };
-    create_triggers(conn, schema, &base.table, n, &base.key).await?;
-    checkpoint::save(conn, schema, job, &base.table, &s).await?;
+    create_triggers(conn, schema, &plan.table, n, &plan.key).await?;
+    checkpoint::save(conn, schema, job, &plan.table, &s).await?;
     Ok(s)
 }
 
 async fn ensure_triggers(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
-    let b = ctx.base();
+    let b = ctx.plan;
     create_triggers(conn, &b.schema, &b.table, &ctx.names, &b.key).await
 }
 
 /// Creates whichever of the three triggers is missing, all under one brief `LOCK TABLES … WRITE`,
-/// so no application statement runs (or is re-prepared) while only some of them exist.
+/// so no application statement runs while only some of them exist.
 async fn create_triggers(
     conn: &mut MySqlConnection,
     schema: &str,
@@ -484,6 +687,37 @@ async fn create_triggers(
     result
 }
 
+/// (Re)creates this session's staging table: the key columns as in the table, a value and a flag per job column.
+async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+    let mut cols: Vec<String> = ctx
+        .key_types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| format!("{} {ty} NOT NULL", stage_col('k', i)))
+        .collect();
+    for j in 0..ctx.job_columns.len() {
+        cols.push(format!("{} LONGBLOB NULL", stage_col('v', j)));
+        cols.push(format!("{} TINYINT NOT NULL DEFAULT 0", stage_col('s', j)));
+    }
+    let pk: Vec<String> = (0..ctx.key_types.len())
+        .map(|i| stage_col('k', i))
+        .collect();
+    conn.execute(format!("DROP TEMPORARY TABLE IF EXISTS {}", quote::ident(STAGE)).as_str())
+        .await?;
+    conn.execute(
+        format!(
+            "CREATE TEMPORARY TABLE {} ({}, PRIMARY KEY ({})) ENGINE=InnoDB",
+            quote::ident(STAGE),
+            cols.join(", "),
+            pk.join(", ")
+        )
+        .as_str(),
+    )
+    .await
+    .context("creating the session's staging table. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
+    Ok(())
+}
+
 fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
     (0..n)
         .map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column"))
@@ -502,69 +736,124 @@ fn bind_key<'q>(
     q
 }
 
-/// Recodes the job columns of one row read as `key..., col...` and writes the repaired
-/// values over what the server's conversion put into the shadow. Returns (rewritten, quarantined).
-async fn recode_row(
+/// What one stored value becomes in the shadow: `Some(bytes)` to stage, `None` to let the
+/// server convert it (ASCII, NULL, undecidable), plus a quarantine entry when undecidable.
+fn recoded_value(
+    ctx: &Ctx<'_>,
+    ci: usize,
+    stored: &[u8],
+) -> (Option<Vec<u8>>, bool, Option<(String, Option<String>)>) {
+    let col = &ctx.plan.columns[ci];
+    match recode::decide(
+        &col.source,
+        ctx.priors.get(&col.name),
+        ctx.plan.threshold,
+        stored,
+    ) {
+        Action::Rewrite { new, .. } => (Some(new), true, None),
+        // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
+        Action::Keep if !stored.is_ascii() && std::str::from_utf8(stored).is_ok() => {
+            (Some(stored.to_vec()), false, None)
+        }
+        Action::Keep => (None, false, None),
+        Action::Quarantine { reason, runner_up } => (None, false, Some((reason, runner_up))),
+    }
+}
+
+/// Binds each value in order.
+fn bind_all<'q>(
+    mut q: sqlx::query::Query<'q, sqlx::MySql, sqlx::mysql::MySqlArguments>,
+    values: &[Vec<u8>],
+) -> sqlx::query::Query<'q, sqlx::MySql, sqlx::mysql::MySqlArguments> {
+    for v in values {
+        q = q.bind(v.clone());
+    }
+    q
+}
+
+/// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
+/// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
+async fn copy_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
-    row: &MySqlRow,
+    rows: &[MySqlRow],
+    cond: &str,
+    binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let b = ctx.base();
-    let key = read_key(row, b.key.len())?;
-    let by_key = keyset::equals(&b.key);
-    let all: Vec<usize> = (0..b.key.len()).collect();
-    let (mut changed, mut quarantined) = (0, 0);
-    for (ci, col) in b.columns.iter().enumerate() {
-        let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(b.key.len() + ci)? else {
-            continue;
-        };
-        let text = match recode::decide(
-            &col.source,
-            ctx.priors.get(&col.name),
-            b.threshold,
-            &stored,
-        ) {
-            Action::Rewrite { new, .. } => {
-                changed += 1;
-                Some(String::from_utf8(new).expect("recoded values are UTF-8"))
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let nc = b.columns.len();
+    let (mut changed, mut quarantine) = (0u64, Vec::new());
+    let mut staged: Vec<(Vec<Vec<u8>>, Vec<Option<Vec<u8>>>)> = Vec::new();
+    for row in rows {
+        let key = read_key(row, nk)?;
+        let mut values = vec![None; nc];
+        for (ci, slot) in values.iter_mut().enumerate() {
+            let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(nk + ci)? else {
+                continue;
+            };
+            let (value, recoded, undecidable) = recoded_value(ctx, ci, &stored);
+            changed += recoded as u64;
+            if let Some((reason, runner_up)) = undecidable {
+                quarantine.push(Quarantined {
+                    col: b.columns[ci].name.clone(),
+                    key: keycodec::pack(&key),
+                    value: stored,
+                    reason,
+                    runner_up,
+                });
             }
-            // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
-            Action::Keep if !stored.is_ascii() => String::from_utf8(stored).ok(),
-            Action::Keep => None,
-            Action::Quarantine { reason, runner_up } => {
-                // The shadow keeps the server's reading (latin1: every byte, reversible); list it.
-                let sql = format!(
-                    "INSERT IGNORE INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    quote::table(&b.schema, QUARANTINE)
-                );
-                quarantined += sqlx::query(&sql)
-                    .bind(job)
-                    .bind(&b.table)
-                    .bind(&col.name)
-                    .bind(keycodec::pack(&key))
-                    .bind(stored)
-                    .bind(reason)
-                    .bind(runner_up)
-                    .execute(&mut *conn)
-                    .await
-                    .context("listing an undecidable value in the quarantine table")?
-                    .rows_affected();
-                None
-            }
-        };
-        if let Some(text) = text {
-            let sql = format!(
-                "UPDATE {} SET {} = ? WHERE {by_key}",
-                quote::table(&b.schema, &ctx.names.shadow),
-                quote::ident(&col.name)
-            );
-            bind_key(sqlx::query(&sql).bind(text), &key, &all)
-                .execute(&mut *conn)
-                .await
-                .context("writing a recoded value into the shadow table")?;
+            *slot = value;
+        }
+        if values.iter().any(Option::is_some) {
+            staged.push((key, values));
         }
     }
+    let key_ph: Vec<String> = b.key.iter().map(|k| k.placeholder()).collect();
+    let one = format!("({}, {})", key_ph.join(", "), vec!["?, ?"; nc].join(", "));
+    let mut names: Vec<String> = (0..nk).map(|i| stage_col('k', i)).collect();
+    for j in 0..nc {
+        names.push(stage_col('v', j));
+        names.push(stage_col('s', j));
+    }
+    for chunk in staged.chunks(1000) {
+        let sql = format!(
+            "INSERT INTO {} ({}) VALUES {}",
+            quote::ident(STAGE),
+            names.join(", "),
+            vec![one.as_str(); chunk.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for (key, values) in chunk {
+            for k in key {
+                q = q.bind(k.clone());
+            }
+            for v in values {
+                q = q.bind(v.clone()).bind(v.is_some() as i8);
+            }
+        }
+        q.execute(&mut *conn)
+            .await
+            .context("staging recoded values")?;
+    }
+    let sql = replace_select(
+        &b.schema,
+        &b.table,
+        &ctx.names.shadow,
+        &ctx.all_columns,
+        (!staged.is_empty()).then_some((b.key.as_slice(), ctx.job_columns.as_slice())),
+        cond,
+    );
+    bind_all(sqlx::query(&sql), binds)
+        .execute(&mut *conn)
+        .await
+        .with_context(|| format!("copying rows of {} into the shadow table", b.table))?;
+    if !staged.is_empty() {
+        conn.execute(format!("DELETE FROM {}", quote::ident(STAGE)).as_str())
+            .await?;
+    }
+    let quarantined = inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await?;
     Ok((changed, quarantined))
 }
 
@@ -576,7 +865,7 @@ async fn copy_batch(
     size: usize,
     state: &mut State,
 ) -> Result<()> {
-    let b = ctx.base();
+    let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
     let (sql, binds) = keyset::select_batch(
@@ -600,43 +889,177 @@ async fn copy_batch(
     if let Some(r) = rows.last() {
         let upper = read_key(r, b.key.len())?;
         let (to_cond, to_binds) = at_most(&b.key);
-        let (cond, q_last) = match &last {
+        let (cond, after_binds) = match &last {
             Some(_) => {
                 let (after, after_binds) = keyset::after(&b.key);
                 (format!("{after} AND {to_cond}"), Some(after_binds))
             }
             None => (to_cond, None),
         };
-        let sql = replace_select(
-            &b.schema,
-            &b.table,
-            &ctx.names.shadow,
-            &ctx.all_columns,
-            &cond,
-        );
-        let mut q = sqlx::query(&sql);
-        if let (Some(last), Some(binds)) = (&last, &q_last) {
-            q = bind_key(q, last, binds);
+        let mut binds: Vec<Vec<u8>> = Vec::new();
+        if let (Some(last), Some(after)) = (&last, &after_binds) {
+            binds.extend(after.iter().map(|&i| last[i].clone()));
         }
-        q = bind_key(q, &upper, &to_binds);
-        q.execute(&mut *tx)
-            .await
-            .with_context(|| format!("copying a batch of {} into the shadow table", b.table))?;
-        for row in &rows {
-            let (c, qn) = recode_row(&mut tx, ctx, job, row).await?;
-            next.rows_changed += c;
-            next.rows_quarantined += qn;
-        }
+        binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+        let (c, qn) = copy_rows(&mut tx, ctx, job, &rows, &cond, &binds).await?;
+        next.rows_changed += c;
+        next.rows_quarantined += qn;
         next.last_key = Some(keycodec::pack(&upper));
         next.rows_read += rows.len() as u64;
     }
     if rows.len() < size {
-        next.phase = PHASE_REPLAYING.into();
+        next.phase = PHASE_CHECKING.into();
+        next.last_key = None;
     }
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a copy batch")?;
     *state = next;
     Ok(())
+}
+
+/// Compares the next batch of the table, recoded, with the shadow; queues every difference
+/// in the change log for replay. Returns how many rows differed.
+async fn check_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    size: usize,
+    state: &mut State,
+) -> Result<u64> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let nc = b.columns.len();
+    let others: Vec<String> = ctx
+        .all_columns
+        .iter()
+        .filter(|c| {
+            !b.key.iter().any(|k| &k.name == *c) && !b.columns.iter().any(|j| &j.name == *c)
+        })
+        .map(|c| format!("IFNULL(HEX(CAST({} AS BINARY)), 'N')", quote::ident(c)))
+        .collect();
+    let digest = if others.is_empty() {
+        "''".to_string()
+    } else {
+        format!("MD5(CONCAT_WS('|', {}))", others.join(", "))
+    };
+    let key_raw: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
+    let job_raw: Vec<String> = b.columns.iter().map(|c| keyset::raw(&c.name)).collect();
+    let converted: Vec<String> = b
+        .columns
+        .iter()
+        .zip(&ctx.target_charsets)
+        .map(|(c, cs)| match cs {
+            Some(cs) => format!(
+                "CAST(CONVERT({} USING {}) AS BINARY)",
+                quote::ident(&c.name),
+                quote::ident(cs)
+            ),
+            None => keyset::raw(&c.name),
+        })
+        .collect();
+    let order: Vec<String> = b.key.iter().map(|k| quote::ident(&k.name)).collect();
+    let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let (after, after_binds) = keyset::after(&b.key);
+    let mut tx = conn.begin().await?;
+    let sql =
+        format!(
+        "SELECT {}, {}, {}, {digest} FROM {} WHERE {} ORDER BY {} LIMIT {size} LOCK IN SHARE MODE",
+        key_raw.join(", "),
+        job_raw.join(", "),
+        converted.join(", "),
+        ctx.t(&b.table),
+        if last.is_some() { after.as_str() } else { "1 = 1" },
+        order.join(", ")
+    );
+    let mut q = sqlx::query(&sql);
+    if let Some(last) = &last {
+        q = bind_key(q, last, &after_binds);
+    }
+    let rows = q
+        .fetch_all(&mut *tx)
+        .await
+        .with_context(|| format!("reading a batch of {} to check", b.table))?;
+    let mut next = state.clone();
+    let mut differ: Vec<Vec<u8>> = Vec::new();
+    if let Some(r) = rows.last() {
+        let upper = read_key(r, nk)?;
+        let (to_cond, to_binds) = at_most(&b.key);
+        let sql = format!(
+            "SELECT {}, {}, {digest} FROM {} WHERE {} AND {to_cond}",
+            key_raw.join(", "),
+            job_raw.join(", "),
+            ctx.t(&ctx.names.shadow),
+            if last.is_some() {
+                after.as_str()
+            } else {
+                "1 = 1"
+            },
+        );
+        let mut q = sqlx::query(&sql);
+        if let Some(last) = &last {
+            q = bind_key(q, last, &after_binds);
+        }
+        let shadow_rows = bind_key(q, &upper, &to_binds)
+            .fetch_all(&mut *tx)
+            .await
+            .context("reading the shadow to check")?;
+        let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
+        let mut copied: BTreeMap<Vec<u8>, (Vec<Option<Vec<u8>>>, Option<Vec<u8>>)> =
+            BTreeMap::new();
+        for r in &shadow_rows {
+            let values = (nk..nk + nc)
+                .map(|i| cell(r, i))
+                .collect::<Result<_, _>>()?;
+            copied.insert(
+                keycodec::pack(&read_key(r, nk)?),
+                (values, cell(r, nk + nc)?),
+            );
+        }
+        for r in &rows {
+            let packed = keycodec::pack(&read_key(r, nk)?);
+            let mut want = Vec::with_capacity(nc);
+            for ci in 0..nc {
+                want.push(match cell(r, nk + ci)? {
+                    None => None,
+                    Some(stored) => match recoded_value(ctx, ci, &stored).0 {
+                        Some(v) => Some(v),
+                        None => cell(r, nk + nc + ci)?,
+                    },
+                });
+            }
+            let same = copied
+                .remove(&packed)
+                .is_some_and(|(got, d)| got == want && d == cell(r, nk + 2 * nc).unwrap_or(None));
+            if !same {
+                differ.push(packed);
+            }
+        }
+        differ.extend(copied.into_keys());
+        next.last_key = Some(keycodec::pack(&upper));
+    }
+    for chunk in differ.chunks(500) {
+        let sql = format!(
+            "INSERT INTO {} (key_bytes) VALUES {}",
+            ctx.t(&ctx.names.log),
+            vec!["(?)"; chunk.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for k in chunk {
+            q = q.bind(k.clone());
+        }
+        q.execute(&mut *tx)
+            .await
+            .context("queueing differing rows for replay")?;
+    }
+    if rows.len() < size {
+        next.phase = PHASE_REPLAYING.into();
+        next.last_key = None;
+    }
+    checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
+    tx.commit().await.context("committing a check batch")?;
+    *state = next;
+    let _ = job;
+    Ok(differ.len() as u64)
 }
 
 /// Replays up to one chunk of the change log inside the caller's transaction. Returns log rows done.
@@ -646,8 +1069,8 @@ async fn replay_chunk(
     job: &str,
     state: &mut State,
 ) -> Result<usize> {
-    let b = ctx.base();
-    let log = quote::table(&b.schema, &ctx.names.log);
+    let b = ctx.plan;
+    let log = ctx.t(&ctx.names.log);
     let rows = sqlx::query(&format!(
         "SELECT id, key_bytes FROM {log} ORDER BY id LIMIT {REPLAY_CHUNK}"
     ))
@@ -657,55 +1080,38 @@ async fn replay_chunk(
     if rows.is_empty() {
         return Ok(0);
     }
-    let mut seen = std::collections::HashSet::new();
-    let by_key = keyset::equals(&b.key);
-    let all: Vec<usize> = (0..b.key.len()).collect();
-    let shadow = quote::table(&b.schema, &ctx.names.shadow);
-    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
-    cols.extend(ctx.job_names().iter().map(|c| keyset::raw(c)));
-    let select = format!(
-        "SELECT {} FROM {} WHERE {by_key} LOCK IN SHARE MODE",
-        cols.join(", "),
-        quote::table(&b.schema, &b.table)
-    );
-    let copy = replace_select(
-        &b.schema,
-        &b.table,
-        &ctx.names.shadow,
-        &ctx.all_columns,
-        &by_key,
-    );
-    let delete = format!("DELETE FROM {shadow} WHERE {by_key}");
+    let mut seen = HashSet::new();
+    let mut keys: Vec<Vec<Vec<u8>>> = Vec::new();
     for r in &rows {
         let packed: Vec<u8> = r.get(1);
-        if !seen.insert(packed.clone()) {
-            continue;
+        if seen.insert(packed.clone()) {
+            keys.push(keycodec::unpack(&packed).ok_or_else(|| {
+                anyhow!("the change log {} holds a malformed key", ctx.names.log)
+            })?);
         }
-        let key = keycodec::unpack(&packed)
-            .ok_or_else(|| anyhow!("the change log {} holds a malformed key", ctx.names.log))?;
-        let found = bind_key(sqlx::query(&select), &key, &all)
-            .fetch_optional(&mut *conn)
-            .await
-            .context("re-reading a changed row")?;
-        match found {
-            Some(row) => {
-                bind_key(sqlx::query(&copy), &key, &all)
-                    .execute(&mut *conn)
-                    .await
-                    .context("copying a changed row into the shadow table")?;
-                let (c, q) = recode_row(conn, ctx, job, &row).await?;
-                state.rows_changed += c;
-                state.rows_quarantined += q;
-            }
-            None => {
-                bind_key(sqlx::query(&delete), &key, &all)
-                    .execute(&mut *conn)
-                    .await
-                    .context("deleting a row gone from the table from the shadow")?;
-            }
-        }
-        state.rows_conflicted += 1;
     }
+    let cond = any_of(&b.key, keys.len());
+    let binds: Vec<Vec<u8>> = keys.concat();
+    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
+    let select = format!(
+        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
+        cols.join(", "),
+        ctx.t(&b.table)
+    );
+    let present = bind_all(sqlx::query(&select), &binds)
+        .fetch_all(&mut *conn)
+        .await
+        .context("re-reading changed rows")?;
+    // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
+    let delete = format!("DELETE FROM {} WHERE {cond}", ctx.t(&ctx.names.shadow));
+    bind_all(sqlx::query(&delete), &binds)
+        .execute(&mut *conn)
+        .await
+        .context("removing changed rows from the shadow")?;
+    let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
+    state.rows_quarantined += q;
+    state.rows_conflicted += keys.len() as u64;
     // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
     let ids: Vec<String> = rows
         .iter()
@@ -746,14 +1152,45 @@ async fn replay_some(
 }
 
 async fn log_len(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<i64> {
-    let sql = format!(
-        "SELECT COUNT(*) FROM {}",
-        quote::table(&ctx.base().schema, &ctx.names.log)
-    );
+    let sql = format!("SELECT COUNT(*) FROM {}", ctx.t(&ctx.names.log));
     Ok(sqlx::query_scalar(&sql).fetch_one(conn).await?)
 }
 
-/// Swaps the shadow in (see the module docs); returns how long writes were paused.
+/// Waits out (killing if need be) a cut-over rename a killed run left queued, so the tables
+/// are looked at only once it has run or failed.
+async fn settle_leftover_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<()> {
+    let _ = job;
+    let pattern = format!(
+        "%{}%",
+        MARK.trim_start_matches("/* ").trim_end_matches(" */")
+    );
+    for round in 0..50 {
+        let ids: Vec<u64> = sqlx::query_scalar(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE ? AND ID <> CONNECTION_ID()",
+        )
+        .bind(schema)
+        .bind(&pattern)
+        .fetch_all(&mut *conn)
+        .await
+        .context("looking for a cut-over left queued by an earlier run")?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if round == 5 {
+            for id in &ids {
+                let _ = conn.execute(format!("KILL QUERY {id}").as_str()).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("a cut-over rename left by an earlier run is still queued on schema '{schema}'. Fix: KILL it (SHOW PROCESSLIST) and run again")
+}
+
+/// Swaps the shadow in (see the module docs), retrying; returns how long the table was locked.
 async fn cut_over(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
@@ -765,21 +1202,36 @@ async fn cut_over(
     loop {
         match try_cut_over(conn, cfg, ctx, job, state).await {
             Ok(d) => return Ok(d),
-            Err(e) if attempt < 4 => {
-                tracing::warn!(table = %ctx.base().table, error = %e, "cut-over failed; retrying");
+            Err(e) if attempt + 1 < CUTOVER_ATTEMPTS => {
+                tracing::warn!(table = %ctx.plan.table, error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
                 attempt += 1;
                 tokio::time::sleep(super::retry::backoff(attempt)).await;
+                settle_leftover_cutover(conn, &ctx.plan.schema, job).await?;
+                if !table_exists(conn, &ctx.plan.schema, &ctx.names.shadow).await? {
+                    // The rename did happen (its reply was lost): the swap is done.
+                    return Ok(Duration::ZERO);
+                }
                 replay_some(conn, ctx, job, state, 50).await?;
             }
             Err(e) => {
                 return Err(e.context(format!(
                     "the cut-over of '{}' failed {} times; the copy stays attached and checkpointed: run again",
-                    ctx.base().table,
+                    ctx.plan.table,
                     attempt + 1
                 )))
             }
         }
     }
+}
+
+/// `AUTO_INCREMENT=` of a `SHOW CREATE TABLE` text, if it has one.
+pub fn auto_increment_of(create: &str) -> Option<u64> {
+    let at = create.rfind(" AUTO_INCREMENT=")?;
+    let digits: String = create[at + 16..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
 }
 
 async fn try_cut_over(
@@ -789,42 +1241,83 @@ async fn try_cut_over(
     job: &str,
     state: &mut State,
 ) -> Result<Duration> {
-    let b = ctx.base();
-    let schema = b.schema.as_str();
-    let t = quote::table(schema, &b.table);
-    let shadow = quote::table(schema, &ctx.names.shadow);
-    let old = quote::table(schema, &ctx.names.old);
+    let b = ctx.plan;
+    let t = ctx.t(&b.table);
+    let shadow = ctx.t(&ctx.names.shadow);
+    let old = ctx.t(&ctx.names.old);
+    if table_exists(conn, &b.schema, &ctx.names.old).await? {
+        if !is_sentry(conn, &b.schema, &ctx.names.old).await? {
+            bail!("{old} exists and is not our sentry: refusing to cut over. Fix: drop or rename it, then run again");
+        }
+    } else {
+        conn.execute(
+            format!("CREATE TABLE {old} (sentry TINYINT) ENGINE=InnoDB COMMENT='{SENTRY_COMMENT}'")
+                .as_str(),
+        )
+        .await
+        .context("creating the cut-over sentry table")?;
+    }
     let mut locker = cfg.connect_one().await?;
     let mut renamer = cfg.connect_one().await?;
     let renamer_id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
         .fetch_one(&mut renamer)
         .await?;
     renamer
-        .execute(format!("SET SESSION lock_wait_timeout = {}", CUTOVER_LOCK_WAIT * 2).as_str())
+        .execute(format!("SET SESSION lock_wait_timeout = {RENAME_LOCK_WAIT}").as_str())
         .await?;
     locker
         .execute(format!("SET SESSION lock_wait_timeout = {CUTOVER_LOCK_WAIT}").as_str())
         .await?;
-    // READ: the application's writes wait, its reads and our drain go on. Nothing else is
-    // locked, so the rename takes the other names at once and queues on this table alone.
+    create_stage(&mut locker, ctx).await?;
+    // With autocommit off, COMMIT ends each drain chunk without releasing the table locks.
+    locker.execute("SET autocommit = 0").await?;
     locker
-        .execute(format!("LOCK TABLES {t} READ").as_str())
+        .execute(
+            format!(
+                "LOCK TABLES {t} WRITE, {t} AS {SRC} READ, {shadow} WRITE, {old} WRITE, {} WRITE, {} WRITE, {} WRITE",
+                ctx.t(&ctx.names.log),
+                ctx.t(CHECKPOINT),
+                ctx.t(QUARANTINE)
+            )
+            .as_str(),
+        )
         .await
         .context("locking the table for the cut-over")?;
     let paused = Instant::now();
-    let mut next = state.clone();
     let drained = async {
-        while replay_some(conn, ctx, job, &mut next, usize::MAX).await? > 0 {}
-        // The lock must have held all along: a dead locker would have let writes past the drain.
-        sqlx::query("SELECT 1").execute(&mut locker).await?;
-        anyhow::Ok(())
+        let mut next = state.clone();
+        while replay_chunk(&mut locker, ctx, job, &mut next).await? > 0 {
+            locker.execute("COMMIT").await?;
+        }
+        locker.execute("COMMIT").await?;
+        let create: String = sqlx::query(&format!("SHOW CREATE TABLE {t}"))
+            .fetch_one(&mut locker)
+            .await?
+            .try_get(1)?;
+        if let Some(n) = auto_increment_of(&create) {
+            locker
+                .execute(format!("ALTER TABLE {shadow} AUTO_INCREMENT = {n}").as_str())
+                .await
+                .context("carrying AUTO_INCREMENT over to the shadow")?;
+        }
+        if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            // Test hook: stretch the locked window so kill tests can land inside it.
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        anyhow::Ok(next)
     }
     .await;
-    if let Err(e) = drained {
-        let _ = locker.execute("UNLOCK TABLES").await;
-        return Err(e.context("draining the change log under the cut-over lock"));
-    }
-    let rename_sql = format!("RENAME TABLE {t} TO {old}, {shadow} TO {t}");
+    let next = match drained {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = locker.execute("UNLOCK TABLES").await;
+            return Err(e.context("draining the change log under the cut-over lock"));
+        }
+    };
+    let rename_sql = format!("RENAME {MARK} TABLE {t} TO {old}, {shadow} TO {t}");
     let rename = async {
         renamer
             .execute(rename_sql.as_str())
@@ -832,8 +1325,8 @@ async fn try_cut_over(
             .context("renaming the tables")
     };
     let release = async {
-        let give_up = Instant::now() + Duration::from_secs(CUTOVER_LOCK_WAIT as u64);
-        let queued = loop {
+        let give_up = Instant::now() + Duration::from_secs(5);
+        loop {
             let n: i64 = sqlx::query_scalar(
                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE LIKE '%metadata lock%'",
             )
@@ -841,27 +1334,30 @@ async fn try_cut_over(
             .fetch_one(&mut *conn)
             .await?;
             if n > 0 {
-                break Ok(());
+                break;
             }
             if Instant::now() > give_up {
-                // Cancel it rather than let it run after writes resumed.
+                // The sentry is still there: unlocked now, a late rename can only fail.
+                let _ = locker.execute("UNLOCK TABLES").await;
                 let _ = conn
                     .execute(format!("KILL QUERY {renamer_id}").as_str())
                     .await;
-                break Err(anyhow!("the rename never queued behind the cut-over lock"));
+                bail!("the rename never queued behind the cut-over lock");
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
-        };
-        // The queued rename's exclusive lock goes before every queued write.
+        }
+        // Drained and the rename queued first in line: the sentry goes, then the lock.
+        let dropped = locker
+            .execute(format!("DROP TABLE {old}").as_str())
+            .await
+            .context("dropping the cut-over sentry");
         locker.execute("UNLOCK TABLES").await?;
-        queued
+        dropped.map(|_| ())
     };
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
+    released?;
     renamed?;
-    if let Err(e) = released {
-        tracing::warn!(table = %b.table, error = %e, "cut-over: unlocking after the rename");
-    }
     *state = next;
     Ok(pause)
 }
@@ -870,20 +1366,20 @@ async fn try_cut_over(
 ///
 /// The (drained) log stays: the application's cached prepared statements may still list it
 /// among the tables the old triggers used, and MariaDB fails them with 1146 if it is gone.
-/// It goes together with the old table, once the user no longer needs it.
+/// It goes together with the old table, at `myrecode cleanup`.
 async fn finish(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     state: &mut State,
 ) -> Result<()> {
-    let b = ctx.base();
-    // Writes that reached the original after the drain (only if the lock connection was lost
-    // at the wrong instant) are logged by the triggers, which moved with it: never hide them.
+    let b = ctx.plan;
+    // Writes that reached the original after the drain would be logged by the triggers, which
+    // moved with it: never hide them (the cut-over's ordering is there to make this impossible).
     let left = log_len(conn, ctx).await?;
     if left > 0 {
         bail!(
-            "cut-over of '{}': {left} write(s) reached the original after the drain (the lock connection was lost); \
+            "cut-over of '{}': {left} write(s) reached the original after the drain; \
              their keys are in {} and their rows in {}. Fix: copy those rows into '{}' by hand, then DELETE FROM {} and run again",
             b.table,
             ctx.names.log,
@@ -893,7 +1389,7 @@ async fn finish(
         );
     }
     for trg in &ctx.names.triggers {
-        conn.execute(format!("DROP TRIGGER IF EXISTS {}", quote::table(&b.schema, trg)).as_str())
+        conn.execute(format!("DROP TRIGGER IF EXISTS {}", ctx.t(trg)).as_str())
             .await
             .with_context(|| format!("dropping trigger {trg}"))?;
     }
@@ -903,6 +1399,77 @@ async fn finish(
     checkpoint::save(conn, &b.schema, job, &b.table, &next).await?;
     *state = next;
     Ok(())
+}
+
+/// Abandons a copy that has not cut over: its triggers, shadow, log and sentry go, and its
+/// checkpoint; the original table was never changed. Returns false when the table was
+/// already swapped (then nothing is touched: `cleanup` or a swap back are the ways on).
+pub async fn abort_table(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    job: &str,
+) -> Result<bool> {
+    let n = names(table);
+    if let Some(s) = checkpoint::load(conn, schema, job, table).await? {
+        if s.done {
+            return Ok(false);
+        }
+    }
+    settle_leftover_cutover(conn, schema, job).await?;
+    for trg in &n.triggers {
+        conn.execute(format!("DROP TRIGGER IF EXISTS {}", quote::table(schema, trg)).as_str())
+            .await
+            .with_context(|| format!("dropping trigger {trg}"))?;
+    }
+    if is_sentry(conn, schema, &n.old).await? {
+        conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.old)).as_str())
+            .await?;
+    }
+    if table_exists(conn, schema, &n.shadow).await? && table_exists(conn, schema, table).await? {
+        conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.shadow)).as_str())
+            .await?;
+    }
+    conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.log)).as_str())
+        .await?;
+    sqlx::query(&format!(
+        "DELETE FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    ))
+    .bind(job)
+    .bind(table)
+    .execute(&mut *conn)
+    .await
+    .context("removing the aborted table's checkpoint")?;
+    Ok(true)
+}
+
+/// After a finished copy: drops the kept original and the drained log. Returns the tables
+/// dropped; refuses a copy still in progress.
+pub async fn cleanup_table(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    job: &str,
+) -> Result<Vec<String>> {
+    let n = names(table);
+    match checkpoint::load(conn, schema, job, table).await? {
+        Some(s) if s.done => {}
+        Some(_) => bail!(
+            "table '{table}' is still being copied: nothing to clean up yet. Fix: let the run finish (or `myrecode abort` it)"
+        ),
+        None => return Ok(Vec::new()),
+    }
+    let mut dropped = Vec::new();
+    for name in [&n.old, &n.log] {
+        if table_exists(conn, schema, name).await? && !is_sentry(conn, schema, name).await? {
+            conn.execute(format!("DROP TABLE {}", quote::table(schema, name)).as_str())
+                .await
+                .with_context(|| format!("dropping {name}"))?;
+            dropped.push(name.clone());
+        }
+    }
+    Ok(dropped)
 }
 
 #[cfg(test)]
@@ -918,17 +1485,22 @@ mod tests {
     }
 
     #[test]
-    fn names_fit_in_64_characters_and_stay_distinct() {
+    fn names_fit_in_64_characters_stay_distinct_and_sort_after_the_table() {
         let n = names("posts");
-        assert_eq!(n.shadow, "_posts_myrecode_new");
-        assert_eq!(n.old, "_posts_myrecode_old");
-        assert_eq!(n.log, "_posts_myrecode_log");
+        assert_eq!(n.shadow, "posts_myrecode_new");
+        assert_eq!(n.old, "posts_myrecode_old");
+        assert_eq!(n.log, "posts_myrecode_log");
+        assert!(sorts_after("posts", &n.shadow) && sorts_after("posts", &n.old));
+        // A name that sorts before the table is what let writes slip past the rename.
+        assert!(!sorts_after("posts", "_posts_myrecode_new"));
         let long = "ы".repeat(64);
         let n = names(&long);
         for s in [&n.shadow, &n.old, &n.log, &n.triggers[0]] {
             assert!(s.chars().count() <= 64, "{s}");
         }
         assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);
+        let ascii_long = "a".repeat(60);
+        assert!(sorts_after(&ascii_long, &names(&ascii_long).shadow));
     }
 
     #[test]
@@ -937,7 +1509,7 @@ mod tests {
         assert!(e.starts_with("CONCAT(CHAR((OCTET_LENGTH(CAST(NEW.`a` AS BINARY))) & 255"));
         assert!(e.contains("CAST(NEW.`b``` AS BINARY)"));
         let ddl = trigger_ddl("s", "t", &names("t"), &[k("id")]);
-        assert!(ddl[1].starts_with("CREATE TRIGGER `s`.`_t_myrecode_upd` AFTER UPDATE ON `s`.`t`"));
+        assert!(ddl[1].starts_with("CREATE TRIGGER `s`.`t_myrecode_upd` AFTER UPDATE ON `s`.`t`"));
         assert!(
             ddl[1].contains("CAST(OLD.`id` AS BINARY)")
                 && ddl[1].contains("CAST(NEW.`id` AS BINARY)")
@@ -945,13 +1517,47 @@ mod tests {
     }
 
     #[test]
-    fn at_most_negates_after() {
+    fn at_most_negates_after_and_any_of_ors_equalities() {
         let (c, binds) = at_most(&[k("a"), k("b")]);
         assert_eq!(c, "NOT (`a` >= ? AND (`a` > ? OR (`a` = ? AND `b` > ?)))");
         assert_eq!(binds, vec![0, 0, 0, 1]);
         assert_eq!(
-            replace_select("s", "t", "n", &["id".into(), "b".into()], "`id` = ?"),
-            "REPLACE INTO `s`.`n` (`id`, `b`) SELECT `id`, `b` FROM `s`.`t` WHERE `id` = ?"
+            any_of(&[k("a"), k("b")], 2),
+            "(`a` = ? AND `b` = ?) OR (`a` = ? AND `b` = ?)"
+        );
+    }
+
+    #[test]
+    fn replace_select_takes_staged_values_over_the_servers_conversion() {
+        assert_eq!(
+            replace_select("s", "t", "n", &["id".into(), "b".into()], None, "`id` = ?"),
+            "REPLACE INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
+        );
+        let key = [k("id")];
+        let jobs = [("b".to_string(), false), ("c".to_string(), true)];
+        let sql = replace_select(
+            "s",
+            "t",
+            "n",
+            &["id".into(), "b".into(), "c".into()],
+            Some((&key, &jobs)),
+            "1",
+        );
+        assert!(sql.contains(
+            "IF(x.`_myrecode_s0` = 1, CONVERT(x.`_myrecode_v0` USING utf8mb4), _myrecode_src.`b`)"
+        ));
+        assert!(sql.contains("IF(x.`_myrecode_s1` = 1, x.`_myrecode_v1`, _myrecode_src.`c`)"));
+        assert!(sql
+            .contains("LEFT JOIN `_myrecode_stage` AS x ON _myrecode_src.`id` = x.`_myrecode_k0`"));
+    }
+
+    #[test]
+    fn auto_increment_is_read_from_show_create_table() {
+        let create = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=4711 DEFAULT CHARSET=latin1";
+        assert_eq!(auto_increment_of(create), Some(4711));
+        assert_eq!(
+            auto_increment_of("CREATE TABLE `t` (`id` int) ENGINE=InnoDB"),
+            None
         );
     }
 }

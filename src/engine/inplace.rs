@@ -8,6 +8,7 @@
 
 use super::checkpoint::{self, State, BACKUP, QUARANTINE};
 use super::keycodec;
+use super::pace::{Flow, Pacer};
 use super::recode::{self, Action, Source};
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
@@ -16,7 +17,7 @@ use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, MySqlConnection, Row};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// One column to recode.
@@ -55,6 +56,8 @@ pub struct TablePlan {
     pub pause: Duration,
     /// Confidence a detected label needs.
     pub threshold: f32,
+    /// Copy strategy: wait for `myrecode cutover` before swapping (`cutover: manual`).
+    pub manual_cutover: bool,
 }
 
 /// How a table's run ended.
@@ -64,6 +67,8 @@ pub enum TableOutcome {
     Done,
     /// Stopped on request after a committed batch.
     Interrupted,
+    /// The operator ran `myrecode abort`: stopped, and a copy's objects removed.
+    Aborted,
 }
 
 /// Receives progress (a bar, log lines or nothing).
@@ -79,6 +84,7 @@ pub async fn run_table(
     plan: &TablePlan,
     estimated: u64,
     stop: &AtomicBool,
+    pacer: &mut Pacer,
     progress: &dyn Progress,
 ) -> Result<(TableOutcome, State)> {
     let mut state = match checkpoint::load(conn, &plan.schema, job, &plan.table).await? {
@@ -108,8 +114,10 @@ pub async fn run_table(
     let started = Instant::now();
     let rows_at_start = state.rows_read;
     loop {
-        if stop.load(Ordering::SeqCst) {
-            return Ok((TableOutcome::Interrupted, state));
+        match pacer.between_batches(conn, stop).await? {
+            Flow::Go => {}
+            Flow::Stop => return Ok((TableOutcome::Interrupted, state)),
+            Flow::Abort => return Ok((TableOutcome::Aborted, state)),
         }
         let t0 = Instant::now();
         let mut tx = conn.begin().await?;
@@ -176,12 +184,18 @@ struct Backup {
     new: Vec<u8>,
 }
 
-struct Quarantined {
-    col: String,
-    key: Vec<u8>,
-    value: Vec<u8>,
-    reason: String,
-    runner_up: Option<String>,
+/// An undecidable value, for the quarantine table.
+pub(crate) struct Quarantined {
+    /// Column.
+    pub col: String,
+    /// Packed key of its row.
+    pub key: Vec<u8>,
+    /// The stored bytes, left as they are.
+    pub value: Vec<u8>,
+    /// Why no reading was safe.
+    pub reason: String,
+    /// The best reading that was not good enough.
+    pub runner_up: Option<String>,
 }
 
 async fn apply_batch(
@@ -309,28 +323,44 @@ async fn apply_batch(
             .await
             .context("saving original bytes to the backup table")?;
     }
+    save_quarantine(tx, &plan.schema, job, &plan.table, &quarantined).await?;
+    Ok(())
+}
+
+/// Lists undecidable values in the quarantine table (once per job, table, column and key);
+/// returns how many were new.
+pub(crate) async fn save_quarantine(
+    tx: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+    quarantined: &[Quarantined],
+) -> Result<u64> {
+    let mut added = 0;
     for chunk in quarantined.chunks(200) {
         let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         let sql = format!(
             "INSERT IGNORE INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES {values}",
-            quote::table(&plan.schema, QUARANTINE)
+            quote::table(schema, QUARANTINE)
         );
         let mut q = sqlx::query(&sql);
         for r in chunk {
             q = q
                 .bind(job)
-                .bind(&plan.table)
+                .bind(table)
                 .bind(&r.col)
                 .bind(&r.key)
                 .bind(&r.value)
                 .bind(&r.reason)
                 .bind(&r.runner_up);
         }
-        q.execute(&mut *tx)
+        added += q
+            .execute(&mut *tx)
             .await
-            .context("listing undecidable values in the quarantine table")?;
+            .context("listing undecidable values in the quarantine table")?
+            .rows_affected();
     }
-    Ok(())
+    Ok(added)
 }
 
 /// Rows sampled at the start of a job to form each auto column's prior.

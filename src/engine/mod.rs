@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod copy;
 pub mod inplace;
 pub mod keycodec;
+pub mod pace;
 pub mod recode;
 pub mod retry;
 pub mod runner;

@@ -3,6 +3,7 @@
 use super::checkpoint;
 use super::copy;
 use super::inplace::{self, ColumnPlan, Progress, TableOutcome, TablePlan};
+use super::pace::{self, Pacer};
 use super::recode::Source;
 use super::retry;
 use crate::db::connect::ConnectionConfig;
@@ -10,7 +11,7 @@ use crate::db::quote;
 use crate::detect::{Label, DEFAULT_THRESHOLD};
 use crate::inventory::model::{ColumnKind, Table};
 use crate::inventory::{self, Scope};
-use crate::job::model::{Job, Strategy};
+use crate::job::model::{Cutover, Job, Strategy};
 use crate::scan::read::key_columns;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -137,6 +138,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                 .0,
             pause: job.defaults.pause_between_batches.0,
             threshold: DEFAULT_THRESHOLD,
+            manual_cutover: job.defaults.cutover == Cutover::Manual,
         });
         tables.push(t.clone());
     }
@@ -178,8 +180,13 @@ pub fn rehearsal(plans: &[TablePlan], tables: &[Table]) -> String {
         let how = match p.strategy {
             Strategy::InPlace => "in place".to_string(),
             Strategy::Copy => format!(
-                "online copy into {} (triggers, change log; automatic cut-over: `cutover: manual` is not honoured yet)",
-                copy::names(&p.table).shadow
+                "online copy into {} (triggers, change log, check pass; {} cut-over)",
+                copy::names(&p.table).shadow,
+                if p.manual_cutover {
+                    "waits for `myrecode cutover` before the"
+                } else {
+                    "automatic"
+                }
             ),
         };
         out.push_str(&format!(
@@ -212,6 +219,19 @@ pub async fn run(
         return Ok(None);
     }
     checkpoint::ensure(&mut conn, &job.schema).await?;
+    let replicas = job
+        .defaults
+        .replicas
+        .iter()
+        .map(|r| pace::replica_config(&cfg, r))
+        .collect::<Result<Vec<_>>>()?;
+    let mut pacer = Pacer::new(
+        &job.schema,
+        &opts.job_id,
+        job.defaults.max_threads_running,
+        job.defaults.max_replica_lag.0,
+        replicas,
+    );
     let mut summaries = Vec::new();
     for (plan, table) in plans.iter().zip(&tables) {
         let mut failing_since: Option<Instant> = None;
@@ -225,17 +245,36 @@ pub async fn run(
                         plan,
                         table.estimated_rows,
                         stop,
+                        &mut pacer,
                         progress,
                     )
                     .await
                 }
                 Strategy::Copy => {
-                    copy::run_table(&mut conn, &cfg, &opts.job_id, plan, table, stop, progress)
-                        .await
+                    copy::run_table(
+                        &mut conn,
+                        &cfg,
+                        &opts.job_id,
+                        plan,
+                        table,
+                        stop,
+                        &mut pacer,
+                        progress,
+                    )
+                    .await
                 }
             };
             match ran {
                 Ok((outcome, state)) => {
+                    if outcome == TableOutcome::Aborted {
+                        abort_rest(&mut conn, job, plans.as_slice(), &opts.job_id).await?;
+                        summaries.push(TableSummary {
+                            table: plan.table.clone(),
+                            state,
+                            done: false,
+                        });
+                        return Ok(Some(summaries));
+                    }
                     let done = outcome == TableOutcome::Done;
                     summaries.push(TableSummary {
                         table: plan.table.clone(),
@@ -267,6 +306,29 @@ pub async fn run(
         }
     }
     Ok(Some(summaries))
+}
+
+/// `myrecode abort`, acted on: every copy of the job not yet swapped loses its objects
+/// (the originals were never changed); the command is then cleared.
+pub async fn abort_rest(
+    conn: &mut MySqlConnection,
+    job: &Job,
+    plans: &[TablePlan],
+    job_id: &str,
+) -> Result<()> {
+    for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
+        if copy::abort_table(conn, &job.schema, &p.table, job_id).await? {
+            println!(
+                "aborted: {}: copy objects removed; the table was never changed",
+                p.table
+            );
+        }
+    }
+    pace::send(conn, &job.schema, job_id, None).await?;
+    println!(
+        "aborted: job '{job_id}' stopped. Values already recoded in place stay recoded: `myrecode rollback` undoes them"
+    );
+    Ok(())
 }
 
 /// Loads a job file, turning its findings into one error.

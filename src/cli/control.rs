@@ -1,0 +1,102 @@
+//! `myrecode pause|resume|cutover|abort|cleanup`: steer a running job from another terminal, and tidy up after it.
+
+use super::common::block_on;
+use super::run::{job_id, JobArgs};
+use super::EXIT_OK;
+use crate::engine::checkpoint;
+use crate::engine::copy;
+use crate::engine::pace::{self, Command};
+use crate::engine::runner;
+use crate::job::model::Strategy;
+use anyhow::Result;
+use std::time::{Duration, Instant};
+
+/// Which steering command to send.
+#[derive(Debug, Clone, Copy)]
+pub enum Steer {
+    /// `pause`.
+    Pause,
+    /// `resume`.
+    Resume,
+    /// `cutover`.
+    Cutover,
+    /// `abort`.
+    Abort,
+}
+
+/// How long `abort` waits for a running job to act on it before removing the copy objects itself.
+const ABORT_WAIT: Duration = Duration::from_secs(15);
+
+/// Sends a command to the job; `abort` also makes sure the copy objects are gone.
+pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
+    let job = runner::load_job(&args.job)?;
+    let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
+    let id = job_id(&args.job, &args.job_id);
+    block_on(async {
+        let mut conn = cfg.connect_one().await?;
+        checkpoint::ensure(&mut conn, &job.schema).await?;
+        let command = match what {
+            Steer::Pause => Some(Command::Pause),
+            Steer::Resume => None,
+            Steer::Cutover => Some(Command::Cutover),
+            Steer::Abort => Some(Command::Abort),
+        };
+        pace::send(&mut conn, &job.schema, &id, command).await?;
+        match what {
+            Steer::Pause => println!(
+                "job '{id}': pause sent; the run stops after its current batch (triggers keep logging writes). `myrecode resume` goes on"
+            ),
+            Steer::Resume => println!("job '{id}': resumed"),
+            Steer::Cutover => println!(
+                "job '{id}': cut-over allowed; a copy waiting under `cutover: manual` swaps its table once caught up"
+            ),
+            Steer::Abort => {
+                println!("job '{id}': abort sent; waiting for the run to stop...");
+                let since = Instant::now();
+                while since.elapsed() < ABORT_WAIT
+                    && pace::read(&mut conn, &job.schema, &id).await?.is_some()
+                {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                if pace::read(&mut conn, &job.schema, &id).await?.is_some() {
+                    // No run picked it up: do what the run would have done.
+                    let plans: Vec<_> = job
+                        .tables
+                        .iter()
+                        .filter(|t| t.strategy == Strategy::Copy)
+                        .collect();
+                    for t in plans {
+                        if copy::abort_table(&mut conn, &job.schema, &t.name, &id).await? {
+                            println!("aborted: {}: copy objects removed; the table was never changed", t.name);
+                        }
+                    }
+                    pace::send(&mut conn, &job.schema, &id, None).await?;
+                }
+                println!("job '{id}': aborted");
+            }
+        }
+        Ok(EXIT_OK)
+    })
+}
+
+/// Drops the originals kept by finished copies (and their drained change logs).
+pub fn cleanup(args: JobArgs) -> Result<u8> {
+    let job = runner::load_job(&args.job)?;
+    let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
+    let id = job_id(&args.job, &args.job_id);
+    block_on(async {
+        let mut conn = cfg.connect_one().await?;
+        checkpoint::ensure(&mut conn, &job.schema).await?;
+        let mut any = false;
+        for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
+            for dropped in copy::cleanup_table(&mut conn, &job.schema, &t.name, &id).await? {
+                println!("dropped {dropped} (kept for rollback of {})", t.name);
+                any = true;
+            }
+        }
+        if !any {
+            println!("nothing to clean up for job '{id}'");
+        }
+        Ok(EXIT_OK)
+    })
+}

@@ -1,0 +1,315 @@
+//! Between batches: the operator's commands (pause, resume, abort, cutover) and throttling on
+//! the server's `Threads_running` and on replica lag.
+//!
+//! Commands travel through a row of `_myrecode_control` in the job's schema, so `myrecode pause`
+//! works from any terminal or host that can reach the server, and survives a restart of the run.
+
+use crate::db::connect::ConnectionConfig;
+use crate::db::quote;
+use anyhow::{Context, Result};
+use sqlx::{MySqlConnection, Row};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Control table name: one row per job holding the operator's last command.
+pub const CONTROL: &str = "_myrecode_control";
+
+/// An operator's command to a running job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Stop after the current batch and wait (triggers keep logging) until `resume`.
+    Pause,
+    /// Stop; a copy removes its shadow, triggers and change log; the original is untouched.
+    Abort,
+    /// A copy waiting under `cutover: manual` may swap the tables now.
+    Cutover,
+}
+
+impl Command {
+    /// The word stored in the control table and typed on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Command::Pause => "pause",
+            Command::Abort => "abort",
+            Command::Cutover => "cutover",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Command> {
+        match s {
+            "pause" => Some(Command::Pause),
+            "abort" => Some(Command::Abort),
+            "cutover" => Some(Command::Cutover),
+            _ => None,
+        }
+    }
+}
+
+/// DDL of the control table.
+pub fn ddl(schema: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL PRIMARY KEY, command VARCHAR(16) NOT NULL, \
+         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// Records `command` for `job` (`None` clears it: that is `resume`).
+pub async fn send(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    command: Option<Command>,
+) -> Result<()> {
+    let t = quote::table(schema, CONTROL);
+    match command {
+        Some(c) => sqlx::query(&format!(
+            "INSERT INTO {t} (job, command) VALUES (?, ?) ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)"
+        ))
+        .bind(job)
+        .bind(c.as_str())
+        .execute(conn)
+        .await,
+        None => sqlx::query(&format!("DELETE FROM {t} WHERE job = ?"))
+            .bind(job)
+            .execute(conn)
+            .await,
+    }
+    .with_context(|| format!("writing the command for job '{job}' into {t}"))?;
+    Ok(())
+}
+
+/// The command waiting for `job`, if any.
+pub async fn read(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<Option<Command>> {
+    let sql = format!(
+        "SELECT CAST(command AS CHAR) FROM {} WHERE job = ?",
+        quote::table(schema, CONTROL)
+    );
+    let row = sqlx::query(&sql)
+        .bind(job)
+        .fetch_optional(conn)
+        .await
+        .context("reading the job's control row")?;
+    Ok(row.and_then(|r| Command::parse(&r.get::<String, _>(0))))
+}
+
+/// What the run does after a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Next batch.
+    Go,
+    /// Stop now, resumably (a signal, or `abort` for the caller to handle).
+    Stop,
+    /// The operator asked to abort.
+    Abort,
+}
+
+/// Paces one job: waits while paused or throttled, reports what the operator asked for.
+pub struct Pacer {
+    schema: String,
+    job: String,
+    max_threads_running: u64,
+    max_lag: Duration,
+    replicas: Vec<ConnectionConfig>,
+    last_check: Option<Instant>,
+}
+
+/// How often load and lag are sampled (a status query per batch would be load of its own).
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+/// Sleep while paused or throttled.
+const WAIT_STEP: Duration = Duration::from_millis(250);
+
+impl Pacer {
+    /// A pacer for `job`; `max_threads_running` 0 and an empty replica list mean no throttling.
+    pub fn new(
+        schema: &str,
+        job: &str,
+        max_threads_running: u64,
+        max_lag: Duration,
+        replicas: Vec<ConnectionConfig>,
+    ) -> Self {
+        Pacer {
+            schema: schema.to_string(),
+            job: job.to_string(),
+            max_threads_running,
+            max_lag,
+            replicas,
+            last_check: None,
+        }
+    }
+
+    /// Called between batches: returns once the job may go on, or must stop or abort.
+    pub async fn between_batches(
+        &mut self,
+        conn: &mut MySqlConnection,
+        stop: &AtomicBool,
+    ) -> Result<Flow> {
+        let mut said: Option<String> = None;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Flow::Stop);
+            }
+            let why = match read(conn, &self.schema, &self.job).await? {
+                Some(Command::Abort) => return Ok(Flow::Abort),
+                Some(Command::Pause) => Some(format!(
+                    "paused by `myrecode pause` (resume with `myrecode resume`); the change log keeps recording writes"
+                )),
+                _ => self.throttled(conn).await?,
+            };
+            match why {
+                None => {
+                    if said.is_some() {
+                        eprintln!("myrecode: {}: going on", self.job);
+                    }
+                    return Ok(Flow::Go);
+                }
+                Some(why) => {
+                    if said.as_deref() != Some(why.as_str()) {
+                        eprintln!("myrecode: {}: {why}", self.job);
+                        said = Some(why);
+                    }
+                    tokio::time::sleep(WAIT_STEP).await;
+                }
+            }
+        }
+    }
+
+    /// Why the job should wait now (load or lag over the limit), if it should.
+    async fn throttled(&mut self, conn: &mut MySqlConnection) -> Result<Option<String>> {
+        if self.last_check.is_some_and(|t| t.elapsed() < SAMPLE_EVERY) {
+            return Ok(None);
+        }
+        self.last_check = Some(Instant::now());
+        if self.max_threads_running > 0 {
+            let running = threads_running(conn).await?;
+            if running > self.max_threads_running {
+                self.last_check = None;
+                return Ok(Some(format!(
+                    "throttled: Threads_running is {running}, over max_threads_running {}",
+                    self.max_threads_running
+                )));
+            }
+        }
+        for replica in &self.replicas {
+            let lag = replica_lag(replica).await?;
+            let over = match lag {
+                Some(l) => l > self.max_lag,
+                None => true,
+            };
+            if over {
+                self.last_check = None;
+                return Ok(Some(match lag {
+                    Some(l) => format!(
+                        "throttled: replica {replica} lags {} s, over max_replica_lag {} s",
+                        l.as_secs(),
+                        self.max_lag.as_secs()
+                    ),
+                    None => format!(
+                        "throttled: replica {replica} reports no lag (replication stopped?); waiting until it replicates again"
+                    ),
+                }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The server's `Threads_running`.
+pub async fn threads_running(conn: &mut MySqlConnection) -> Result<u64> {
+    let row = sqlx::query("SHOW GLOBAL STATUS LIKE 'Threads_running'")
+        .fetch_one(conn)
+        .await
+        .context("reading Threads_running")?;
+    let v: String = row.try_get::<String, _>(1).or_else(|_| {
+        row.try_get::<Vec<u8>, _>(1)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    })?;
+    Ok(v.trim().parse().unwrap_or(0))
+}
+
+/// A replica's `Seconds_Behind_Master` (`None`: not replicating).
+pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>> {
+    let mut c = replica
+        .connect_one()
+        .await
+        .with_context(|| format!("connecting to replica {replica} to read its lag"))?;
+    let row = sqlx::query("SHOW SLAVE STATUS")
+        .fetch_optional(&mut c)
+        .await
+        .with_context(|| format!("reading SHOW SLAVE STATUS on {replica}"))?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    use sqlx::Column;
+    let idx = row
+        .columns()
+        .iter()
+        .position(|c| c.name() == "Seconds_Behind_Master");
+    let lag: Option<i64> = idx.and_then(|i| {
+        row.try_get::<Option<i64>, _>(i).ok().flatten().or_else(|| {
+            row.try_get::<Option<u64>, _>(i)
+                .ok()
+                .flatten()
+                .map(|v| v as i64)
+        })
+    });
+    Ok(lag.map(|s| Duration::from_secs(s.max(0) as u64)))
+}
+
+/// A replica named in the job (`host[:port]` or a URL without a password), reached with the
+/// job's own user and password.
+pub fn replica_config(main: &ConnectionConfig, spec: &str) -> Result<ConnectionConfig> {
+    let mut c = main.with_database(None);
+    c.socket = None;
+    if spec.contains("://") {
+        let parsed = ConnectionConfig::from_url(spec)
+            .with_context(|| format!("replica '{spec}' in the job"))?;
+        c.host = parsed.host;
+        c.port = parsed.port;
+        c.user = parsed.user;
+    } else {
+        let (host, port) = match spec.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
+                p.parse::<u16>().map_err(|_| {
+                    anyhow::anyhow!(
+                        "replica '{spec}' in the job: '{p}' is not a port. Fix: write host:3306 or mysql://user@host:3306/"
+                    )
+                })?,
+            ),
+            None => (spec, 3306),
+        };
+        c.host = host.to_string();
+        c.port = port;
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_take_the_jobs_credentials_and_their_own_address() {
+        let main = ConnectionConfig::from_url("mysql://app:secret@db1:3307/shop").unwrap();
+        let r = replica_config(&main, "db2:3308").unwrap();
+        assert_eq!(
+            (r.host.as_str(), r.port, r.user.as_str()),
+            ("db2", 3308, "app")
+        );
+        assert_eq!(r.password(), Some("secret"));
+        let r = replica_config(&main, "mysql://repl@db3/").unwrap();
+        assert_eq!(
+            (r.host.as_str(), r.port, r.user.as_str()),
+            ("db3", 3306, "repl")
+        );
+        assert!(replica_config(&main, "db4:x")
+            .unwrap_err()
+            .to_string()
+            .contains("not a port"));
+        assert_eq!(
+            Command::parse(Command::Cutover.as_str()),
+            Some(Command::Cutover)
+        );
+    }
+}
