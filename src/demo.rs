@@ -148,7 +148,12 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     {
         println!("  {line}");
     }
-    let job = runner::load_job(&job_path)?;
+    let mut job = runner::load_job(&job_path)?;
+    // A generated job waits for `myrecode cutover` before swapping; the demo has no one to type it.
+    job.defaults.cutover = crate::job::model::Cutover::Auto;
+    println!(
+        "  (the demo swaps copied tables as soon as they are caught up, as with `cutover: auto`)"
+    );
 
     let before = sample_rows(&mut conn).await?;
     let before_comments = comment_rows(&mut conn).await?;

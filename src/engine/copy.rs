@@ -201,6 +201,18 @@ fn stage_col(kind: char, i: usize) -> String {
     quote::ident(&format!("{STAGE_COL}{kind}{i}"))
 }
 
+/// The staging table's layout, for [`replace_select`]: the table's key, and each job column's
+/// name and whether its target is binary (staged bytes go in as they are, else as UTF-8 text).
+pub struct Staging<'a> {
+    /// Paging key (joined on).
+    pub key: &'a [KeyColumn],
+    /// (name, binary target) per job column.
+    pub columns: &'a [(String, bool)],
+}
+
+/// A row's job-column values (`None`: NULL, or nothing staged).
+type Cells = Vec<Option<Vec<u8>>>;
+
 /// `REPLACE INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column,
 /// a staged job column takes its recoded value instead of the server's conversion.
 pub fn replace_select(
@@ -208,7 +220,7 @@ pub fn replace_select(
     table: &str,
     shadow: &str,
     cols: &[String],
-    staged: Option<(&[KeyColumn], &[(String, bool)])>,
+    staged: Option<&Staging<'_>>,
     cond: &str,
 ) -> String {
     let src = SRC;
@@ -217,24 +229,25 @@ pub fn replace_select(
         .iter()
         .map(|c| {
             let own = format!("{src}.{}", quote::ident(c));
-            let job = staged.and_then(|(_, jc)| jc.iter().position(|(n, _)| n == c));
-            match job {
-                Some(j) => {
+            let job = staged.and_then(|st| st.columns.iter().position(|(n, _)| n == c));
+            match (job, staged) {
+                (Some(j), Some(st)) => {
                     let v = format!("x.{}", stage_col('v', j));
-                    let value = if staged.unwrap().1[j].1 {
+                    let value = if st.columns[j].1 {
                         v
                     } else {
                         format!("CONVERT({v} USING utf8mb4)")
                     };
                     format!("IF(x.{} = 1, {value}, {own})", stage_col('s', j))
                 }
-                None => own,
+                _ => own,
             }
         })
         .collect();
     let join = match staged {
-        Some((key, _)) => {
-            let on: Vec<String> = key
+        Some(st) => {
+            let on: Vec<String> = st
+                .key
                 .iter()
                 .enumerate()
                 .map(|(i, k)| format!("{src}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
@@ -736,13 +749,23 @@ fn bind_key<'q>(
     q
 }
 
-/// What one stored value becomes in the shadow: `Some(bytes)` to stage, `None` to let the
-/// server convert it (ASCII, NULL, undecidable), plus a quarantine entry when undecidable.
-fn recoded_value(
-    ctx: &Ctx<'_>,
-    ci: usize,
-    stored: &[u8],
-) -> (Option<Vec<u8>>, bool, Option<(String, Option<String>)>) {
+/// What one stored value becomes in the shadow.
+struct Recoded {
+    /// Bytes to stage; `None` lets the server convert it (ASCII, undecidable).
+    value: Option<Vec<u8>>,
+    /// Whether the value was recoded (not just kept).
+    recoded: bool,
+    /// Why and the runner-up, when undecidable (it is quarantined).
+    undecidable: Option<(String, Option<String>)>,
+}
+
+/// Decides what one stored value of job column `ci` becomes in the shadow.
+fn recoded_value(ctx: &Ctx<'_>, ci: usize, stored: &[u8]) -> Recoded {
+    let r = |value, recoded, undecidable| Recoded {
+        value,
+        recoded,
+        undecidable,
+    };
     let col = &ctx.plan.columns[ci];
     match recode::decide(
         &col.source,
@@ -750,13 +773,13 @@ fn recoded_value(
         ctx.plan.threshold,
         stored,
     ) {
-        Action::Rewrite { new, .. } => (Some(new), true, None),
+        Action::Rewrite { new, .. } => r(Some(new), true, None),
         // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
         Action::Keep if !stored.is_ascii() && std::str::from_utf8(stored).is_ok() => {
-            (Some(stored.to_vec()), false, None)
+            r(Some(stored.to_vec()), false, None)
         }
-        Action::Keep => (None, false, None),
-        Action::Quarantine { reason, runner_up } => (None, false, Some((reason, runner_up))),
+        Action::Keep => r(None, false, None),
+        Action::Quarantine { reason, runner_up } => r(None, false, Some((reason, runner_up))),
     }
 }
 
@@ -785,7 +808,7 @@ async fn copy_rows(
     let nk = b.key.len();
     let nc = b.columns.len();
     let (mut changed, mut quarantine) = (0u64, Vec::new());
-    let mut staged: Vec<(Vec<Vec<u8>>, Vec<Option<Vec<u8>>>)> = Vec::new();
+    let mut staged: Vec<(Vec<Vec<u8>>, Cells)> = Vec::new();
     for row in rows {
         let key = read_key(row, nk)?;
         let mut values = vec![None; nc];
@@ -793,7 +816,11 @@ async fn copy_rows(
             let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(nk + ci)? else {
                 continue;
             };
-            let (value, recoded, undecidable) = recoded_value(ctx, ci, &stored);
+            let Recoded {
+                value,
+                recoded,
+                undecidable,
+            } = recoded_value(ctx, ci, &stored);
             changed += recoded as u64;
             if let Some((reason, runner_up)) = undecidable {
                 quarantine.push(Quarantined {
@@ -842,7 +869,10 @@ async fn copy_rows(
         &b.table,
         &ctx.names.shadow,
         &ctx.all_columns,
-        (!staged.is_empty()).then_some((b.key.as_slice(), ctx.job_columns.as_slice())),
+        (!staged.is_empty()).then_some(&Staging {
+            key: &b.key,
+            columns: &ctx.job_columns,
+        }),
         cond,
     );
     bind_all(sqlx::query(&sql), binds)
@@ -1004,8 +1034,7 @@ async fn check_batch(
             .await
             .context("reading the shadow to check")?;
         let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
-        let mut copied: BTreeMap<Vec<u8>, (Vec<Option<Vec<u8>>>, Option<Vec<u8>>)> =
-            BTreeMap::new();
+        let mut copied: BTreeMap<Vec<u8>, (Cells, Option<Vec<u8>>)> = BTreeMap::new();
         for r in &shadow_rows {
             let values = (nk..nk + nc)
                 .map(|i| cell(r, i))
@@ -1021,7 +1050,7 @@ async fn check_batch(
             for ci in 0..nc {
                 want.push(match cell(r, nk + ci)? {
                     None => None,
-                    Some(stored) => match recoded_value(ctx, ci, &stored).0 {
+                    Some(stored) => match recoded_value(ctx, ci, &stored).value {
                         Some(v) => Some(v),
                         None => cell(r, nk + nc + ci)?,
                     },
@@ -1540,7 +1569,10 @@ mod tests {
             "t",
             "n",
             &["id".into(), "b".into(), "c".into()],
-            Some((&key, &jobs)),
+            Some(&Staging {
+                key: &key,
+                columns: &jobs,
+            }),
             "1",
         );
         assert!(sql.contains(

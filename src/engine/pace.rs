@@ -151,9 +151,10 @@ impl Pacer {
             }
             let why = match read(conn, &self.schema, &self.job).await? {
                 Some(Command::Abort) => return Ok(Flow::Abort),
-                Some(Command::Pause) => Some(format!(
+                Some(Command::Pause) => Some(
                     "paused by `myrecode pause` (resume with `myrecode resume`); the change log keeps recording writes"
-                )),
+                        .to_string(),
+                ),
                 _ => self.throttled(conn).await?,
             };
             match why {
