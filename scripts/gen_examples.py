@@ -6,16 +6,53 @@ broken application once put them there (legacy bytes through a latin1 connection
 mojibake left by a naive ALTER ... CONVERT TO utf8mb4). Deterministic: run it again
 and nothing changes. Uses only Python's own codecs (an independent implementation
 from ours) and MySQL's latin1 definition (cp1252 with the five holes kept as C1).
+Python has no TCVN3 codec, so the Vietnamese sample is encoded with the VN3 table of
+../shared/oracles (the one scripts/gen_corpus.py uses, not our Rust tables), toned
+capitals written the way VN3 fonts typed them: base capital byte + toned lower-case byte.
 """
 import os
+import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "migrations-examples")
+ORACLES = os.path.join(HERE, "..", "..", "shared", "oracles")
 
 
 def mysql_latin1_decode(b: bytes) -> str:
     # MySQL's latin1 is cp1252 whose five undefined bytes map to the C1 controls.
     return "".join(bytes([x]).decode("cp1252") if x not in (0x81, 0x8D, 0x8F, 0x90, 0x9D) else chr(x) for x in b)
+
+
+def tcvn3_table() -> dict:
+    """char -> byte of VN3, read from the shared oracle file (0xA0..0xFF; ASCII below)."""
+    enc = {chr(b): b for b in range(0x80)}
+    with open(os.path.join(ORACLES, "tcvn3-vn3-subset-DERIVED.txt"), encoding="utf-8") as f:
+        for line in f:
+            parts = line.split("\t")
+            if line.startswith("0x") and parts[1].startswith("0x") and int(parts[1], 16):
+                enc[chr(int(parts[1], 16))] = int(parts[0], 16)
+    return enc
+
+
+TCVN3 = tcvn3_table()
+
+
+def tcvn3(text: str) -> bytes:
+    out = bytearray()
+    for ch in unicodedata.normalize("NFC", text):
+        if ch in TCVN3:
+            out.append(TCVN3[ch])
+            continue
+        # A toned capital has no VN3 byte: the base capital, then the toned small letter.
+        low = ch.lower()
+        base = unicodedata.normalize(
+            "NFC", "".join(c for c in unicodedata.normalize("NFD", ch) if c not in "\u0300\u0301\u0303\u0309\u0323")
+        )
+        if ch != low and low in TCVN3 and base in TCVN3:
+            out += bytes([TCVN3[base], TCVN3[low]])
+            continue
+        raise ValueError(f"{ch!r} has no TCVN3 byte (in {text!r})")
+    return bytes(out)
 
 
 def hx(b: bytes) -> str:
@@ -52,6 +89,65 @@ SHOP_ITEMS = [
     ("Blue T-shirt XL", "ascii"),
     ("Сковорода с антипригарным покрытием", "utf-8>latin1"),
 ]
+
+
+# A Vietnamese shop's catalogue from the VN3-font years: the PHP pages were set in .VnTime,
+# so browsers sent TCVN3 bytes, stored through a latin1 connection into latin1 columns.
+# Products added after the admin pages moved to UTF-8 went into the same columns as UTF-8
+# bytes; brand-only names are plain ASCII.
+VN_CATEGORIES = [
+    ("DT", "Điện thoại di động"),
+    ("MT", "Máy tính xách tay"),
+    ("GD", "Đồ gia dụng"),
+    ("TT", "Thời trang nữ"),
+    ("TP", "Thực phẩm đặc sản"),
+    ("VP", "Sách và văn phòng phẩm"),
+]
+
+VN_PRODUCTS = [
+    # (category code, name, description, price in dong, how it was stored)
+    ("GD", "Nồi cơm điện 1,8 lít", "Lòng nồi chống dính, giữ ấm suốt mười hai giờ, hợp với gia đình bốn người.", 690000, "tcvn3"),
+    ("GD", "Quạt đứng ba tốc độ", "Cánh quạt lớn, chạy êm, có hẹn giờ tắt và điều khiển từ xa.", 450000, "tcvn3"),
+    ("TT", "Áo dài lụa tơ tằm", "May đo theo số đo của khách, giao hàng trong vòng mười ngày.", 2500000, "tcvn3"),
+    ("DT", "Điện thoại Nokia 1280", "Pin bền, loa to, bàn phím dễ bấm, thích hợp cho người lớn tuổi.", 390000, "tcvn3"),
+    ("VP", "Từ điển Anh - Việt 75.000 từ", "Bìa cứng, in hai màu, có phần phiên âm quốc tế.", 120000, "tcvn3"),
+    ("TP", "Cà phê Buôn Ma Thuột rang xay", "Hạt cà phê vối rang mộc, gói năm trăm gam, hương thơm đậm đà.", 95000, "tcvn3"),
+    ("TP", "Nước mắm Phú Quốc 40 độ đạm", "Chai thủy tinh, ủ chượp trong thùng gỗ theo cách làm truyền thống.", 85000, "tcvn3"),
+    ("MT", "Máy tính xách tay ThinkPad T61", "Đã qua sử dụng, bảo hành ba tháng, tặng kèm túi đựng.", 5200000, "tcvn3"),
+    ("TP", "Bánh pía Sóc Trăng", "Nhân đậu xanh, sầu riêng và trứng muối; hộp bốn cái.", 60000, "tcvn3"),
+    ("TT", "Nón lá Huế", "Nón bài thơ làm bằng lá cọ, vành tre chuốt tay, có quai lụa.", 70000, "tcvn3"),
+    ("GD", "Ấm chén gốm Bát Tràng", "Men rạn cổ, vẽ tay hoa sen, bộ một ấm sáu chén.", 350000, "tcvn3"),
+    ("VP", "Vở ô ly Hồng Hà", "Giấy trắng không lóa mắt, 96 trang, mua mười quyển được giảm giá.", 8000, "tcvn3"),
+    ("DT", "Sony Ericsson K750i", None, 1800000, "ascii"),
+    ("MT", "Dell Inspiron 1420", "Core 2 Duo T5450, RAM 2GB, HDD 160GB", 9900000, "ascii"),
+    ("GD", "Bình giữ nhiệt inox 750 ml", "Giữ nóng sáu giờ, giữ lạnh mười hai giờ; nắp có khóa an toàn.", 180000, "utf-8"),
+    ("TT", "Khăn choàng thổ cẩm Sa Pa", "Dệt tay bởi đồng bào H'Mông, mỗi chiếc một hoa văn riêng.", 150000, "utf-8"),
+]
+
+VN_STORES = [
+    # (city, address, phone)
+    ("Hà Nội", "Số 12 phố Hàng Bài, quận Hoàn Kiếm", "04 3825 1234"),
+    ("Thành phố Hồ Chí Minh", "45 đường Lê Lợi, quận Một", "08 3829 5678"),
+    ("Đà Nẵng", "78 đường Bạch Đằng, quận Hải Châu", "0511 382 2468"),
+    ("Huế", "23 đường Lê Lợi, phường Vĩnh Ninh", "054 382 1357"),
+    ("Cần Thơ", "9 đường Hai Bà Trưng, quận Ninh Kiều", "0710 381 9753"),
+    ("Hải Phòng", "101 đường Lạch Tray, quận Ngô Quyền", "031 384 8642"),
+]
+
+
+def slug(text: str) -> str:
+    """The ASCII URL slug a PHP site made from a name: tone marks and diacritics dropped."""
+    plain = unicodedata.normalize("NFD", text.replace("Đ", "D").replace("đ", "d"))
+    plain = "".join(c for c in plain if not unicodedata.combining(c)).lower()
+    return "-".join("".join(c if c.isalnum() else " " for c in plain).split())
+
+
+def vn_stored(text: str, how: str) -> bytes:
+    if how == "tcvn3":
+        return tcvn3(text)
+    if how == "ascii":
+        return text.encode("ascii")
+    return text.encode("utf-8")
 
 
 def stored_title(text: str, how: str) -> bytes:
@@ -98,6 +194,24 @@ def main():
             f"({i}, '{sku}', {hx(stored_title(title, how))}, {hx(image) if image else 'NULL'});"
         )
     write(os.path.join(OUT, "half_migrated_shop", "data.sql"), lines)
+
+    lines = []
+    for i, (code, name) in enumerate(VN_CATEGORIES, 1):
+        lines.append(f"INSERT INTO danh_muc (id, code, name) VALUES ({i}, '{code}', {hx(tcvn3(name))});")
+    codes = [c for c, _ in VN_CATEGORIES]
+    for i, (code, name, desc, price, how) in enumerate(VN_PRODUCTS, 1):
+        sku = f"VN-{code}-{i:04d}"
+        lines.append(
+            "INSERT INTO san_pham (id, sku, category_id, name, slug, description, price_vnd) VALUES "
+            f"({i}, '{sku}', {codes.index(code) + 1}, {hx(vn_stored(name, how))}, '{slug(name)}', "
+            f"{hx(vn_stored(desc, how)) if desc else 'NULL'}, {price});"
+        )
+    for i, (city, address, phone) in enumerate(VN_STORES, 1):
+        lines.append(
+            "INSERT INTO cua_hang (id, city, address, phone) VALUES "
+            f"({i}, {hx(tcvn3(city))}, {hx(tcvn3(address))}, '{phone}');"
+        )
+    write(os.path.join(OUT, "vietnamese_catalogue", "data.sql"), lines)
 
 
 if __name__ == "__main__":

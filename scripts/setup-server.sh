@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Makes sure a MariaDB/MySQL server binary is available for the throwaway test/demo server.
-# Installs Debian's mariadb-server when neither mariadbd nor mysqld can be found.
+# Makes sure what the demo and the tests need from the OS is there, installing Debian's
+# packages only for what is missing:
+#   - a MariaDB/MySQL server binary, for the throwaway test/demo server (mariadb-server);
+#   - a headless Chromium, for tests/html_report.rs, which renders `scan --html` (chromium).
 set -euo pipefail
 have_server() {
   command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 ||
     [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ]
 }
-if have_server; then
+have_chromium() {
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1
+}
+missing=()
+have_server || missing+=(mariadb-server)
+have_chromium || missing+=(chromium)
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "myrecode: no mariadbd/mysqld found and no apt-get here. Install MariaDB or MySQL server, start Docker, or set MYSQL_TEST_URL." >&2
+  echo "myrecode: missing ${missing[*]} and no apt-get here. Install a MariaDB or MySQL server (or start Docker, or set MYSQL_TEST_URL) and Chromium by hand." >&2
   exit 1
 fi
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-echo "myrecode: installing mariadb-server from the OS packages (for the throwaway test server)..." >&2
+echo "myrecode: installing ${missing[*]} from the OS packages (throwaway test server, HTML report test)..." >&2
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 have_server || { echo "myrecode: mariadb-server installed but mariadbd not found" >&2; exit 1; }
+have_chromium || { echo "myrecode: chromium installed but not found on the PATH" >&2; exit 1; }

@@ -28,6 +28,11 @@ pub const SAMPLES: &[(&str, &str, &str)] = &[
         include_str!("../migrations-examples/half_migrated_shop/schema.sql"),
         include_str!("../migrations-examples/half_migrated_shop/data.sql"),
     ),
+    (
+        "a Vietnamese catalogue in TCVN3 on latin1 (names, descriptions, addresses; ASCII SKUs)",
+        include_str!("../migrations-examples/vietnamese_catalogue/schema.sql"),
+        include_str!("../migrations-examples/vietnamese_catalogue/data.sql"),
+    ),
 ];
 
 /// Splits one of our sample SQL files into statements (no `;` at a line end inside literals in them).
@@ -113,9 +118,11 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
                 .with_context(|| format!("loading sample: {stmt}"))?;
         }
     }
-    conn.execute("ANALYZE TABLE users, comments, visit_log, products")
-        .await
-        .ok();
+    conn.execute(
+        "ANALYZE TABLE users, comments, visit_log, products, danh_muc, san_pham, cua_hang",
+    )
+    .await
+    .ok();
 
     println!(
         "\n== 1. inventory: what text lives where, and what utf8mb4 would do to the indexes =="

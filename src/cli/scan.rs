@@ -46,6 +46,9 @@ pub struct Args {
     /// Also write the report as Markdown.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page (bars of labels per column, undecided keys, risks; works offline).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// A progress bar on a terminal, plain lines every few seconds otherwise.
@@ -139,6 +142,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
     if let Some(path) = &args.markdown {
         std::fs::write(path, report::scan::to_markdown(&report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, report::html::to_html(&report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(if report::scan::needs_action(&report) {

@@ -1,4 +1,5 @@
 //! Renders results for people (terminal tables) and programs (JSON); rendering only, no queries.
 
+pub mod html;
 pub mod inventory;
 pub mod scan;

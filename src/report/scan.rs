@@ -9,7 +9,8 @@ pub fn to_json(r: &ScanReport) -> String {
     serde_json::to_string_pretty(r).expect("scan report serialises")
 }
 
-fn strategy(s: Strategy) -> &'static str {
+/// The action word for a strategy, as every renderer prints it.
+pub(crate) fn strategy(s: Strategy) -> &'static str {
     match s {
         Strategy::InPlace => "in-place",
         Strategy::Copy => "copy",
@@ -25,7 +26,8 @@ fn labels(c: &ColumnScan) -> String {
         .join(", ")
 }
 
-fn target(c: &ColumnScan) -> String {
+/// The target a column is converted to (`keep` when its type stays).
+pub(crate) fn target(c: &ColumnScan) -> String {
     match &c.target.charset {
         Some(cs) if c.strategy == Strategy::Copy => format!("{} {cs}", c.target.column_type),
         _ => "keep".to_string(),
@@ -136,7 +138,8 @@ fn write_examples(out: &mut String, t: &TableScan) {
     }
 }
 
-fn summary_line(r: &ScanReport) -> String {
+/// One line: tables, columns, how many to recode, how many values undecided.
+pub(crate) fn summary_line(r: &ScanReport) -> String {
     let cols: Vec<&ColumnScan> = r.tables.iter().flat_map(|t| t.columns.iter()).collect();
     let recode = cols.iter().filter(|c| c.strategy != Strategy::None).count();
     let undecided: u64 = cols.iter().map(|c| c.undecided_total).sum();

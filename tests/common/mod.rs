@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: running the built binary and creating schemas.
 #![allow(dead_code)]
 
+pub mod diff;
 pub mod legacy;
 
 use myrecode::db::connect::ConnectionConfig;
