@@ -154,6 +154,16 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         .await
         .unwrap();
     assert_eq!(old, n);
+    let out = common::myrecode(
+        Some(&db.config.url_with_secret()),
+        &["verify", job.to_str().unwrap()],
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("posts: 3000 row(s) equal their original (kept as posts_myrecode_old), recoded; 0 differ"),
+        "{stdout}"
+    );
     let idx: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND INDEX_NAME = 'k_code'")
         .bind(&db.name)
         .fetch_one(&mut c)
@@ -199,6 +209,14 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         .await
         .unwrap();
     assert_eq!(clean, seeded(18).0, "correct rows are left alone");
+    let out = common::myrecode(Some(&url), &["verify", job.to_str().unwrap()]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("2999 row(s) equal")
+            && stdout.contains("written since the cut-over (or only on one side): key 17"),
+        "{stdout}"
+    );
 
     // cleanup drops the kept original and the log; a second cleanup finds nothing.
     let out = common::myrecode(Some(&url), &["cleanup", job.to_str().unwrap()]);

@@ -37,6 +37,12 @@ fn demo_runs_the_whole_flow_and_shows_before_and_after() {
         "{stdout}"
     );
     assert!(
+        stdout.contains(
+            "users: 5 row(s) equal their original (kept as users_myrecode_old), recoded; 0 differ"
+        ),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("->  Чайник электрический, 1,7 л"),
         "{stdout}"
     );

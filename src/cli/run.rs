@@ -201,16 +201,23 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
     let id = job_id(&args.job, &args.job_id);
-    let f = block_on(async {
+    let (f, copies) = block_on(async {
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
-        verify::verify(&mut conn, &job.schema, &id, &tables).await
+        let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
+        let copies = runner::verify_copies(&mut conn, &job, &id).await?;
+        anyhow::Ok((f, copies))
     })?;
     print_findings(&f, "verified");
+    let mut copies_differ = false;
+    for (table, c) in &copies {
+        print!("{}", runner::describe_copy_findings(table, c));
+        copies_differ |= !c.differ.is_empty();
+    }
     if !f.errors.is_empty() {
         anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());
     }
     Ok(
-        if f.changed_since.is_empty() && f.deleted_since.is_empty() {
+        if f.changed_since.is_empty() && f.deleted_since.is_empty() && !copies_differ {
             EXIT_OK
         } else {
             EXIT_ATTENTION

@@ -557,10 +557,11 @@ async fn context<'a>(
 ) -> Result<Ctx<'a>> {
     let schema = plan.schema.as_str();
     let cols = columns_of(conn, schema, &plan.table).await?;
+    // The target definitions: the shadow's, or the table's own once it was swapped in.
     let shadow_cols = if table_exists(conn, schema, &names.shadow).await? {
         columns_of(conn, schema, &names.shadow).await?
     } else {
-        Vec::new()
+        cols.clone()
     };
     let key_types = plan
         .key
@@ -947,15 +948,26 @@ async fn copy_batch(
     Ok(())
 }
 
-/// Compares the next batch of the table, recoded, with the shadow; queues every difference
-/// in the change log for replay. Returns how many rows differed.
-async fn check_batch(
+/// One batch of a comparison in key order: how many source rows were read, the last key,
+/// and the keys whose rows differ (or exist on one side only).
+struct Compared {
+    rows: usize,
+    same: usize,
+    upper: Option<Vec<Vec<u8>>>,
+    differ: Vec<Vec<u8>>,
+}
+
+/// Compares up to `size` rows of `src` after `last`, recoded as the copy recodes them, with
+/// the same key range of `dst`; the last batch (fewer rows) also covers everything after in
+/// `dst`. `lock` takes shared row locks on the source rows (the check before the cut-over).
+async fn compare_batch(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
-    job: &str,
+    (src, dst): (&str, &str),
+    last: Option<&[Vec<u8>]>,
     size: usize,
-    state: &mut State,
-) -> Result<u64> {
+    lock: bool,
+) -> Result<Compared> {
     let b = ctx.plan;
     let nk = b.key.len();
     let nc = b.columns.len();
@@ -974,6 +986,7 @@ async fn check_batch(
     };
     let key_raw: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
     let job_raw: Vec<String> = b.columns.iter().map(|c| keyset::raw(&c.name)).collect();
+    // What the server's own conversion gives, for values the copy leaves to it.
     let converted: Vec<String> = b
         .columns
         .iter()
@@ -988,85 +1001,127 @@ async fn check_batch(
         })
         .collect();
     let order: Vec<String> = b.key.iter().map(|k| quote::ident(&k.name)).collect();
-    let last = state.last_key.as_deref().and_then(keycodec::unpack);
     let (after, after_binds) = keyset::after(&b.key);
-    let mut tx = conn.begin().await?;
-    let sql =
-        format!(
-        "SELECT {}, {}, {}, {digest} FROM {} WHERE {} ORDER BY {} LIMIT {size} LOCK IN SHARE MODE",
+    let from = if last.is_some() {
+        after.as_str()
+    } else {
+        "1 = 1"
+    };
+    let sql = format!(
+        "SELECT {}, {}, {}, {digest} FROM {} WHERE {from} ORDER BY {} LIMIT {size}{}",
         key_raw.join(", "),
         job_raw.join(", "),
         converted.join(", "),
-        ctx.t(&b.table),
-        if last.is_some() { after.as_str() } else { "1 = 1" },
-        order.join(", ")
+        ctx.t(src),
+        order.join(", "),
+        if lock { " LOCK IN SHARE MODE" } else { "" }
     );
     let mut q = sqlx::query(&sql);
-    if let Some(last) = &last {
+    if let Some(last) = last {
         q = bind_key(q, last, &after_binds);
     }
     let rows = q
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut *conn)
         .await
-        .with_context(|| format!("reading a batch of {} to check", b.table))?;
-    let mut next = state.clone();
-    let mut differ: Vec<Vec<u8>> = Vec::new();
-    if let Some(r) = rows.last() {
-        let upper = read_key(r, nk)?;
-        let (to_cond, to_binds) = at_most(&b.key);
-        let sql = format!(
-            "SELECT {}, {}, {digest} FROM {} WHERE {} AND {to_cond}",
-            key_raw.join(", "),
-            job_raw.join(", "),
-            ctx.t(&ctx.names.shadow),
-            if last.is_some() {
-                after.as_str()
-            } else {
-                "1 = 1"
-            },
-        );
-        let mut q = sqlx::query(&sql);
-        if let Some(last) = &last {
-            q = bind_key(q, last, &after_binds);
+        .with_context(|| format!("reading a batch of {src} to compare"))?;
+    let upper = if rows.len() == size {
+        rows.last().map(|r| read_key(r, nk)).transpose()?
+    } else {
+        None
+    };
+    let (to_cond, to_binds) = at_most(&b.key);
+    let sql = format!(
+        "SELECT {}, {}, {digest} FROM {} WHERE {from}{}",
+        key_raw.join(", "),
+        job_raw.join(", "),
+        ctx.t(dst),
+        if upper.is_some() {
+            format!(" AND {to_cond}")
+        } else {
+            String::new()
         }
-        let shadow_rows = bind_key(q, &upper, &to_binds)
-            .fetch_all(&mut *tx)
-            .await
-            .context("reading the shadow to check")?;
-        let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
-        let mut copied: BTreeMap<Vec<u8>, (Cells, Option<Vec<u8>>)> = BTreeMap::new();
-        for r in &shadow_rows {
-            let values = (nk..nk + nc)
-                .map(|i| cell(r, i))
-                .collect::<Result<_, _>>()?;
-            copied.insert(
-                keycodec::pack(&read_key(r, nk)?),
-                (values, cell(r, nk + nc)?),
-            );
-        }
-        for r in &rows {
-            let packed = keycodec::pack(&read_key(r, nk)?);
-            let mut want = Vec::with_capacity(nc);
-            for ci in 0..nc {
-                want.push(match cell(r, nk + ci)? {
-                    None => None,
-                    Some(stored) => match recoded_value(ctx, ci, &stored).value {
-                        Some(v) => Some(v),
-                        None => cell(r, nk + nc + ci)?,
-                    },
-                });
-            }
-            let same = copied
-                .remove(&packed)
-                .is_some_and(|(got, d)| got == want && d == cell(r, nk + 2 * nc).unwrap_or(None));
-            if !same {
-                differ.push(packed);
-            }
-        }
-        differ.extend(copied.into_keys());
-        next.last_key = Some(keycodec::pack(&upper));
+    );
+    let mut q = sqlx::query(&sql);
+    if let Some(last) = last {
+        q = bind_key(q, last, &after_binds);
     }
-    for chunk in differ.chunks(500) {
+    if let Some(upper) = &upper {
+        q = bind_key(q, upper, &to_binds);
+    }
+    let dst_rows = q
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("reading {dst} to compare"))?;
+    let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
+    let mut copied: BTreeMap<Vec<u8>, (Cells, Option<Vec<u8>>)> = BTreeMap::new();
+    for r in &dst_rows {
+        let values = (nk..nk + nc)
+            .map(|i| cell(r, i))
+            .collect::<Result<_, _>>()?;
+        copied.insert(
+            keycodec::pack(&read_key(r, nk)?),
+            (values, cell(r, nk + nc)?),
+        );
+    }
+    let mut differ = Vec::new();
+    let mut same_rows = 0;
+    for r in &rows {
+        let packed = keycodec::pack(&read_key(r, nk)?);
+        let mut want = Vec::with_capacity(nc);
+        for ci in 0..nc {
+            want.push(match cell(r, nk + ci)? {
+                None => None,
+                Some(stored) => match recoded_value(ctx, ci, &stored).value {
+                    Some(v) => Some(v),
+                    None => cell(r, nk + nc + ci)?,
+                },
+            });
+        }
+        let digest = cell(r, nk + 2 * nc)?;
+        let same = copied
+            .remove(&packed)
+            .is_some_and(|(got, d)| got == want && d == digest);
+        if same {
+            same_rows += 1;
+        } else {
+            differ.push(packed);
+        }
+    }
+    differ.extend(copied.into_keys());
+    let upper = match upper {
+        Some(u) => Some(u),
+        None => rows.last().map(|r| read_key(r, nk)).transpose()?,
+    };
+    Ok(Compared {
+        rows: rows.len(),
+        same: same_rows,
+        upper,
+        differ,
+    })
+}
+
+/// Compares the next batch of the table, recoded, with the shadow; queues every difference
+/// in the change log for replay. Returns how many rows differed.
+async fn check_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    size: usize,
+    state: &mut State,
+) -> Result<u64> {
+    let b = ctx.plan;
+    let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let mut tx = conn.begin().await?;
+    let c = compare_batch(
+        &mut tx,
+        ctx,
+        (&b.table, &ctx.names.shadow),
+        last.as_deref(),
+        size,
+        true,
+    )
+    .await?;
+    for chunk in c.differ.chunks(500) {
         let sql = format!(
             "INSERT INTO {} (key_bytes) VALUES {}",
             ctx.t(&ctx.names.log),
@@ -1080,15 +1135,82 @@ async fn check_batch(
             .await
             .context("queueing differing rows for replay")?;
     }
-    if rows.len() < size {
+    let mut next = state.clone();
+    if c.rows < size {
         next.phase = PHASE_REPLAYING.into();
         next.last_key = None;
+    } else {
+        next.last_key = c.upper.as_deref().map(keycodec::pack);
     }
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a check batch")?;
     *state = next;
-    let _ = job;
-    Ok(differ.len() as u64)
+    Ok(c.differ.len() as u64)
+}
+
+/// What `verify` found for a copied table: its rows against the kept original, recoded.
+#[derive(Debug, Default, Clone)]
+pub struct CopyFindings {
+    /// Rows equal to their original, recoded.
+    pub equal: u64,
+    /// Keys (readable) of rows that differ, or exist on one side only: written since the cut-over.
+    pub differ: Vec<String>,
+    /// Why nothing could be compared (not cut over yet, or the original dropped).
+    pub skipped: Option<String>,
+}
+
+/// Compares a cut-over table with the original kept beside it, row by row, recoding the
+/// original exactly as the copy did (with the priors fixed in its checkpoint).
+pub async fn verify_table(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plan: &TablePlan,
+) -> Result<CopyFindings> {
+    let schema = plan.schema.as_str();
+    let n = names(&plan.table);
+    let state = match checkpoint::load(conn, schema, job, &plan.table).await? {
+        Some(s) if s.done => s,
+        _ => {
+            return Ok(CopyFindings {
+                skipped: Some("not cut over yet".into()),
+                ..CopyFindings::default()
+            })
+        }
+    };
+    if !table_exists(conn, schema, &n.old).await? {
+        return Ok(CopyFindings {
+            skipped: Some(format!("{} was dropped by cleanup", n.old)),
+            ..CopyFindings::default()
+        });
+    }
+    let old = n.old.clone();
+    let ctx = context(conn, plan, n, &state).await?;
+    let mut found = CopyFindings::default();
+    let mut last: Option<Vec<Vec<u8>>> = None;
+    loop {
+        let c = compare_batch(
+            conn,
+            &ctx,
+            (&old, &plan.table),
+            last.as_deref(),
+            5000,
+            false,
+        )
+        .await?;
+        found.equal += c.same as u64;
+        found.differ.extend(c.differ.iter().map(|k| {
+            keycodec::unpack(k)
+                .unwrap_or_default()
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect::<Vec<_>>()
+                .join(",")
+        }));
+        if c.rows < 5000 {
+            return Ok(found);
+        }
+        last = c.upper;
+    }
 }
 
 /// Replays up to one chunk of the change log inside the caller's transaction. Returns log rows done.
