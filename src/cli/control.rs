@@ -7,8 +7,9 @@ use crate::engine::checkpoint;
 use crate::engine::copy;
 use crate::engine::pace::{self, Command};
 use crate::engine::runner;
-use crate::job::model::Strategy;
+use crate::job::model::{Job, Strategy};
 use anyhow::Result;
+use sqlx::MySqlConnection;
 use std::time::{Duration, Instant};
 
 /// Which steering command to send.
@@ -27,14 +28,19 @@ pub enum Steer {
 /// How long `abort` waits for a running job to act on it before removing the copy objects itself.
 const ABORT_WAIT: Duration = Duration::from_secs(15);
 
+/// The job file, its name, and a connection to its schema with the bookkeeping tables in place.
+async fn open(args: &JobArgs, job: &Job) -> Result<(String, MySqlConnection)> {
+    let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
+    let mut conn = cfg.connect_one().await?;
+    checkpoint::ensure(&mut conn, &job.schema).await?;
+    Ok((job_id(&args.job, &args.job_id), conn))
+}
+
 /// Sends a command to the job; `abort` also makes sure the copy objects are gone.
 pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
     let job = runner::load_job(&args.job)?;
-    let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
-    let id = job_id(&args.job, &args.job_id);
     block_on(async {
-        let mut conn = cfg.connect_one().await?;
-        checkpoint::ensure(&mut conn, &job.schema).await?;
+        let (id, mut conn) = open(&args, &job).await?;
         let command = match what {
             Steer::Pause => Some(Command::Pause),
             Steer::Resume => None,
@@ -82,11 +88,8 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
 /// Drops the originals kept by finished copies (and their drained change logs).
 pub fn cleanup(args: JobArgs) -> Result<u8> {
     let job = runner::load_job(&args.job)?;
-    let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
-    let id = job_id(&args.job, &args.job_id);
     block_on(async {
-        let mut conn = cfg.connect_one().await?;
-        checkpoint::ensure(&mut conn, &job.schema).await?;
+        let (id, mut conn) = open(&args, &job).await?;
         let mut any = false;
         for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
             for dropped in copy::cleanup_table(&mut conn, &job.schema, &t.name, &id).await? {

@@ -30,6 +30,14 @@ pub struct KeyColumn {
 }
 
 impl KeyColumn {
+    /// A key column compared as it is (numbers, dates, binary strings).
+    pub fn plain(name: &str) -> Self {
+        KeyColumn {
+            name: name.into(),
+            bind: KeyBind::Plain,
+        }
+    }
+
     /// The bind expression for this column's value (`?`, or `?` relabelled into its charset).
     pub fn placeholder(&self) -> String {
         match &self.bind {
@@ -160,10 +168,7 @@ mod tests {
     use super::*;
 
     fn k(name: &str) -> KeyColumn {
-        KeyColumn {
-            name: name.into(),
-            bind: KeyBind::Plain,
-        }
+        KeyColumn::plain(name)
     }
 
     #[test]

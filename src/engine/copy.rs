@@ -293,30 +293,29 @@ impl Ctx<'_> {
     }
 }
 
-async fn table_exists(conn: &mut MySqlConnection, schema: &str, name: &str) -> Result<bool> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+/// The table's comment, or `None` when there is no such table.
+async fn table_comment(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    name: &str,
+) -> Result<Option<String>> {
+    sqlx::query_scalar(
+        "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
     )
     .bind(schema)
     .bind(name)
-    .fetch_one(conn)
+    .fetch_optional(conn)
     .await
-    .context("reading information_schema.TABLES")?;
-    Ok(n > 0)
+    .context("reading information_schema.TABLES")
+}
+
+async fn table_exists(conn: &mut MySqlConnection, schema: &str, name: &str) -> Result<bool> {
+    Ok(table_comment(conn, schema, name).await?.is_some())
 }
 
 /// Whether `name` is our cut-over sentry (rather than a kept original).
 async fn is_sentry(conn: &mut MySqlConnection, schema: &str, name: &str) -> Result<bool> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND TABLE_COMMENT = ?",
-    )
-    .bind(schema)
-    .bind(name)
-    .bind(SENTRY_COMMENT)
-    .fetch_one(conn)
-    .await
-    .context("reading information_schema.TABLES")?;
-    Ok(n > 0)
+    Ok(table_comment(conn, schema, name).await?.as_deref() == Some(SENTRY_COMMENT))
 }
 
 /// (name, full type with charset/collation, charset) of a table's stored columns, in order.
@@ -1626,13 +1625,9 @@ pub async fn cleanup_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::keyset::KeyBind;
 
     fn k(name: &str) -> KeyColumn {
-        KeyColumn {
-            name: name.into(),
-            bind: KeyBind::Plain,
-        }
+        KeyColumn::plain(name)
     }
 
     #[test]
