@@ -14,34 +14,19 @@
 //! With `--also M` the same is done on an M-row table and the two are printed side by side, with
 //! the RSS ratio big/small: the claim to show is that RSS does not grow with the table size.
 
+mod common;
+
 use anyhow::{anyhow, bail, Context, Result};
+use common::{
+    check_bin, command_line, default_bin, encode, measure, myrecode_command, parse_count, tail,
+    ChildCost, RUSSIAN,
+};
 use myrecode::codec::{self, Encoding};
 use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::{TestDatabase, ThrowawayServer};
 use sqlx::{Executor, Row};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Russian values a forum or shop holds; every one fits cp1251, KOI8-R and CP866.
-const RUSSIAN: &[&str] = &[
-    "Привет всем! Подскажите, где купить запчасти для стиральной машины?",
-    "Москва, ул. Садовая-Кудринская, д. 11, кв. 4",
-    "Иванов Сергей Петрович",
-    "Спасибо за быстрый ответ, всё заработало после перезагрузки.",
-    "Доставка по Санкт-Петербургу занимает два рабочих дня.",
-    "Новосибирск, проспект Карла Маркса, 57",
-    "Кузнецова Анна Владимировна",
-    "Не могу войти в личный кабинет: пишет, что пароль неверный.",
-    "Куплю велосипед в хорошем состоянии, недорого.",
-    "Екатеринбург, ул. Малышева, дом 36, офис 210",
-    "Отличный магазин, заказываю уже третий раз.",
-    "Модератор удалил мою тему без объяснения причин.",
-    "Цена указана с учётом НДС и доставки до подъезда.",
-    "Кто-нибудь знает, когда откроется новая станция метро?",
-    "Сегодня вечером будет сильный ветер и дождь со снегом.",
-];
 
 /// Rows per multi-row INSERT while seeding.
 const INSERT_ROWS: i64 = 1000;
@@ -52,14 +37,6 @@ struct Options {
     rows: i64,
     also: Option<i64>,
     bin: PathBuf,
-}
-
-/// What one child process cost: wall time, peak RSS, exit code.
-#[derive(Debug, Clone, Copy)]
-struct ChildCost {
-    wall: Duration,
-    max_rss_kib: i64,
-    code: i32,
 }
 
 /// The figures of one table size.
@@ -91,19 +68,6 @@ fn usage() -> &'static str {
      --bin PATH  the myrecode binary (default: target/release/myrecode next to this example)"
 }
 
-/// A positive row count given to `flag` (underscores allowed: `1_000_000`).
-fn parse_count(flag: &str, v: Option<String>) -> Result<i64> {
-    let v = v.ok_or_else(|| anyhow!("{flag} needs a value\n{}", usage()))?;
-    let n: i64 = v
-        .replace('_', "")
-        .parse()
-        .with_context(|| format!("{flag} {v}: not a number\n{}", usage()))?;
-    if n < 1 {
-        bail!("{flag} {v}: must be at least 1");
-    }
-    Ok(n)
-}
-
 /// Reads the command line; fails with the build command when the binary is missing.
 fn parse_args() -> Result<Options> {
     let mut rows = 1_000_000;
@@ -112,8 +76,8 @@ fn parse_args() -> Result<Options> {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--rows" => rows = parse_count("--rows", args.next())?,
-            "--also" => also = Some(parse_count("--also", args.next())?),
+            "--rows" => rows = parse_count("--rows", args.next(), usage())?,
+            "--also" => also = Some(parse_count("--also", args.next(), usage())?),
             "--bin" => {
                 bin = Some(PathBuf::from(
                     args.next().ok_or_else(|| anyhow!("--bin needs a path"))?,
@@ -130,24 +94,8 @@ fn parse_args() -> Result<Options> {
         Some(b) => b,
         None => default_bin()?,
     };
-    if !bin.is_file() {
-        bail!(
-            "the myrecode binary is missing at {}. Fix: `cargo build --release --bin myrecode` \
-             (with the same CARGO_TARGET_DIR), or pass --bin PATH",
-            bin.display()
-        );
-    }
+    check_bin(&bin)?;
     Ok(Options { rows, also, bin })
-}
-
-/// `target/release/myrecode`: examples live in `target/release/examples/`.
-fn default_bin() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("cannot find this example's own path")?;
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or_else(|| anyhow!("{} has no parent directory", exe.display()))?;
-    Ok(dir.join("myrecode"))
 }
 
 /// What row `id` holds: (body bytes, title text). Deterministic, so runs compare.
@@ -180,11 +128,6 @@ fn seeded(id: i64) -> (Option<Vec<u8>>, String) {
 /// The first 40 characters, so titles stay well inside VARCHAR(200).
 fn short(text: &str) -> String {
     text.chars().take(40).collect()
-}
-
-/// Bytes of `text` in `enc` (the seed texts are chosen to fit every encoding used).
-fn encode(enc: Encoding, text: &str) -> Vec<u8> {
-    codec::encode(enc, text).unwrap_or_else(|e| panic!("seed text {text:?} in {enc:?}: {e}"))
 }
 
 /// A PNG-like blob: signature, then a deterministic pseudo-random pattern.
@@ -253,54 +196,6 @@ async fn seed(cfg: &ConnectionConfig, rows: i64) -> Result<Duration> {
     Ok(started.elapsed())
 }
 
-/// Runs `bin args` with `MYSQL_URL`, output to `log`, and waits with `wait4` for its own rusage.
-fn measure(bin: &Path, args: &[&str], url: &str, log: &Path) -> Result<ChildCost> {
-    let out = std::fs::File::create(log)?;
-    let err = out.try_clone()?;
-    let started = Instant::now();
-    let child = Command::new(bin)
-        .args(args)
-        .env("MYSQL_URL", url)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .with_context(|| format!("cannot start {}", bin.display()))?;
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child `pid`.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = loop {
-        // SAFETY: pid is our child, not yet reaped (std's Child is never waited on here).
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == -1 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        break r;
-    };
-    let wall = started.elapsed();
-    if r != pid {
-        bail!("wait4({pid}) failed: {}", std::io::Error::last_os_error());
-    }
-    let st = std::process::ExitStatus::from_raw(status);
-    let code = st
-        .code()
-        .ok_or_else(|| anyhow!("{} {args:?} died: {st}", bin.display()))?;
-    Ok(ChildCost {
-        wall,
-        max_rss_kib: usage.ru_maxrss,
-        code,
-    })
-}
-
-/// The last `n` lines of a child's log.
-fn tail(log: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// Seeds one database of `rows` rows, then scans and runs it, printing the figures as it goes.
 fn bench_size(
     server: &ThrowawayServer,
@@ -323,9 +218,11 @@ fn bench_size(
     let scan_log = dir.join(format!("scan_{rows}.log"));
     let report_s = report.to_str().context("temp path is not UTF-8")?;
     let scan = measure(
-        &opts.bin,
-        &["scan", "--full", "--pause-ms", "0", "--json", report_s],
-        &url,
+        myrecode_command(
+            &opts.bin,
+            &["scan", "--full", "--pause-ms", "0", "--json", report_s],
+            &url,
+        ),
         &scan_log,
     )?;
     if !matches!(scan.code, 0 | 1) || !report.is_file() {
@@ -336,10 +233,11 @@ fn bench_size(
         );
     }
     println!(
-        "scan:  {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  (exit {})",
+        "scan:  {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  CPU {:.1}s  (exit {})",
         scan.wall.as_secs_f64(),
         rows as f64 / scan.wall.as_secs_f64(),
         scan.max_rss_kib,
+        scan.cpu.as_secs_f64(),
         scan.code
     );
 
@@ -356,7 +254,10 @@ fn bench_size(
     )?;
     let run_log = dir.join(format!("run_{rows}.log"));
     let job_s = job.to_str().context("temp path is not UTF-8")?;
-    let run = measure(&opts.bin, &["run", job_s, "--execute"], &url, &run_log)?;
+    let run = measure(
+        myrecode_command(&opts.bin, &["run", job_s, "--execute"], &url),
+        &run_log,
+    )?;
     if !matches!(run.code, 0 | 1) {
         bail!("run exited {}:\n{}", run.code, tail(&run_log, 30));
     }
@@ -376,10 +277,11 @@ fn bench_size(
         );
     }
     println!(
-        "run:   {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  (exit {}, {backups} backup rows)",
+        "run:   {:>8.1}s  {:>9.0} rows/s  peak RSS {:>7} KiB  CPU {:.1}s  (exit {}, {backups} backup rows)",
         run.wall.as_secs_f64(),
         rows as f64 / run.wall.as_secs_f64(),
         run.max_rss_kib,
+        run.cpu.as_secs_f64(),
         run.code
     );
     println!(
@@ -393,16 +295,6 @@ fn bench_size(
         run,
         backups,
     })
-}
-
-/// The trimmed stdout of a small command (`date`, `nproc`), or `?`.
-fn command_line(cmd: &str, args: &[&str]) -> String {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "?".into())
 }
 
 /// Starts the server, benches `--rows` (and `--also`) and prints the figures.
