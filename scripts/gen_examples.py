@@ -11,7 +11,9 @@ Python has no TCVN3 codec, so the Vietnamese sample is encoded with the VN3 tabl
 capitals written the way VN3 fonts typed them: base capital byte + toned lower-case byte.
 """
 import os
+import struct
 import unicodedata
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "migrations-examples")
@@ -158,9 +160,48 @@ def stored_title(text: str, how: str) -> bytes:
     return text.encode("utf-8")
 
 
+SHOP_CATEGORIES = [
+    # (name, slug): names typed on cp1251 pages, stored through a latin1 connection
+    ("Мелкая бытовая техника", "small-appliances"),
+    ("Посуда и кухонные принадлежности", "cookware"),
+    ("Уборка дома", "cleaning"),
+    ("Одежда", "clothing"),
+]
+
+SHOP_IMAGES = [
+    # (product id, caption in cp1251, format)
+    (1, "Чайник, вид спереди", "png"),
+    (3, "Пылесос с насадками", "jpeg"),
+    (6, "Кастрюли в подарочной упаковке", "png"),
+    (8, "Сковорода, вид сверху", "jpeg"),
+]
+
+
 def png(seed: int) -> bytes:
-    body = bytes((seed * 37 + i * 101) % 256 for i in range(120))
-    return b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + body
+    """A real 4x4 RGB PNG (zlib level 0, so the bytes never depend on the zlib version)."""
+    w = h = 4
+    rows = b"".join(b"\x00" + bytes((seed * 37 + (y * w + x) * 53 + c * 101) % 256 for x in range(w) for c in range(3)) for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+
+
+def jpeg(seed: int) -> bytes:
+    """JPEG framing as a camera writes it (SOI, JFIF APP0, a quantisation table, EOI) around
+    deterministic bytes: not a picture a viewer decodes, but the bytes a scan meets."""
+    app0 = b"JFIF\x00\x01\x01\x00\x00\x48\x00\x48\x00\x00"
+    dqt = b"\x00" + bytes((seed * 13 + i * 7) % 99 + 1 for i in range(64))
+    body = bytes((seed * 59 + i * 131) % 256 for i in range(96)).replace(b"\xff", b"\xff\x00")
+    return (
+        b"\xff\xd8"
+        + b"\xff\xe0" + struct.pack(">H", len(app0) + 2) + app0
+        + b"\xff\xdb" + struct.pack(">H", len(dqt) + 2) + dqt
+        + body
+        + b"\xff\xd9"
+    )
 
 
 def write(path: str, lines):
@@ -188,10 +229,19 @@ def main():
     lines = []
     for i, (title, how) in enumerate(SHOP_ITEMS, 1):
         sku = "%08X" % (0xC0FFEE * i % 0xFFFFFFFF)
-        image = png(i) if i % 3 == 0 else None
         lines.append(
-            "INSERT INTO products (id, sku, title, image) VALUES "
-            f"({i}, '{sku}', {hx(stored_title(title, how))}, {hx(image) if image else 'NULL'});"
+            "INSERT INTO products (id, sku, title) VALUES "
+            f"({i}, '{sku}', {hx(stored_title(title, how))});"
+        )
+    for i, (name, slug_) in enumerate(SHOP_CATEGORIES, 1):
+        lines.append(
+            f"INSERT INTO categories (id, name, slug) VALUES ({i}, {hx(name.encode('cp1251'))}, '{slug_}');"
+        )
+    for i, (product, caption, fmt) in enumerate(SHOP_IMAGES, 1):
+        data = png(i) if fmt == "png" else jpeg(i)
+        lines.append(
+            "INSERT INTO product_images (id, product_id, caption, mime, data) VALUES "
+            f"({i}, {product}, {hx(caption.encode('cp1251'))}, 'image/{fmt}', {hx(data)});"
         )
     write(os.path.join(OUT, "half_migrated_shop", "data.sql"), lines)
 

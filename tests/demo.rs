@@ -23,6 +23,32 @@ fn demo_runs_the_whole_flow_and_shows_before_and_after() {
         stdout.contains("products: 8 rows read, 6 values recoded, 0 quarantined"),
         "{stdout}"
     );
+    // The shop's latin1 half: the photo captions are copied into utf8mb4, the photos (PNG and
+    // JPEG bytes in a latin1 MEDIUMTEXT) come through the copy byte for byte.
+    assert!(
+        stdout.contains("product_images: 4 rows read, 4 values recoded, 0 quarantined"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches(" bytes  md5 ").count(),
+        4,
+        "one line per photo: {stdout}"
+    );
+    assert_eq!(stdout.matches("  unchanged\n").count(), 4, "{stdout}");
+    // categories.name would overflow its COMPACT unique index under utf8mb4: the plan leaves it
+    // out and says why, the run does not touch it, and the demo shows the reason and the fix.
+    assert!(
+        stdout.contains("# - name: categories   # not in the job: name left out (stays latin1): index `u_name` would need 1020 bytes"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("\n  categories: "),
+        "categories is not run: {stdout}"
+    );
+    assert!(
+        stdout.contains("== left as is (categories.name: still latin1) ==\n  index `u_name` would need 1020 bytes for one column under utf8mb4, over the limit of 767 on row format Compact: the copy would fail at its ALTER. Fix: ALTER TABLE `categories` ROW_FORMAT=DYNAMIC"),
+        "{stdout}"
+    );
     // The Vietnamese catalogue: every TCVN3 name, description, category and address is
     // copied as utf8mb4 text; the two rows already in UTF-8 and the ASCII ones are not counted.
     for line in [

@@ -264,6 +264,7 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
             },
             fits: true,
             risks: Vec::new(),
+            blocked: None,
         };
     let report = ScanReport {
         schema_version: SCHEMA_VERSION,

@@ -68,9 +68,20 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
 }
 
 fn is_active(t: &TableScan) -> bool {
-    t.key.is_some()
-        && t.strategy != ScanStrategy::None
-        && t.columns.iter().any(|c| c.strategy != ScanStrategy::None)
+    t.key.is_some() && t.strategy != ScanStrategy::None && t.columns.iter().any(in_job)
+}
+
+/// Whether a column goes into the job: it needs recoding and nothing blocks its target.
+fn in_job(c: &ColumnScan) -> bool {
+    c.strategy != ScanStrategy::None && c.blocked.is_none()
+}
+
+/// The comment for a column that needs recoding but is left out, with the scan's reason.
+fn left_out(c: &ColumnScan, why: &str) -> String {
+    format!(
+        "left out (stays {}): {why}",
+        c.charset.as_deref().unwrap_or("binary")
+    )
 }
 
 fn header(o: &mut String, r: &ScanReport, schema: &str, report_name: &str) {
@@ -192,7 +203,19 @@ fn active_table(o: &mut String, t: &TableScan) {
     for r in &t.risks {
         let _ = writeln!(o, "    # risk: {}", comment_safe(r));
     }
-    let (strategy, why) = match t.strategy {
+    // The columns left out (blocked) do not count: a table whose copy columns are all left
+    // out is rewritten in place, or not at all.
+    let strategy = if t
+        .columns
+        .iter()
+        .filter(|c| in_job(c))
+        .any(|c| c.strategy == ScanStrategy::Copy)
+    {
+        ScanStrategy::Copy
+    } else {
+        ScanStrategy::InPlace
+    };
+    let (strategy, why) = match strategy {
         ScanStrategy::InPlace => (
             "in-place",
             "the column types already hold UTF-8: values are rewritten where they are",
@@ -219,7 +242,15 @@ fn active_table(o: &mut String, t: &TableScan) {
     );
     let _ = writeln!(o, "    columns:");
     for c in &t.columns {
-        if c.strategy == ScanStrategy::None {
+        if let (Some(why), true) = (&c.blocked, c.strategy != ScanStrategy::None) {
+            let _ = writeln!(
+                o,
+                "      # - name: {}   # {}",
+                scalar(&c.name),
+                comment_safe(&left_out(c, why))
+            );
+            let _ = writeln!(o, "      #   scan: {}", comment_safe(&evidence(c)));
+        } else if c.strategy == ScanStrategy::None {
             let _ = writeln!(
                 o,
                 "      # - name: {}   # {}",
@@ -241,6 +272,16 @@ fn inactive_table(o: &mut String, t: &TableScan) {
             .unwrap_or_else(|| {
                 "no primary key and no NOT NULL unique key: it cannot be recoded online. Fix: add a primary key".into()
             })
+    } else if let Some(c) = t
+        .columns
+        .iter()
+        .find(|c| c.strategy != ScanStrategy::None && c.blocked.is_some())
+    {
+        format!(
+            "{} {}",
+            c.name,
+            left_out(c, c.blocked.as_deref().unwrap_or_default())
+        )
     } else {
         "nothing to recode: every text column is ASCII, already UTF-8 or binary data".into()
     };
@@ -504,6 +545,7 @@ mod tests {
             strategy,
             fits: true,
             risks: Vec::new(),
+            blocked: None,
         }
     }
 
@@ -659,6 +701,58 @@ mod tests {
             loaded.locator.line("tables[0].columns[1].source"),
             Some(line_of("source: cp1251"))
         );
+    }
+
+    #[test]
+    fn a_blocked_column_is_left_out_with_its_reason() {
+        const WHY: &str = "index `u_name` would need 1020 bytes for one column under utf8mb4, over the limit of 767 on row format Compact: the copy would fail at its ALTER. Fix: ALTER TABLE `customers` ROW_FORMAT=DYNAMIC, then scan and plan again";
+        let mut r = sample_report();
+        r.tables[0].columns[1].blocked = Some(WHY.into());
+        let text = generate(&r, None, "scan.json").unwrap();
+        let job = load_str(&text).unwrap().job;
+        let names: Vec<&str> = job.tables[0]
+            .columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["name", "bio", "we ird: #name"], "{text}");
+        assert!(
+            text.contains(&format!(
+                "      # - name: title   # left out (stays latin1): {WHY}\n      #   scan: 1,000 rows"
+            )),
+            "{text}"
+        );
+
+        // With every column to recode blocked, the table is out of the job, and says why.
+        for c in &mut r.tables[0].columns {
+            c.blocked = Some(WHY.into());
+        }
+        let text = generate(&r, None, "scan.json").unwrap();
+        assert!(load_str(&text).unwrap().job.tables.is_empty(), "{text}");
+        assert!(
+            text.contains(&format!(
+                "  # - name: customers   # not in the job: name left out (stays latin1): {WHY}\n  #   would need: name ("
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_table_whose_copy_columns_are_blocked_is_rewritten_in_place() {
+        let mut r = sample_report();
+        let mut mojibake = r.tables[0].columns[0].clone();
+        mojibake.name = "note".into();
+        mojibake.charset = Some("utf8mb4".into());
+        mojibake.strategy = ScanStrategy::InPlace;
+        for c in &mut r.tables[0].columns {
+            c.blocked = Some("index `k` would overflow".into());
+        }
+        r.tables[0].columns.push(mojibake);
+        let text = generate(&r, None, "scan.json").unwrap();
+        let t = &load_str(&text).unwrap().job.tables[0];
+        assert_eq!(t.strategy, Strategy::InPlace, "{text}");
+        assert_eq!(t.columns.len(), 1);
+        assert_eq!(t.columns[0].name, "note");
     }
 
     #[test]

@@ -106,6 +106,9 @@ pub struct ColumnScan {
     pub fits: bool,
     /// Column-level findings, one sentence each with the fix.
     pub risks: Vec<String>,
+    /// Why the column cannot get its target as the table stands (an index that would overflow), with the fix; the plan leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
 }
 
 /// A value shown as evidence.

@@ -208,7 +208,7 @@ async fn scan_table(
         }
     }
     progress.table_done(rows_scanned, started.elapsed());
-    let columns: Vec<ColumnScan> = cols
+    let mut columns: Vec<ColumnScan> = cols
         .iter()
         .zip(&tallies)
         .map(|(c, tally)| target::decide(c, tally, mysql))
@@ -219,7 +219,7 @@ async fn scan_table(
         .filter(|r| !r.starts_with("index `"))
         .cloned()
         .collect();
-    risks.extend(target::index_risks(t, &columns));
+    risks.extend(target::index_risks(t, &mut columns));
     let strategy = if columns.iter().any(|c| c.strategy == Strategy::Copy) {
         Strategy::Copy
     } else if columns.iter().any(|c| c.strategy == Strategy::InPlace) {

@@ -75,7 +75,9 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
              Fix: change the column to VARBINARY/BLOB"
         ));
         (
-            keep("mostly binary data: kept as is".into()),
+            keep(format!(
+                "binary data ({binary} of {non_empty} values): kept as is, never recoded"
+            )),
             Strategy::None,
         )
     } else if !needs {
@@ -122,6 +124,17 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             Strategy::Copy,
         )
     };
+    if strategy == Strategy::Copy && binary > 0 {
+        // A utf8mb4 column cannot hold arbitrary bytes: the copy converts them as the server
+        // would (reversibly), so the stored bytes of images and the like change.
+        let cs = col.charset.as_deref().unwrap_or("latin1");
+        risks.push(format!(
+            "holds {binary} binary value(s) (images, compressed data) among its text: utf8mb4 cannot keep their bytes, \
+             so the copy stores their {cs} reading as UTF-8 (CONVERT(col USING {cs}) gives the bytes back, \
+             but an application reading them over a utf8mb4 connection gets different bytes). \
+             Fix: move them to a BLOB column before the job, or leave this column out"
+        ));
+    }
     let fits = fits(col, &target, tally);
     if !fits {
         risks.push(format!(
@@ -158,6 +171,7 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
         strategy,
         fits,
         risks,
+        blocked: None,
     }
 }
 
@@ -175,8 +189,11 @@ fn fits(col: &Column, target: &Target, tally: &ColumnTally) -> bool {
 }
 
 /// Index risks given the chosen targets: only columns that really become utf8mb4 grow.
-pub fn index_risks(table: &Table, columns: &[ColumnScan]) -> Vec<String> {
-    let grows = |name: &str| {
+///
+/// A column whose growth would push an index over the table's limits is marked `blocked`
+/// (the copy would fail at its `ALTER`): the plan leaves it out, with this reason and the fix.
+pub fn index_risks(table: &Table, columns: &mut [ColumnScan]) -> Vec<String> {
+    let grows = |columns: &[ColumnScan], name: &str| {
         columns.iter().any(|c| {
             c.name == name
                 && c.strategy == Strategy::Copy
@@ -192,7 +209,7 @@ pub fn index_risks(table: &Table, columns: &[ColumnScan]) -> Vec<String> {
             .parts
             .iter()
             .map(|p| {
-                if grows(&p.column) {
+                if grows(columns, &p.column) {
                     p.bytes_utf8mb4
                 } else {
                     p.bytes
@@ -200,24 +217,309 @@ pub fn index_risks(table: &Table, columns: &[ColumnScan]) -> Vec<String> {
             })
             .collect();
         let total: u64 = parts.iter().sum();
-        if parts.iter().any(|b| *b > table.key_part_limit) || total > table.key_limit {
-            let cols: Vec<&str> = idx
-                .parts
-                .iter()
-                .map(|p| p.column.as_str())
-                .filter(|c| grows(c))
-                .collect();
-            risks.push(format!(
-                "index `{}` would need {total} bytes once {} become utf8mb4 (limit {} per column, {} per key, row format {}). \
-                 Fix: index a prefix of at most {} characters, use ROW_FORMAT=DYNAMIC, or keep the column single-byte",
-                idx.name,
-                cols.join(", "),
-                table.key_part_limit,
-                table.key_limit,
-                table.row_format,
-                table.key_part_limit / 4
-            ));
+        let widest = parts.iter().copied().max().unwrap_or(0);
+        if widest <= table.key_part_limit && total <= table.key_limit {
+            continue;
+        }
+        let cols: Vec<&str> = idx
+            .parts
+            .iter()
+            .map(|p| p.column.as_str())
+            .filter(|c| grows(columns, c))
+            .collect();
+        if cols.is_empty() {
+            continue;
+        }
+        risks.push(format!(
+            "index `{}` would need {total} bytes once {} {} utf8mb4 (limit {} per column, {} per key, row format {}). \
+             Fix: index a prefix of at most {} characters, use ROW_FORMAT=DYNAMIC, or keep the column single-byte",
+            idx.name,
+            cols.join(", "),
+            if cols.len() == 1 { "becomes" } else { "become" },
+            table.key_part_limit,
+            table.key_limit,
+            table.row_format,
+            table.key_part_limit / 4
+        ));
+        if idx.overflows_now {
+            // Over a limit already (server settings changed since): the server copes; don't block on it.
+            continue;
+        }
+        // The prefix that fits the first growing column beside the other parts as they will be.
+        let first = idx
+            .parts
+            .iter()
+            .position(|p| p.column == cols[0])
+            .unwrap_or(0);
+        let others = total - parts[first];
+        let prefix_chars = table
+            .key_part_limit
+            .min(table.key_limit.saturating_sub(others))
+            / 4;
+        let reason = blocked_reason(table, idx, total, widest, cols[0], prefix_chars);
+        for c in columns
+            .iter_mut()
+            .filter(|c| cols.contains(&c.name.as_str()))
+        {
+            c.blocked.get_or_insert_with(|| reason.clone());
         }
     }
     risks
+}
+
+/// The sentence a DBA reads next to a column left out for an index: what, why, and the fix first.
+fn blocked_reason(
+    table: &Table,
+    idx: &crate::inventory::model::Index,
+    total: u64,
+    widest: u64,
+    column: &str,
+    prefix_chars: u64,
+) -> String {
+    // With ROW_FORMAT=DYNAMIC (16 KiB pages) one column may use the whole-key limit.
+    let dynamic_fits = widest <= table.key_limit && total <= table.key_limit;
+    let compact = matches!(
+        table.row_format.to_ascii_lowercase().as_str(),
+        "compact" | "redundant"
+    );
+    let over = if widest > table.key_part_limit {
+        format!(
+            "{widest} bytes for one column under utf8mb4, over the limit of {} on row format {}",
+            table.key_part_limit, table.row_format
+        )
+    } else {
+        format!(
+            "{total} bytes under utf8mb4, over the limit of {} per key",
+            table.key_limit
+        )
+    };
+    let mut prefix = format!("index the prefix {column}({prefix_chars})");
+    if idx.unique {
+        prefix.push_str(&format!(
+            ", which makes only the first {prefix_chars} characters unique"
+        ));
+    }
+    let fix = if compact && dynamic_fits {
+        format!(
+            "ALTER TABLE {} ROW_FORMAT=DYNAMIC (or {prefix}), then scan and plan again",
+            crate::db::quote::ident(&table.name)
+        )
+    } else {
+        format!("{prefix}, then scan and plan again")
+    };
+    format!(
+        "index `{}` would need {over}: the copy would fail at its ALTER. Fix: {fix}",
+        idx.name
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::keylen::key_limits;
+    use crate::inventory::model::{Index, IndexPart, RecodeKey, RowSize};
+
+    /// A scanned latin1 column holding cp1251 text: copied into utf8mb4 unless blocked.
+    fn scanned(name: &str, strategy: &str, charset: &str) -> ColumnScan {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "column_type": "varchar(255)", "charset": "latin1", "collation": null,
+            "nullable": false, "declared_max_chars": 255, "rows": 4, "nulls": 0, "empty": 0,
+            "labels": {"cp1251": 4}, "confidence": {}, "examples": {}, "undecided": [],
+            "undecided_total": 0, "max_bytes_now": 32, "max_bytes_after": 61, "max_chars_after": 32,
+            "source": "cp1251", "strategy": strategy, "fits": true, "risks": [],
+            "target": {"column_type": "varchar(255)", "charset": charset, "collation": null, "why": ""}
+        }))
+        .unwrap()
+    }
+
+    fn index(name: &str, unique: bool, columns: &[&str], bytes: u64) -> Index {
+        Index {
+            name: name.into(),
+            unique,
+            index_type: "BTREE".into(),
+            parts: columns
+                .iter()
+                .map(|c| IndexPart {
+                    column: (*c).into(),
+                    prefix: None,
+                    bytes,
+                    bytes_utf8mb4: bytes * 4,
+                })
+                .collect(),
+            bytes: bytes * columns.len() as u64,
+            bytes_utf8mb4: bytes * 4 * columns.len() as u64,
+            overflows_now: false,
+            overflows_utf8mb4: true,
+        }
+    }
+
+    /// `categories` with `name` and `slug` VARCHAR(255) latin1, each indexed, on `row_format`.
+    fn categories(row_format: &str, indexes: Vec<Index>) -> Table {
+        let (part, whole) = key_limits("InnoDB", row_format, 16384);
+        Table {
+            schema: "shop".into(),
+            name: "categories".into(),
+            engine: "InnoDB".into(),
+            row_format: row_format.into(),
+            estimated_rows: 4,
+            collation: Some("latin1_swedish_ci".into()),
+            key_part_limit: part,
+            key_limit: whole,
+            primary_key: Some(vec!["id".into()]),
+            recode_key: Some(RecodeKey {
+                index: "PRIMARY".into(),
+                columns: vec!["id".into()],
+            }),
+            columns: Vec::new(),
+            indexes,
+            triggers: Vec::new(),
+            foreign_keys: Vec::new(),
+            row_size: RowSize {
+                bytes: 0,
+                bytes_utf8mb4: 0,
+                limit: 65535,
+            },
+            risks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_column_that_would_overflow_a_compact_index_is_blocked_with_the_fix() {
+        let t = categories(
+            "Compact",
+            vec![
+                index("u_name", true, &["name"], 255),
+                index("k_slug", false, &["slug"], 255),
+            ],
+        );
+        let mut cols = vec![
+            scanned("name", "copy", "utf8mb4"),
+            // Pure ASCII stays latin1: its index does not grow, nothing blocks it.
+            scanned("slug", "none", "latin1"),
+        ];
+        let risks = index_risks(&t, &mut cols);
+        assert_eq!(risks.len(), 1, "{risks:?}");
+        assert!(
+            risks[0].starts_with("index `u_name` would need 1020 bytes once name becomes utf8mb4"),
+            "{risks:?}"
+        );
+        let why = cols[0].blocked.as_deref().expect("name is blocked");
+        assert_eq!(
+            why,
+            "index `u_name` would need 1020 bytes for one column under utf8mb4, over the limit of 767 \
+             on row format Compact: the copy would fail at its ALTER. Fix: ALTER TABLE `categories` \
+             ROW_FORMAT=DYNAMIC (or index the prefix name(191), which makes only the first 191 \
+             characters unique), then scan and plan again"
+        );
+        assert_eq!(cols[1].blocked, None);
+        // The report still says what the column needs once the index allows it.
+        assert_eq!(cols[0].strategy, Strategy::Copy);
+    }
+
+    #[test]
+    fn a_key_over_the_whole_key_limit_needs_a_prefix_not_a_row_format() {
+        // Two VARCHAR(500) in one DYNAMIC key: each fits alone (2000 bytes), the pair (4000) does not.
+        let t = categories("Dynamic", vec![index("k_pair", false, &["a", "b"], 500)]);
+        let mut cols = vec![
+            scanned("a", "copy", "utf8mb4"),
+            scanned("b", "copy", "utf8mb4"),
+        ];
+        let risks = index_risks(&t, &mut cols);
+        assert_eq!(risks.len(), 1, "{risks:?}");
+        assert!(risks[0].contains("once a, b become utf8mb4"), "{risks:?}");
+        let why = cols[1]
+            .blocked
+            .as_deref()
+            .expect("both columns are blocked");
+        assert!(
+            why.contains("would need 4000 bytes under utf8mb4, over the limit of 3072 per key"),
+            "{why}"
+        );
+        // 3072 less the other part's 2000 leaves 1072 bytes: 268 characters.
+        assert!(
+            why.ends_with("Fix: index the prefix a(268), then scan and plan again"),
+            "{why}"
+        );
+        assert!(!why.contains("ROW_FORMAT"), "{why}");
+    }
+
+    fn text_column(charset: &str) -> Column {
+        Column {
+            name: "v".into(),
+            position: 2,
+            kind: ColumnKind::Text,
+            data_type: "mediumtext".into(),
+            column_type: "mediumtext".into(),
+            charset: Some(charset.into()),
+            collation: Some(format!("{charset}_general_ci")),
+            max_chars: Some(16_777_215),
+            max_bytes: Some(16_777_215),
+            max_bytes_utf8mb4: Some(16_777_215),
+            nullable: true,
+            in_primary_key: false,
+            indexes: Vec::new(),
+        }
+    }
+
+    fn tally(labels: &[(&str, u64)]) -> ColumnTally {
+        let mut t = ColumnTally::default();
+        for (l, n) in labels {
+            t.rows += n;
+            t.labels.insert(l.to_string(), *n);
+            if *l == "cp1251" {
+                t.recode_labels.insert(l.to_string(), *n);
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn images_in_a_text_column_stay_as_they_are() {
+        let c = decide(
+            &text_column("latin1"),
+            &tally(&[("binary", 4), ("ascii", 1)]),
+            false,
+        );
+        assert_eq!(c.strategy, Strategy::None);
+        assert_eq!(c.target.charset.as_deref(), Some("latin1"));
+        assert_eq!(c.target.column_type, "mediumtext");
+        assert_eq!(
+            c.target.why,
+            "binary data (4 of 5 values): kept as is, never recoded"
+        );
+        assert!(c.risks[0].starts_with("holds binary data (4 of 5 values) in a text column"));
+    }
+
+    #[test]
+    fn a_few_images_among_copied_text_are_a_risk_said_out_loud() {
+        let c = decide(
+            &text_column("latin1"),
+            &tally(&[("binary", 1), ("cp1251", 3)]),
+            false,
+        );
+        assert_eq!(c.strategy, Strategy::Copy);
+        assert!(
+            c.risks.iter().any(|r| r.starts_with(
+                "holds 1 binary value(s) (images, compressed data) among its text: utf8mb4 cannot keep their bytes"
+            )),
+            "{:?}",
+            c.risks
+        );
+        // Repaired in place in a utf8mb4 column, binary values are kept byte for byte: no such risk.
+        let c = decide(
+            &text_column("utf8mb4"),
+            &tally(&[("binary", 1), ("cp1251", 3)]),
+            false,
+        );
+        assert_eq!(c.strategy, Strategy::InPlace);
+        assert!(c.risks.is_empty(), "{:?}", c.risks);
+    }
+
+    #[test]
+    fn an_index_that_fits_blocks_nothing() {
+        let t = categories("Dynamic", vec![index("u_name", true, &["name"], 255)]);
+        let mut cols = vec![scanned("name", "copy", "utf8mb4")];
+        assert!(index_risks(&t, &mut cols).is_empty());
+        assert_eq!(cols[0].blocked, None);
+    }
 }
