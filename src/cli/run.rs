@@ -136,9 +136,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         Ok(Some(s)) => s,
         Ok(None) => return Ok(EXIT_OK),
         Err(e) => {
-            return Err(e.context(format!(
-                "nothing is lost: finished batches are checkpointed. Resume with: {resume}"
-            )))
+            return Err(anyhow::anyhow!(
+                "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",
+                crate::db::redact::redact_error(&e)
+            ))
         }
     };
     let mut attention = false;

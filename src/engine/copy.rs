@@ -116,7 +116,7 @@ pub fn names(table: &str) -> Names {
             return full;
         }
         let hash = &checkpoint::fingerprint(table)[..8];
-        let tail = format!("~{hash}_{suffix}");
+        let tail = format!("~{hash}_myrecode_{suffix}");
         let head: String = table.chars().take(64 - tail.chars().count()).collect();
         format!("{head}{tail}")
     };
@@ -634,11 +634,30 @@ async fn start(
         .iter()
         .map(|c| format!("MODIFY {} {}", quote::ident(&c.name), c.target))
         .collect();
-    conn.execute(format!("ALTER TABLE {shadow} {}", modify.join(", ")).as_str())
+    if let Err(e) = conn
+        .execute(format!("ALTER TABLE {shadow} {}", modify.join(", ")).as_str())
         .await
-        .with_context(|| {
-            format!("giving {shadow} the job's target definitions. Fix: correct the `target:` of the job's columns")
-        })?;
+    {
+        conn.execute(format!("DROP TABLE IF EXISTS {shadow}").as_str())
+            .await
+            .ok();
+        let code = e.as_database_error().and_then(|d| {
+            d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+                .map(|m| m.number())
+        });
+        if matches!(code, Some(1071 | 1709 | 1118)) {
+            bail!(
+                "table '{}': with the job's targets an index or the row would be too large ({e}). Nothing was changed. \
+                 Fix: ALTER TABLE {} ROW_FORMAT=DYNAMIC, or give the index a prefix, then scan and plan again \
+                 (`myrecode plan --check` shows which index)",
+                plan.table,
+                quote::table(schema, &plan.table)
+            );
+        }
+        return Err(anyhow::Error::new(e).context(format!(
+            "giving {shadow} the job's target definitions. Nothing was changed. Fix: correct the `target:` of the job's columns"
+        )));
+    }
     conn.execute(log_ddl(schema, n).as_str()).await?;
     let s = State {
         fingerprint: plan.fingerprint.clone(),

@@ -58,6 +58,17 @@ pub async fn take(conn: &mut MySqlConnection, scope: &Scope) -> Result<Inventory
     Ok(assemble(raw, schemas, &scope.tables))
 }
 
+/// Whether `name` is one of myrecode's own tables: bookkeeping (`_myrecode_…`) or a copy's
+/// shadow, kept original or change log (`…_myrecode_new|old|log`). They are left out of
+/// inventories and scans (a kept original still holds the legacy bytes and must not be
+/// planned again), unless named explicitly.
+pub fn is_own_table(name: &str) -> bool {
+    name.starts_with("_myrecode_")
+        || ["_myrecode_new", "_myrecode_old", "_myrecode_log"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
 /// Builds the inventory from catalog rows; `tables` filters by name when non-empty.
 pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inventory {
     let server = raw.server.clone().unwrap_or(ServerInfo {
@@ -69,6 +80,9 @@ pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inv
     let mut out = Vec::new();
     for t in &raw.tables {
         if !tables.is_empty() && !tables.contains(&t.name) {
+            continue;
+        }
+        if tables.is_empty() && is_own_table(&t.name) {
             continue;
         }
         let facts: Vec<&ColumnFacts> = raw
