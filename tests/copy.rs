@@ -221,7 +221,10 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
     // The kept original and the log are ours: a new inventory (and so scan and plan) leaves them out.
     let out = common::myrecode(Some(&url), &["inventory", "--format", "json"]);
     let (stdout, stderr) = texts(&out);
-    assert!(stdout.contains("\"posts\"") && !stdout.contains("posts_myrecode_"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("\"posts\"") && !stdout.contains("posts_myrecode_"),
+        "{stdout}\n{stderr}"
+    );
 
     // cleanup drops the kept original and the log; a second cleanup finds nothing.
     let out = common::myrecode(Some(&url), &["cleanup", job.to_str().unwrap()]);

@@ -750,6 +750,15 @@ async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Empties the staging table. Only outside a transaction: `TRUNCATE` commits (even for a
+/// temporary table), but it is far cheaper than deleting a batch's rows inside one.
+async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
+    conn.execute(format!("TRUNCATE TABLE {}", quote::ident(STAGE)).as_str())
+        .await
+        .context("emptying the staging table")?;
+    Ok(())
+}
+
 fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
     (0..n)
         .map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column"))
@@ -815,6 +824,9 @@ fn bind_all<'q>(
 
 /// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
 /// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
+///
+/// The staging table must be empty: callers empty it with [`clear_stage`] after their commit
+/// (a rollback empties it too).
 async fn copy_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
@@ -898,10 +910,6 @@ async fn copy_rows(
         .execute(&mut *conn)
         .await
         .with_context(|| format!("copying rows of {} into the shadow table", b.table))?;
-    if !staged.is_empty() {
-        conn.execute(format!("DELETE FROM {}", quote::ident(STAGE)).as_str())
-            .await?;
-    }
     let quarantined = inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await?;
     Ok((changed, quarantined))
 }
@@ -962,6 +970,7 @@ async fn copy_batch(
     }
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a copy batch")?;
+    clear_stage(conn).await?;
     *state = next;
     Ok(())
 }
@@ -1311,6 +1320,9 @@ async fn replay_some(
         let mut tx = conn.begin().await?;
         let n = replay_chunk(&mut tx, ctx, job, &mut next).await?;
         tx.commit().await.context("committing a replay")?;
+        if n > 0 {
+            clear_stage(conn).await?;
+        }
         *state = next;
         done += n;
         if n < REPLAY_CHUNK {
@@ -1457,6 +1469,7 @@ async fn try_cut_over(
         let mut next = state.clone();
         while replay_chunk(&mut locker, ctx, job, &mut next).await? > 0 {
             locker.execute("COMMIT").await?;
+            clear_stage(&mut locker).await?;
         }
         locker.execute("COMMIT").await?;
         let create: String = sqlx::query(&format!("SHOW CREATE TABLE {t}"))
