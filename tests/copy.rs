@@ -811,6 +811,49 @@ async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_that_collide_on_a_unique_index_once_recoded_stop_the_copy_and_lose_nothing() {
+    let db = test_database("copy_unique");
+    seed(&db.config, 100).await;
+    let name = "Новости сайта и объявления";
+    exec_script(
+        &db.config,
+        &["ALTER TABLE posts ADD UNIQUE KEY u_body (body(100))"],
+    )
+    .await;
+    let mut c = db.config.connect_one().await.unwrap();
+    // The same text twice: once as cp1251 bytes, once as UTF-8 bytes (both through latin1).
+    for (id, stored) in [
+        (1000, bytes(Windows1251, name)),
+        (1001, name.as_bytes().to_vec()),
+    ] {
+        sqlx::query("INSERT INTO posts (id, code, body) VALUES (?, 'dup', ?)")
+            .bind(id)
+            .bind(stored)
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = job(dir.path(), &db.name, 500, 0);
+    let out = run_child(&db.config.url_with_secret(), job.to_str().unwrap())
+        .wait_with_output()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("two rows become equal on a unique index once recoded")
+            && stderr.contains("u_body"),
+        "{stderr}"
+    );
+    assert_eq!(body_charset(&mut c, &db.name).await, "latin1", "no swap");
+    let both: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM posts WHERE id IN (1000, 1001)")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(both, 2, "both rows still there");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkpoint_table_from_an_older_build_gains_the_phase_column() {
     let db = test_database("copy_oldckpt");
     seed(&db.config, 40).await;

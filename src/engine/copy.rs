@@ -8,7 +8,7 @@
 //! 2. Copy, in key order, in batches of one transaction each: the batch's keys and job
 //!    columns are read with shared row locks, recoded here with our codecs, the recoded
 //!    values staged in a session temporary table, and the whole batch written by one
-//!    `REPLACE INTO new SELECT … FROM t LEFT JOIN staged` (every other column is copied by
+//!    `INSERT INTO new SELECT … FROM t LEFT JOIN staged` (every other column is copied by
 //!    the server, as `ALTER TABLE` would; an undecidable value keeps its latin1 reading,
 //!    reversible, and is quarantined). The checkpoint advances in the same transaction.
 //! 3. Check: a pass in key order compares every row of the table, recoded, with the shadow;
@@ -90,7 +90,7 @@ const MARK: &str = "/* myrecode cut-over */";
 const SENTRY_COMMENT: &str = "myrecode cut-over sentry";
 /// Name of the session temporary table holding a batch's recoded values.
 const STAGE: &str = "_myrecode_stage";
-/// Alias of the table in the copying `REPLACE … SELECT` (the cut-over locks it under this name too).
+/// Alias of the table in the copying `INSERT … SELECT` (the cut-over locks it under this name too).
 const SRC: &str = "_myrecode_src";
 /// Prefix of the staging table's columns, chosen not to clash with the table's own names.
 const STAGE_COL: &str = "_myrecode_";
@@ -213,7 +213,7 @@ pub struct Staging<'a> {
 /// A row's job-column values (`None`: NULL, or nothing staged).
 type Cells = Vec<Option<Vec<u8>>>;
 
-/// `REPLACE INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column,
+/// `INSERT INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column,
 /// a staged job column takes its recoded value instead of the server's conversion.
 pub fn replace_select(
     schema: &str,
@@ -261,7 +261,7 @@ pub fn replace_select(
         None => String::new(),
     };
     format!(
-        "REPLACE INTO {} ({}) SELECT {} FROM {} AS {src}{join} WHERE {cond}",
+        "INSERT INTO {} ({}) SELECT {} FROM {} AS {src}{join} WHERE {cond}",
         quote::table(schema, shadow),
         list.join(", "),
         select.join(", "),
@@ -906,10 +906,34 @@ async fn copy_rows(
         }),
         cond,
     );
+    // Whatever the shadow holds for these keys goes first (a replay may have copied a row
+    // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
+    // REPLACE would silently delete a *different* row that collides on a unique index
+    // once recoded, where INSERT stops with the duplicate, and nothing is lost.
+    let delete = format!("DELETE FROM {} WHERE {cond}", ctx.t(&ctx.names.shadow));
+    bind_all(sqlx::query(&delete), binds)
+        .execute(&mut *conn)
+        .await
+        .context("clearing the shadow's rows for these keys")?;
     bind_all(sqlx::query(&sql), binds)
         .execute(&mut *conn)
         .await
-        .with_context(|| format!("copying rows of {} into the shadow table", b.table))?;
+        .map_err(|e| {
+            let duplicate = e
+                .as_database_error()
+                .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>().map(|m| m.number()))
+                == Some(1062);
+            if duplicate {
+                anyhow!(
+                    "copying rows of '{}': two rows become equal on a unique index once recoded ({e}). \
+                     Nothing is lost: the batch was rolled back. Fix: make the values distinct in '{}', or make that index non-unique for the job",
+                    b.table,
+                    b.table
+                )
+            } else {
+                anyhow::Error::new(e).context(format!("copying rows of {} into the shadow table", b.table))
+            }
+        })?;
     let quarantined = inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await?;
     Ok((changed, quarantined))
 }
@@ -1282,11 +1306,6 @@ async fn replay_chunk(
         .await
         .context("re-reading changed rows")?;
     // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
-    let delete = format!("DELETE FROM {} WHERE {cond}", ctx.t(&ctx.names.shadow));
-    bind_all(sqlx::query(&delete), &binds)
-        .execute(&mut *conn)
-        .await
-        .context("removing changed rows from the shadow")?;
     let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
     state.rows_quarantined += q;
     state.rows_conflicted += keys.len() as u64;
@@ -1709,7 +1728,7 @@ mod tests {
     fn replace_select_takes_staged_values_over_the_servers_conversion() {
         assert_eq!(
             replace_select("s", "t", "n", &["id".into(), "b".into()], None, "`id` = ?"),
-            "REPLACE INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
+            "INSERT INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
         );
         let key = [k("id")];
         let jobs = [("b".to_string(), false), ("c".to_string(), true)];
