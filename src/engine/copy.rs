@@ -11,8 +11,10 @@
 //!    `INSERT INTO new SELECT … FROM t LEFT JOIN staged` (every other column is copied by
 //!    the server, as `ALTER TABLE` would; an undecidable value keeps its latin1 reading,
 //!    reversible, and is quarantined). The checkpoint advances in the same transaction.
-//! 3. Check: a pass in key order compares every row of the table, recoded, with the shadow;
-//!    a difference (a write since the copy, or a miss) is queued in the change log.
+//! 3. Check: a pass in key order compares every row of the table with the shadow (other
+//!    columns equal, job columns a lossless reading of the stored bytes: a label's round
+//!    trip gives them back); a difference (a write since the copy, or a miss) is queued in
+//!    the change log for replay.
 //! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until
@@ -1008,8 +1010,9 @@ struct Compared {
     differ: Vec<Vec<u8>>,
 }
 
-/// Compares up to `size` rows of `src` after `last`, recoded as the copy recodes them, with
-/// the same key range of `dst`; the last batch (fewer rows) also covers everything after in
+/// Compares up to `size` rows of `src` after `last` with the same key range of `dst`: every
+/// other column equal, every job column the server's own conversion or a lossless reading of
+/// the source bytes (a label's round trip gives them back exactly); the last batch (fewer rows) also covers everything after in
 /// `dst`. `lock` takes shared row locks on the source rows (the check before the cut-over).
 async fn compare_batch(
     conn: &mut MySqlConnection,
@@ -1118,20 +1121,25 @@ async fn compare_batch(
     let mut same_rows = 0;
     for r in &rows {
         let packed = keycodec::pack(&read_key(r, nk)?);
-        let mut want = Vec::with_capacity(nc);
-        for ci in 0..nc {
-            want.push(match cell(r, nk + ci)? {
-                None => None,
-                Some(stored) => match recoded_value(ctx, ci, &stored).value {
-                    Some(v) => Some(v),
-                    None => cell(r, nk + nc + ci)?,
-                },
-            });
-        }
         let digest = cell(r, nk + 2 * nc)?;
-        let same = copied
-            .remove(&packed)
-            .is_some_and(|(got, d)| got == want && d == digest);
+        let same = match copied.remove(&packed) {
+            Some((got, d)) if d == digest => {
+                let mut all = true;
+                for (ci, got) in got.iter().enumerate() {
+                    all &= match (cell(r, nk + ci)?, got) {
+                        (None, None) => true,
+                        (Some(stored), Some(got)) => {
+                            cell(r, nk + nc + ci)?.as_deref() == Some(got.as_slice())
+                                || std::str::from_utf8(got)
+                                    .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
+                        }
+                        _ => false,
+                    };
+                }
+                all
+            }
+            _ => false,
+        };
         if same {
             same_rows += 1;
         } else {
@@ -1151,7 +1159,7 @@ async fn compare_batch(
     })
 }
 
-/// Compares the next batch of the table, recoded, with the shadow; queues every difference
+/// Compares the next batch of the table with the shadow; queues every difference
 /// in the change log for replay. Returns how many rows differed.
 async fn check_batch(
     conn: &mut MySqlConnection,
@@ -1202,7 +1210,7 @@ async fn check_batch(
 /// What `verify` found for a copied table: its rows against the kept original, recoded.
 #[derive(Debug, Default, Clone)]
 pub struct CopyFindings {
-    /// Rows equal to their original, recoded.
+    /// Rows whose every value is a lossless reading of the original's.
     pub equal: u64,
     /// Keys (readable) of rows that differ, or exist on one side only: written since the cut-over.
     pub differ: Vec<String>,
@@ -1210,8 +1218,8 @@ pub struct CopyFindings {
     pub skipped: Option<String>,
 }
 
-/// Compares a cut-over table with the original kept beside it, row by row, recoding the
-/// original exactly as the copy did (with the priors fixed in its checkpoint).
+/// Compares a cut-over table with the original kept beside it, row by row, as the check
+/// pass does: every value the server's conversion or a lossless reading of the original.
 pub async fn verify_table(
     conn: &mut MySqlConnection,
     job: &str,

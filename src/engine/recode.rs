@@ -60,6 +60,27 @@ pub fn unrepair(label: Label, text: &str) -> Vec<Vec<u8>> {
     }
 }
 
+/// Whether `text` is a lossless reading of `stored`: the bytes themselves as UTF-8, or the
+/// text that some label's round trip turns back into exactly `stored`. What the copy's
+/// check and `verify` ask of every copied value, without detecting it a second time.
+pub fn is_lossless_reading(stored: &[u8], text: &str) -> bool {
+    if text.as_bytes() == stored {
+        return true;
+    }
+    let legacy = Encoding::ALL.iter().filter(|e| **e != Encoding::Utf8);
+    let mut labels = legacy.clone().map(|e| Label::Legacy(*e)).chain(
+        [Encoding::Latin1, Encoding::Windows1251]
+            .into_iter()
+            .flat_map(move |read_as| {
+                Encoding::ALL
+                    .into_iter()
+                    .filter(move |real| *real != read_as)
+                    .map(move |real| Label::Mojibake { real, read_as })
+            }),
+    );
+    labels.any(|l| unrepair(l, text).iter().any(|b| b == stored))
+}
+
 /// Rewrites under `label` only if the round trip gives back `stored` exactly.
 pub fn rewrite(label: Label, stored: &[u8]) -> Option<Vec<u8>> {
     let text = label.repair(stored)?;
@@ -117,6 +138,19 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lossless_reading_is_one_a_label_encodes_back_to_the_stored_bytes() {
+        let text = "Привет, мир";
+        for e in [Encoding::Windows1251, Encoding::Koi8R, Encoding::Ibm866] {
+            let stored = codec::encode(e, text).unwrap();
+            assert!(is_lossless_reading(&stored, text), "{e:?}");
+            assert!(!is_lossless_reading(&stored, "Привет, мир!"), "{e:?}");
+        }
+        assert!(is_lossless_reading(text.as_bytes(), text));
+        let double = codec::decode(Encoding::Latin1, text.as_bytes()).unwrap();
+        assert!(is_lossless_reading(double.as_bytes(), text), "utf-8>latin1");
+    }
 
     #[test]
     fn fixed_cp1251_rewrites_and_round_trips() {
