@@ -62,7 +62,7 @@ use crate::inventory::model::Table;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -485,6 +485,8 @@ pub async fn run_table(
     let mut size = plan.batch_size.max(1);
     let mut differed = 0u64;
     let mut waiting_said = false;
+    let mut reader = cfg.connect_one().await?;
+    let mut ahead: Option<Ahead> = None;
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
@@ -497,7 +499,7 @@ pub async fn run_table(
         let t0 = Instant::now();
         match state.phase.as_str() {
             PHASE_COPYING => {
-                copy_batch(conn, &ctx, job, size, &mut state).await?;
+                copy_batch(conn, &mut reader, &ctx, job, size, &mut state, &mut ahead).await?;
                 replay_some(conn, &ctx, job, &mut state, 1).await?;
             }
             PHASE_CHECKING => {
@@ -780,6 +782,7 @@ fn bind_key<'q>(
 }
 
 /// What one stored value becomes in the shadow.
+#[derive(Clone)]
 struct Recoded {
     /// Bytes to stage; `None` lets the server convert it (ASCII, undecidable).
     value: Option<Vec<u8>>,
@@ -837,6 +840,26 @@ async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
+    let decided = decide_rows(ctx, rows, None)?;
+    let changed = decided.changed;
+    let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
+    Ok((changed, quarantined))
+}
+
+/// Decisions made ahead of a batch, by packed key: per job column, the stored bytes decided
+/// on and the decision (reused when the locked read finds the same bytes).
+type Ahead = HashMap<Vec<u8>, Vec<Option<(Vec<u8>, Recoded)>>>;
+
+/// A batch's decisions: what to stage per key, how many values were recoded, what to quarantine.
+struct Decided {
+    staged: Vec<(Vec<Vec<u8>>, Cells)>,
+    changed: u64,
+    quarantine: Vec<Quarantined>,
+}
+
+/// Decides every job value of `rows` (read as `key…, job columns…`), reusing `ahead`'s
+/// decision wherever it was made on the same bytes.
+fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow], ahead: Option<&Ahead>) -> Result<Decided> {
     let b = ctx.plan;
     let nk = b.key.len();
     let nc = b.columns.len();
@@ -844,16 +867,21 @@ async fn copy_rows(
     let mut staged: Vec<(Vec<Vec<u8>>, Cells)> = Vec::new();
     for row in rows {
         let key = read_key(row, nk)?;
+        let early = ahead.and_then(|a| a.get(&keycodec::pack(&key)));
         let mut values = vec![None; nc];
         for (ci, slot) in values.iter_mut().enumerate() {
             let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(nk + ci)? else {
                 continue;
             };
+            let reuse = early
+                .and_then(|e| e[ci].as_ref())
+                .filter(|(bytes, _)| *bytes == stored)
+                .map(|(_, r)| r.clone());
             let Recoded {
                 value,
                 recoded,
                 undecidable,
-            } = recoded_value(ctx, ci, &stored);
+            } = reuse.unwrap_or_else(|| recoded_value(ctx, ci, &stored));
             changed += recoded as u64;
             if let Some((reason, runner_up)) = undecidable {
                 quarantine.push(Quarantined {
@@ -870,6 +898,59 @@ async fn copy_rows(
             staged.push((key, values));
         }
     }
+    Ok(Decided {
+        staged,
+        changed,
+        quarantine,
+    })
+}
+
+/// Reads the `size` rows after `after` without locks and decides their values, so the
+/// next batch finds its decisions made (this runs while the current batch is written).
+async fn read_ahead(
+    reader: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    after: &[Vec<u8>],
+    size: usize,
+) -> Result<Ahead> {
+    let b = ctx.plan;
+    let (sql, binds) =
+        keyset::select_batch(&b.schema, &b.table, &b.key, &ctx.job_names(), true, size);
+    let rows = bind_key(sqlx::query(&sql), after, &binds)
+        .fetch_all(reader)
+        .await
+        .context("reading the next batch ahead")?;
+    let nk = b.key.len();
+    let mut out = Ahead::with_capacity(rows.len());
+    for row in &rows {
+        let mut cols = Vec::with_capacity(b.columns.len());
+        for ci in 0..b.columns.len() {
+            cols.push(row.try_get::<Option<Vec<u8>>, _>(nk + ci)?.map(|stored| {
+                let r = recoded_value(ctx, ci, &stored);
+                (stored, r)
+            }));
+        }
+        out.insert(keycodec::pack(&read_key(row, nk)?), cols);
+    }
+    Ok(out)
+}
+
+/// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
+/// lists the undecidable values. Returns how many were newly quarantined.
+async fn write_rows(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    decided: Decided,
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<u64> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let nc = b.columns.len();
+    let Decided {
+        staged, quarantine, ..
+    } = decided;
     let key_ph: Vec<String> = b.key.iter().map(|k| k.placeholder()).collect();
     let one = format!("({}, {})", key_ph.join(", "), vec!["?, ?"; nc].join(", "));
     let mut names: Vec<String> = (0..nk).map(|i| stage_col('k', i)).collect();
@@ -936,17 +1017,19 @@ async fn copy_rows(
                 anyhow::Error::new(e).context(format!("copying rows of {} into the shadow table", b.table))
             }
         })?;
-    let quarantined = inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await?;
-    Ok((changed, quarantined))
+    inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await
 }
 
-/// Copies the next batch in key order, in one transaction with its checkpoint.
+/// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile,
+/// on `reader`, the batch after it is read and decided ahead (`ahead` carries it over).
 async fn copy_batch(
     conn: &mut MySqlConnection,
+    reader: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     size: usize,
     state: &mut State,
+    ahead: &mut Option<Ahead>,
 ) -> Result<()> {
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
@@ -969,33 +1052,48 @@ async fn copy_batch(
         .await
         .with_context(|| format!("reading a batch of {}", b.table))?;
     let mut next = state.clone();
-    if let Some(r) = rows.last() {
-        let upper = read_key(r, b.key.len())?;
-        let (to_cond, to_binds) = at_most(&b.key);
-        let (cond, after_binds) = match &last {
-            Some(_) => {
-                let (after, after_binds) = keyset::after(&b.key);
-                (format!("{after} AND {to_cond}"), Some(after_binds))
+    let upper = rows.last().map(|r| read_key(r, b.key.len())).transpose()?;
+    let write = async {
+        if let Some(upper) = &upper {
+            let (to_cond, to_binds) = at_most(&b.key);
+            let (cond, after_binds) = match &last {
+                Some(_) => {
+                    let (after, after_binds) = keyset::after(&b.key);
+                    (format!("{after} AND {to_cond}"), Some(after_binds))
+                }
+                None => (to_cond, None),
+            };
+            let mut binds: Vec<Vec<u8>> = Vec::new();
+            if let (Some(last), Some(after)) = (&last, &after_binds) {
+                binds.extend(after.iter().map(|&i| last[i].clone()));
             }
-            None => (to_cond, None),
-        };
-        let mut binds: Vec<Vec<u8>> = Vec::new();
-        if let (Some(last), Some(after)) = (&last, &after_binds) {
-            binds.extend(after.iter().map(|&i| last[i].clone()));
+            binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+            let decided = decide_rows(ctx, &rows, ahead.as_ref())?;
+            next.rows_changed += decided.changed;
+            next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
+            next.last_key = Some(keycodec::pack(upper));
+            next.rows_read += rows.len() as u64;
         }
-        binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
-        let (c, qn) = copy_rows(&mut tx, ctx, job, &rows, &cond, &binds).await?;
-        next.rows_changed += c;
-        next.rows_quarantined += qn;
-        next.last_key = Some(keycodec::pack(&upper));
-        next.rows_read += rows.len() as u64;
-    }
-    if rows.len() < size {
-        next.phase = PHASE_CHECKING.into();
-        next.last_key = None;
-    }
-    checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
-    tx.commit().await.context("committing a copy batch")?;
+        if rows.len() < size {
+            next.phase = PHASE_CHECKING.into();
+            next.last_key = None;
+        }
+        checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
+        tx.commit().await.context("committing a copy batch")?;
+        anyhow::Ok(())
+    };
+    let read_next = async {
+        match &upper {
+            Some(upper) if rows.len() == size => {
+                read_ahead(reader, ctx, upper, size).await.map(Some)
+            }
+            _ => Ok(None),
+        }
+    };
+    let (written, read) = futures_util::future::join(write, read_next).await;
+    written?;
+    // A failed read-ahead costs only its head start: the next batch decides for itself.
+    *ahead = read.ok().flatten();
     clear_stage(conn).await?;
     *state = next;
     Ok(())
