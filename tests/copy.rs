@@ -65,6 +65,13 @@ fn job(dir: &std::path::Path, schema: &str, batch: u32, pause_ms: u32) -> std::p
     path
 }
 
+/// Changes one setting of a job file written by [`job`].
+fn edit(job: &std::path::Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(job).unwrap();
+    assert!(text.contains(from), "{from} not in the job");
+    std::fs::write(job, text.replace(from, to)).unwrap();
+}
+
 fn run_child(url: &str, job: &str) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_myrecode"))
         .args(["run", job, "--execute"])
@@ -318,8 +325,7 @@ async fn manual_cutover_waits_for_the_command_and_carries_auto_increment_over() 
     .await;
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name, 100, 0);
-    let text = std::fs::read_to_string(&job).unwrap();
-    std::fs::write(&job, text.replace("cutover: auto", "cutover: manual")).unwrap();
+    edit(&job, "cutover: auto", "cutover: manual");
     let url = db.config.url_with_secret();
     let mut c = db.config.connect_one().await.unwrap();
     let child = run_child(&url, job.to_str().unwrap());
@@ -371,12 +377,7 @@ async fn pause_resume_and_abort_from_another_terminal() {
     seed(&db.config, 3000).await;
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name, 50, 30);
-    let text = std::fs::read_to_string(&job).unwrap();
-    std::fs::write(
-        &job,
-        text.replace("target_batch_time: 100ms", "target_batch_time: 10ms"),
-    )
-    .unwrap();
+    edit(&job, "target_batch_time: 100ms", "target_batch_time: 10ms");
     let jobp = job.to_str().unwrap();
     let url = db.config.url_with_secret();
     let mut c = db.config.connect_one().await.unwrap();
@@ -433,12 +434,11 @@ async fn a_busy_server_throttles_the_copy() {
     seed(&db.config, 200).await;
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name, 100, 0);
-    let text = std::fs::read_to_string(&job).unwrap();
-    std::fs::write(
+    edit(
         &job,
-        text.replace("cutover: auto", "cutover: auto\n  max_threads_running: 1"),
-    )
-    .unwrap();
+        "cutover: auto",
+        "cutover: auto\n  max_threads_running: 1",
+    );
     // Another session busy for 3 s: Threads_running is 2 with our own status query.
     let busy_cfg = db.config.clone();
     let busy = tokio::spawn(async move {
@@ -700,12 +700,7 @@ async fn sigkill_at_random_instants_then_rerun_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name, 100, 5);
     // Small batches, so the copy and the check last long enough to be killed in.
-    let text = std::fs::read_to_string(&job).unwrap();
-    std::fs::write(
-        &job,
-        text.replace("target_batch_time: 100ms", "target_batch_time: 30ms"),
-    )
-    .unwrap();
+    edit(&job, "target_batch_time: 100ms", "target_batch_time: 30ms");
     let url = db.config.url_with_secret();
     let jobp = job.to_str().unwrap();
     let mut c = db.config.connect_one().await.unwrap();
