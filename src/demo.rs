@@ -82,15 +82,24 @@ pub async fn run(url: Option<ConnectionConfig>) -> Result<()> {
     result
 }
 
-async fn sample_rows(conn: &mut MySqlConnection) -> Result<Vec<(i64, String)>> {
-    let rows = sqlx::query("SELECT id, title FROM products ORDER BY id")
-        .fetch_all(conn)
-        .await?;
+/// `(id, text)` rows of a demo table, as an application reading it would see them.
+async fn text_rows(conn: &mut MySqlConnection, sql: &str) -> Result<Vec<(i64, String)>> {
+    let rows = sqlx::query(sql).fetch_all(conn).await?;
     Ok(rows
         .iter()
         .map(|r| (r.get::<i32, _>(0) as i64, r.get::<String, _>(1)))
         .collect())
 }
+
+/// Prints a before/after table of `(id, text)` rows.
+fn print_before_after(before: &[(i64, String)], after: &[(i64, String)]) {
+    for ((id, b), (_, a)) in before.iter().zip(after) {
+        println!("  {id:>3}  {b:<60}  ->  {a}");
+    }
+}
+
+const PRODUCTS: &str = "SELECT id, title FROM products ORDER BY id";
+const SAN_PHAM: &str = "SELECT id, name FROM san_pham ORDER BY id LIMIT 6";
 
 /// Each photo's key, MIME type, length and MD5, to show the copy left the bytes alone.
 async fn image_digests(conn: &mut MySqlConnection) -> Result<Vec<(i64, String, i64, String)>> {
@@ -183,7 +192,8 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
         "  (the demo swaps copied tables as soon as they are caught up, as with `cutover: auto`)"
     );
 
-    let before = sample_rows(&mut conn).await?;
+    let before = text_rows(&mut conn, PRODUCTS).await?;
+    let before_catalogue = text_rows(&mut conn, SAN_PHAM).await?;
     let before_comments = comment_rows(&mut conn).await?;
     let before_images = image_digests(&mut conn).await?;
     println!(
@@ -213,10 +223,9 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     }
 
     println!("\n== before / after (products.title, repaired in place) ==");
-    let after = sample_rows(&mut conn).await?;
-    for ((id, b), (_, a)) in before.iter().zip(&after) {
-        println!("  {id:>3}  {b:<60}  ->  {a}");
-    }
+    print_before_after(&before, &text_rows(&mut conn, PRODUCTS).await?);
+    println!("\n== before / after (san_pham.name: TCVN3 read as latin1, now utf8mb4 text) ==");
+    print_before_after(&before_catalogue, &text_rows(&mut conn, SAN_PHAM).await?);
     println!("\n== before / after (comments.body: latin1 bytes, now utf8mb4 text) ==");
     let after = sqlx::query("SELECT seq, body FROM comments ORDER BY seq")
         .fetch_all(&mut conn)

@@ -76,4 +76,8 @@ fn demo_runs_the_whole_flow_and_shows_before_and_after() {
         stdout.contains("->  Кофеварка капельная, чёрная"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("Nåi c¬m ®iÖn 1,8 lÝt") && stdout.contains("->  Nồi cơm điện 1,8 lít"),
+        "the TCVN3 catalogue's before/after: {stdout}"
+    );
 }
