@@ -446,7 +446,7 @@ pub async fn run_table(
     if state.done {
         return Ok((TableOutcome::Done, state));
     }
-    settle_leftover_cutover(conn, schema, job).await?;
+    settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     // A cut-over interrupted after its rename: the table is already the new one.
     if !table_exists(conn, schema, &ctx.names.shadow).await? {
@@ -914,10 +914,7 @@ async fn read_ahead(
     size: usize,
 ) -> Result<Ahead> {
     let b = ctx.plan;
-    let (sql, binds) =
-        keyset::select_batch(&b.schema, &b.table, &b.key, &ctx.job_names(), true, size);
-    let rows = bind_key(sqlx::query(&sql), after, &binds)
-        .fetch_all(reader)
+    let rows = inplace::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
         .await
         .context("reading the next batch ahead")?;
     let nk = b.key.len();
@@ -1034,23 +1031,8 @@ async fn copy_batch(
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
-    let (sql, binds) = keyset::select_batch(
-        &b.schema,
-        &b.table,
-        &b.key,
-        &ctx.job_names(),
-        last.is_some(),
-        size,
-    );
-    let sql = format!("{sql} LOCK IN SHARE MODE");
-    let mut q = sqlx::query(&sql);
-    if let Some(last) = &last {
-        q = bind_key(q, last, &binds);
-    }
-    let rows = q
-        .fetch_all(&mut *tx)
-        .await
-        .with_context(|| format!("reading a batch of {}", b.table))?;
+    let rows =
+        inplace::read_batch(&mut tx, b, &ctx.job_names(), last.as_deref(), size, true).await?;
     let mut next = state.clone();
     let upper = rows.last().map(|r| read_key(r, b.key.len())).transpose()?;
     let write = async {
@@ -1464,12 +1446,7 @@ async fn log_len(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<i64> {
 
 /// Waits out (killing if need be) a cut-over rename a killed run left queued, so the tables
 /// are looked at only once it has run or failed.
-async fn settle_leftover_cutover(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-) -> Result<()> {
-    let _ = job;
+async fn settle_leftover_cutover(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
     let pattern = format!(
         "%{}%",
         MARK.trim_start_matches("/* ").trim_end_matches(" */")
@@ -1512,7 +1489,7 @@ async fn cut_over(
                 tracing::warn!(table = %ctx.plan.table, error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
                 attempt += 1;
                 tokio::time::sleep(super::retry::backoff(attempt)).await;
-                settle_leftover_cutover(conn, &ctx.plan.schema, job).await?;
+                settle_leftover_cutover(conn, &ctx.plan.schema).await?;
                 if !table_exists(conn, &ctx.plan.schema, &ctx.names.shadow).await? {
                     // The rename did happen (its reply was lost): the swap is done.
                     return Ok(Duration::ZERO);
@@ -1723,7 +1700,7 @@ pub async fn abort_table(
             return Ok(false);
         }
     }
-    settle_leftover_cutover(conn, schema, job).await?;
+    settle_leftover_cutover(conn, schema).await?;
     for trg in &n.triggers {
         conn.execute(format!("DROP TRIGGER IF EXISTS {}", quote::table(schema, trg)).as_str())
             .await

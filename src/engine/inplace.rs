@@ -122,24 +122,7 @@ pub async fn run_table(
         let t0 = Instant::now();
         let mut tx = conn.begin().await?;
         let last = state.last_key.as_deref().and_then(keycodec::unpack);
-        let (sql, binds) = keyset::select_batch(
-            &plan.schema,
-            &plan.table,
-            &plan.key,
-            &names,
-            last.is_some(),
-            size,
-        );
-        let mut q = sqlx::query(&sql);
-        if let Some(last) = &last {
-            for &i in &binds {
-                q = q.bind(last[i].clone());
-            }
-        }
-        let rows = q
-            .fetch_all(&mut *tx)
-            .await
-            .with_context(|| format!("reading a batch of {}", plan.table))?;
+        let rows = read_batch(&mut tx, plan, &names, last.as_deref(), size, false).await?;
         let n = rows.len();
         let mut next = state.clone();
         apply_batch(&mut tx, job, plan, &priors, &rows, &mut next).await?;
@@ -162,6 +145,40 @@ pub async fn run_table(
             tokio::time::sleep(plan.pause).await;
         }
     }
+}
+
+/// Reads the next `size` rows after key `after` (from the start without one) in key order,
+/// as `key…, columns…` raw bytes; `locking` takes shared row locks until the transaction ends.
+pub(crate) async fn read_batch(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    columns: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    locking: bool,
+) -> Result<Vec<MySqlRow>> {
+    let (sql, binds) = keyset::select_batch(
+        &plan.schema,
+        &plan.table,
+        &plan.key,
+        columns,
+        after.is_some(),
+        size,
+    );
+    let sql = if locking {
+        format!("{sql} LOCK IN SHARE MODE")
+    } else {
+        sql
+    };
+    let mut q = sqlx::query(&sql);
+    if let Some(after) = after {
+        for &i in &binds {
+            q = q.bind(after[i].clone());
+        }
+    }
+    q.fetch_all(conn)
+        .await
+        .with_context(|| format!("reading a batch of {}", plan.table))
 }
 
 /// Next batch size: steer toward the target time, at most doubling or halving per step.
