@@ -114,7 +114,20 @@ pub fn select_batch(
     after_key: bool,
     limit: usize,
 ) -> (String, Vec<usize>) {
-    select_in_key_order(schema, table, key, values, after_key, &limit.to_string())
+    let exprs: Vec<String> = values.iter().map(|v| raw(v)).collect();
+    select_in_key_order(schema, table, key, &exprs, after_key, &limit.to_string())
+}
+
+/// `SELECT` of one batch: key columns as raw bytes, then the SQL expressions `exprs`, in key order.
+pub fn select_batch_of(
+    schema: &str,
+    table: &str,
+    key: &[KeyColumn],
+    exprs: &[String],
+    after_key: bool,
+    limit: usize,
+) -> (String, Vec<usize>) {
+    select_in_key_order(schema, table, key, exprs, after_key, &limit.to_string())
 }
 
 /// `SELECT` of the key `skip` rows further on, for spreading a sample over the table.
@@ -132,12 +145,12 @@ fn select_in_key_order(
     schema: &str,
     table: &str,
     key: &[KeyColumn],
-    values: &[String],
+    exprs: &[String],
     after_key: bool,
     limit: &str,
 ) -> (String, Vec<usize>) {
     let mut cols: Vec<String> = key.iter().map(|k| raw(&k.name)).collect();
-    cols.extend(values.iter().map(|v| raw(v)));
+    cols.extend(exprs.iter().cloned());
     let order: Vec<String> = key.iter().map(|k| quote::ident(&k.name)).collect();
     let (cond, binds) = if after_key {
         after(key)

@@ -27,6 +27,13 @@ impl ColumnPrior {
             .map_or(self.unseen, |(_, b)| *b)
     }
 
+    /// The labels the column's rows favoured, most favoured first.
+    pub fn ranked(&self) -> Vec<Label> {
+        let mut b = self.bonus.clone();
+        b.sort_by(|x, y| y.1.total_cmp(&x.1));
+        b.into_iter().map(|(l, _)| l).collect()
+    }
+
     /// Builds a prior from soft label counts.
     pub fn from_counts(counts: &[(Label, f32)]) -> Self {
         let total: f32 = counts.iter().map(|(_, c)| c).sum();

@@ -53,17 +53,20 @@ use super::checkpoint::{self, State, CHECKPOINT, QUARANTINE};
 use super::inplace::{self, Progress, Quarantined, TableOutcome, TablePlan};
 use super::keycodec;
 use super::pace::{self, Flow, Pacer};
-use super::recode::{self, Action};
+use super::recode::{self, Action, Source};
+use super::servercodec::{self, ServerCodec};
 use crate::db::connect::ConnectionConfig;
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
-use crate::detect::ColumnPrior;
+use crate::detect::{ColumnPrior, Label};
 use crate::inventory::model::Table;
 use anyhow::{anyhow, bail, Context, Result};
+use md5::{Digest, Md5};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Phase: copying rows in key order (replaying the log between batches).
@@ -203,26 +206,45 @@ fn stage_col(kind: char, i: usize) -> String {
     quote::ident(&format!("{STAGE_COL}{kind}{i}"))
 }
 
-/// The staging table's layout, for [`replace_select`]: the table's key, and each job column's
-/// name and whether its target is binary (staged bytes go in as they are, else as UTF-8 text).
-pub struct Staging<'a> {
-    /// Paging key (joined on).
-    pub key: &'a [KeyColumn],
-    /// (name, binary target) per job column.
-    pub columns: &'a [(String, bool)],
+/// A job column as the copy writes it.
+#[derive(Debug, Clone)]
+pub struct JobColumn {
+    /// Column name.
+    pub name: String,
+    /// Whether its target is binary (staged bytes go in as they are, else as UTF-8 text).
+    pub binary: bool,
+    /// The server's charset whose conversion of the stored bytes is what the copy writes
+    /// for every value not staged (see [`super::servercodec`]); `None`: the server's
+    /// conversion from the declared charset.
+    pub server: Option<ServerCodec>,
 }
 
-/// A row's job-column values (`None`: NULL, or nothing staged).
-type Cells = Vec<Option<Vec<u8>>>;
+impl JobColumn {
+    /// What the server writes for this column of row `row` when nothing is staged for it.
+    fn default_expr(&self, row: &str) -> String {
+        let own = format!("{row}.{}", quote::ident(&self.name));
+        match &self.server {
+            Some(sc) => sc.expr(&own),
+            None => own,
+        }
+    }
+}
 
-/// `INSERT INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column,
-/// a staged job column takes its recoded value instead of the server's conversion.
+/// Staging flag: take the staged value.
+const STAGED_VALUE: i8 = 1;
+/// Staging flag: take the server's conversion from the declared charset (the latin1 reading).
+const STAGED_DECLARED: i8 = 2;
+
+/// `INSERT INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column;
+/// a job column takes its [`JobColumn::default_expr`] unless the staging table (joined on
+/// `staged_key`) holds a recoded value or asks for the declared conversion.
 pub fn replace_select(
     schema: &str,
     table: &str,
     shadow: &str,
     cols: &[String],
-    staged: Option<&Staging<'_>>,
+    job: &[JobColumn],
+    staged_key: Option<&[KeyColumn]>,
     cond: &str,
 ) -> String {
     let src = SRC;
@@ -231,25 +253,28 @@ pub fn replace_select(
         .iter()
         .map(|c| {
             let own = format!("{src}.{}", quote::ident(c));
-            let job = staged.and_then(|st| st.columns.iter().position(|(n, _)| n == c));
-            match (job, staged) {
-                (Some(j), Some(st)) => {
-                    let v = format!("x.{}", stage_col('v', j));
-                    let value = if st.columns[j].1 {
-                        v
-                    } else {
-                        format!("CONVERT({v} USING utf8mb4)")
-                    };
-                    format!("IF(x.{} = 1, {value}, {own})", stage_col('s', j))
-                }
-                _ => own,
+            let Some(j) = job.iter().position(|jc| &jc.name == c) else {
+                return own;
+            };
+            let default = job[j].default_expr(src);
+            if staged_key.is_none() {
+                return default;
             }
+            let v = format!("x.{}", stage_col('v', j));
+            let value = if job[j].binary {
+                v
+            } else {
+                format!("CONVERT({v} USING utf8mb4)")
+            };
+            format!(
+                "CASE x.{} WHEN {STAGED_VALUE} THEN {value} WHEN {STAGED_DECLARED} THEN {own} ELSE {default} END",
+                stage_col('s', j)
+            )
         })
         .collect();
-    let join = match staged {
-        Some(st) => {
-            let on: Vec<String> = st
-                .key
+    let join = match staged_key {
+        Some(key) => {
+            let on: Vec<String> = key
                 .iter()
                 .enumerate()
                 .map(|(i, k)| format!("{src}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
@@ -277,13 +302,14 @@ struct Ctx<'a> {
     names: Names,
     /// Every stored (non-generated) column, copied by the server.
     all_columns: Vec<String>,
-    /// Job columns: (name, binary target).
-    job_columns: Vec<(String, bool)>,
+    /// Job columns, in the plan's order.
+    job_columns: Vec<JobColumn>,
     /// Key columns' definitions, for the staging table.
     key_types: Vec<String>,
     /// Each job column's charset in the shadow (`None`: binary), for the check pass.
     target_charsets: Vec<Option<String>>,
-    priors: BTreeMap<String, ColumnPrior>,
+    /// Decides values (shared with the read-ahead's blocking thread).
+    decider: Arc<Decider>,
 }
 
 impl Ctx<'_> {
@@ -586,18 +612,56 @@ async fn context<'a>(
                 .and_then(|s| s.2.clone())
         })
         .collect();
-    Ok(Ctx {
-        plan,
-        job_columns: plan
+    let priors = inplace::parse_priors(&state.priors);
+    let mut probed: HashMap<&'static str, Option<ServerCodec>> = HashMap::new();
+    let mut job_columns = Vec::new();
+    for (c, cs) in plan.columns.iter().zip(&target_charsets) {
+        let label = match &c.source {
+            Source::Fixed(l) => Some(*l),
+            Source::Auto => priors.get(&c.name).and_then(|p| {
+                p.ranked()
+                    .into_iter()
+                    .find(|l| servercodec::charset_of(*l).is_some())
+            }),
+        };
+        let server = match label.filter(|_| cs.is_some()) {
+            Some(l) => {
+                let charset = servercodec::charset_of(l).unwrap_or_default();
+                if !probed.contains_key(charset) {
+                    probed.insert(charset, servercodec::probe(conn, l).await?);
+                }
+                probed[charset].clone().filter(|sc| sc.label == l)
+            }
+            None => None,
+        };
+        job_columns.push(JobColumn {
+            name: c.name.clone(),
+            binary: cs.is_none(),
+            server,
+        });
+    }
+    let decider = Arc::new(Decider {
+        columns: plan
             .columns
             .iter()
-            .zip(&target_charsets)
-            .map(|(c, cs): (_, &Option<String>)| (c.name.clone(), cs.is_none()))
+            .zip(&job_columns)
+            .map(|(c, jc)| {
+                (
+                    c.source.clone(),
+                    priors.get(&c.name).cloned(),
+                    jc.server.clone(),
+                )
+            })
             .collect(),
+        threshold: plan.threshold,
+    });
+    Ok(Ctx {
+        plan,
+        job_columns,
         all_columns: cols.into_iter().map(|c| c.0).collect(),
         key_types,
         target_charsets,
-        priors: inplace::parse_priors(&state.priors),
+        decider,
         names,
     })
 }
@@ -781,38 +845,71 @@ fn bind_key<'q>(
     q
 }
 
+/// How the copy writes one job value.
+#[derive(Clone, Debug, PartialEq)]
+enum Stage {
+    /// The column's default: the server's conversion ([`JobColumn::default_expr`]), which
+    /// gives exactly our decision.
+    Server,
+    /// These bytes, staged.
+    Value(Vec<u8>),
+    /// The server's conversion from the declared charset (the latin1 reading: kept, reversible).
+    Declared,
+}
+
 /// What one stored value becomes in the shadow.
 #[derive(Clone)]
 struct Recoded {
-    /// Bytes to stage; `None` lets the server convert it (ASCII, undecidable).
-    value: Option<Vec<u8>>,
+    /// How it is written.
+    stage: Stage,
     /// Whether the value was recoded (not just kept).
     recoded: bool,
     /// Why and the runner-up, when undecidable (it is quarantined).
     undecidable: Option<(String, Option<String>)>,
 }
 
-/// Decides what one stored value of job column `ci` becomes in the shadow.
-fn recoded_value(ctx: &Ctx<'_>, ci: usize, stored: &[u8]) -> Recoded {
-    let r = |value, recoded, undecidable| Recoded {
-        value,
-        recoded,
-        undecidable,
-    };
-    let col = &ctx.plan.columns[ci];
-    match recode::decide(
-        &col.source,
-        ctx.priors.get(&col.name),
-        ctx.plan.threshold,
-        stored,
-    ) {
-        Action::Rewrite { new, .. } => r(Some(new), true, None),
-        // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
-        Action::Keep if !stored.is_ascii() && std::str::from_utf8(stored).is_ok() => {
-            r(Some(stored.to_vec()), false, None)
+/// Decides job values: owned, so the read-ahead can run it on a blocking thread while the
+/// async side waits on the server.
+struct Decider {
+    /// Per job column: its source, its prior (fixed at job start), its server codec.
+    columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
+    threshold: f32,
+}
+
+impl Decider {
+    /// Decides what one stored value of job column `ci` becomes in the shadow.
+    fn decide(&self, ci: usize, stored: &[u8]) -> Recoded {
+        let (source, prior, server) = &self.columns[ci];
+        let r = |stage, recoded, undecidable| Recoded {
+            stage,
+            recoded,
+            undecidable,
+        };
+        // The server's conversion serves a value only where it is ours, byte for byte.
+        let by_server = |label: Option<Label>| {
+            server
+                .as_ref()
+                .is_some_and(|sc| label.is_none_or(|l| l == sc.label) && sc.reproduces(stored))
+        };
+        // Without a server codec the default already is the declared conversion.
+        let declared = if server.is_some() {
+            Stage::Declared
+        } else {
+            Stage::Server
+        };
+        match recode::decide(source, prior.as_ref(), self.threshold, stored) {
+            Action::Rewrite { label, .. } if by_server(Some(label)) => r(Stage::Server, true, None),
+            Action::Rewrite { new, .. } => r(Stage::Value(new), true, None),
+            Action::Keep if stored.is_ascii() && by_server(None) => r(Stage::Server, false, None),
+            // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
+            Action::Keep if !stored.is_ascii() && std::str::from_utf8(stored).is_ok() => {
+                r(Stage::Value(stored.to_vec()), false, None)
+            }
+            Action::Keep => r(declared, false, None),
+            Action::Quarantine { reason, runner_up } => {
+                r(declared, false, Some((reason, runner_up)))
+            }
         }
-        Action::Keep => r(None, false, None),
-        Action::Quarantine { reason, runner_up } => r(None, false, Some((reason, runner_up))),
     }
 }
 
@@ -840,73 +937,88 @@ async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = decide_rows(ctx, rows, None)?;
+    let decided = gather(ctx, decide_rows(ctx, rows)?);
     let changed = decided.changed;
     let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
     Ok((changed, quarantined))
 }
 
-/// Decisions made ahead of a batch, by packed key: per job column, the stored bytes decided
-/// on and the decision (reused when the locked read finds the same bytes).
-type Ahead = HashMap<Vec<u8>, Vec<Option<(Vec<u8>, Recoded)>>>;
+/// Per job column of one row: the stored bytes and what they become (`None`: NULL).
+type Decisions = Vec<Option<(Vec<u8>, Recoded)>>;
 
-/// A batch's decisions: what to stage per key, how many values were recoded, what to quarantine.
+/// Decisions made ahead of a batch, by packed key (reused when the locked read finds the
+/// same bytes: the same MD5).
+type Ahead = HashMap<Vec<u8>, Decisions>;
+
+/// A batch's decisions: what to stage per key (value and flag per job column), how many
+/// values were recoded, what to quarantine.
 struct Decided {
-    staged: Vec<(Vec<Vec<u8>>, Cells)>,
+    staged: Vec<(Vec<Vec<u8>>, Vec<(Option<Vec<u8>>, i8)>)>,
     changed: u64,
     quarantine: Vec<Quarantined>,
 }
 
-/// Decides every job value of `rows` (read as `key…, job columns…`), reusing `ahead`'s
-/// decision wherever it was made on the same bytes.
-fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow], ahead: Option<&Ahead>) -> Result<Decided> {
-    let b = ctx.plan;
-    let nk = b.key.len();
-    let nc = b.columns.len();
-    let (mut changed, mut quarantine) = (0u64, Vec::new());
-    let mut staged: Vec<(Vec<Vec<u8>>, Cells)> = Vec::new();
-    for row in rows {
-        let key = read_key(row, nk)?;
-        let early = ahead.and_then(|a| a.get(&keycodec::pack(&key)));
-        let mut values = vec![None; nc];
-        for (ci, slot) in values.iter_mut().enumerate() {
-            let Some(stored) = row.try_get::<Option<Vec<u8>>, _>(nk + ci)? else {
+/// Decides every job value of `rows` (read as `key…, job columns…`).
+fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Vec<Vec<u8>>, Decisions)>> {
+    let nk = ctx.plan.key.len();
+    let nc = ctx.plan.columns.len();
+    rows.iter()
+        .map(|row| {
+            let key = read_key(row, nk)?;
+            let cells = (0..nc)
+                .map(|ci| {
+                    Ok(row.try_get::<Option<Vec<u8>>, _>(nk + ci)?.map(|stored| {
+                        let r = ctx.decider.decide(ci, &stored);
+                        (stored, r)
+                    }))
+                })
+                .collect::<Result<Decisions>>()?;
+            Ok((key, cells))
+        })
+        .collect()
+}
+
+/// Turns decided rows into what to stage and quarantine: rows the server copies alone
+/// (every value its default) are not staged at all.
+fn gather(ctx: &Ctx<'_>, rows: Vec<(Vec<Vec<u8>>, Decisions)>) -> Decided {
+    let mut d = Decided {
+        staged: Vec::new(),
+        changed: 0,
+        quarantine: Vec::new(),
+    };
+    for (key, cells) in rows {
+        let mut values = Vec::with_capacity(cells.len());
+        for (ci, cell) in cells.into_iter().enumerate() {
+            let Some((stored, r)) = cell else {
+                values.push((None, 0));
                 continue;
             };
-            let reuse = early
-                .and_then(|e| e[ci].as_ref())
-                .filter(|(bytes, _)| *bytes == stored)
-                .map(|(_, r)| r.clone());
-            let Recoded {
-                value,
-                recoded,
-                undecidable,
-            } = reuse.unwrap_or_else(|| recoded_value(ctx, ci, &stored));
-            changed += recoded as u64;
-            if let Some((reason, runner_up)) = undecidable {
-                quarantine.push(Quarantined {
-                    col: b.columns[ci].name.clone(),
+            d.changed += r.recoded as u64;
+            if let Some((reason, runner_up)) = r.undecidable {
+                d.quarantine.push(Quarantined {
+                    col: ctx.plan.columns[ci].name.clone(),
                     key: keycodec::pack(&key),
                     value: stored,
                     reason,
                     runner_up,
                 });
             }
-            *slot = value;
+            values.push(match r.stage {
+                Stage::Server => (None, 0),
+                Stage::Value(v) => (Some(v), STAGED_VALUE),
+                Stage::Declared => (None, STAGED_DECLARED),
+            });
         }
-        if values.iter().any(Option::is_some) {
-            staged.push((key, values));
+        if values.iter().any(|(_, flag)| *flag != 0) {
+            d.staged.push((key, values));
         }
     }
-    Ok(Decided {
-        staged,
-        changed,
-        quarantine,
-    })
+    d
 }
 
-/// Reads the `size` rows after `after` without locks and decides their values, so the
-/// next batch finds its decisions made (this runs while the current batch is written).
+/// Reads the `size` rows after `after` without locks and decides their values on a
+/// blocking thread, so the next batch finds its decisions made (this runs while the
+/// current batch is written).
 async fn read_ahead(
     reader: &mut MySqlConnection,
     ctx: &Ctx<'_>,
@@ -918,18 +1030,36 @@ async fn read_ahead(
         .await
         .context("reading the next batch ahead")?;
     let nk = b.key.len();
-    let mut out = Ahead::with_capacity(rows.len());
+    let nc = b.columns.len();
+    let mut stored = Vec::with_capacity(rows.len());
     for row in &rows {
-        let mut cols = Vec::with_capacity(b.columns.len());
-        for ci in 0..b.columns.len() {
-            cols.push(row.try_get::<Option<Vec<u8>>, _>(nk + ci)?.map(|stored| {
-                let r = recoded_value(ctx, ci, &stored);
-                (stored, r)
-            }));
-        }
-        out.insert(keycodec::pack(&read_key(row, nk)?), cols);
+        let cells = (nk..nk + nc)
+            .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        stored.push((keycodec::pack(&read_key(row, nk)?), cells));
     }
-    Ok(out)
+    drop(rows);
+    let decider = Arc::clone(&ctx.decider);
+    tokio::task::spawn_blocking(move || {
+        stored
+            .into_iter()
+            .map(|(key, cells)| {
+                let decided = cells
+                    .into_iter()
+                    .enumerate()
+                    .map(|(ci, v)| {
+                        v.map(|v| {
+                            let r = decider.decide(ci, &v);
+                            (v, r)
+                        })
+                    })
+                    .collect();
+                (key, decided)
+            })
+            .collect()
+    })
+    .await
+    .context("deciding the next batch ahead")
 }
 
 /// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
@@ -967,8 +1097,8 @@ async fn write_rows(
             for k in key {
                 q = q.bind(k.clone());
             }
-            for v in values {
-                q = q.bind(v.clone()).bind(v.is_some() as i8);
+            for (v, flag) in values {
+                q = q.bind(v.clone()).bind(*flag);
             }
         }
         q.execute(&mut *conn)
@@ -980,10 +1110,8 @@ async fn write_rows(
         &b.table,
         &ctx.names.shadow,
         &ctx.all_columns,
-        (!staged.is_empty()).then_some(&Staging {
-            key: &b.key,
-            columns: &ctx.job_columns,
-        }),
+        &ctx.job_columns,
+        (!staged.is_empty()).then_some(b.key.as_slice()),
         cond,
     );
     // Whatever the shadow holds for these keys goes first (a replay may have copied a row
@@ -1017,6 +1145,85 @@ async fn write_rows(
     inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await
 }
 
+/// MD5 of a value, as the server's `UNHEX(MD5(…))` gives it (`None` for NULL).
+fn md5_of(v: Option<&[u8]>) -> Option<Vec<u8>> {
+    v.map(|v| Md5::digest(v).to_vec())
+}
+
+/// The next batch after `last`, read with shared row locks and decided: where `ahead` decided
+/// a row on the very bytes now locked (same MD5 per job column), only the key and the
+/// digests travel and its decisions are reused; other rows are read whole and decided here.
+async fn locked_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    last: Option<&[Vec<u8>]>,
+    size: usize,
+    ahead: Option<Ahead>,
+) -> Result<Locked> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let Some(mut early) = ahead else {
+        let rows = inplace::read_batch(conn, b, &ctx.job_names(), last, size, true).await?;
+        return Ok(Locked {
+            count: rows.len(),
+            upper: rows.last().map(|r| read_key(r, nk)).transpose()?,
+            rows: decide_rows(ctx, &rows)?,
+        });
+    };
+    let digests: Vec<String> = b
+        .columns
+        .iter()
+        .map(|c| format!("UNHEX(MD5({}))", keyset::raw(&c.name)))
+        .collect();
+    let locked = inplace::read_batch_of(conn, b, &digests, last, size, true).await?;
+    let mut out = Vec::with_capacity(locked.len());
+    let mut refetch: Vec<Vec<Vec<u8>>> = Vec::new();
+    for r in &locked {
+        let key = read_key(r, nk)?;
+        let sums = (nk..nk + b.columns.len())
+            .map(|i| r.try_get::<Option<Vec<u8>>, _>(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        match early.remove(&keycodec::pack(&key)) {
+            Some(cells)
+                if cells
+                    .iter()
+                    .zip(&sums)
+                    .all(|(c, s)| md5_of(c.as_ref().map(|(v, _)| v.as_slice())) == *s) =>
+            {
+                out.push((key, cells))
+            }
+            _ => refetch.push(key),
+        }
+    }
+    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
+    for chunk in refetch.chunks(REPLAY_CHUNK) {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE {} LOCK IN SHARE MODE",
+            cols.join(", "),
+            ctx.t(&b.table),
+            any_of(&b.key, chunk.len())
+        );
+        let rows = bind_all(sqlx::query(&sql), &chunk.concat())
+            .fetch_all(&mut *conn)
+            .await
+            .context("re-reading rows changed since they were read ahead")?;
+        out.extend(decide_rows(ctx, &rows)?);
+    }
+    Ok(Locked {
+        count: locked.len(),
+        upper: locked.last().map(|r| read_key(r, nk)).transpose()?,
+        rows: out,
+    })
+}
+
+/// A locked batch: how many rows, the last key in key order, the decided rows.
+struct Locked {
+    count: usize,
+    upper: Option<Vec<Vec<u8>>>,
+    rows: Vec<(Vec<Vec<u8>>, Decisions)>,
+}
+
 /// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile,
 /// on `reader`, the batch after it is read and decided ahead (`ahead` carries it over).
 async fn copy_batch(
@@ -1031,10 +1238,9 @@ async fn copy_batch(
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
-    let rows =
-        inplace::read_batch(&mut tx, b, &ctx.job_names(), last.as_deref(), size, true).await?;
+    let Locked { count, upper, rows } =
+        locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take()).await?;
     let mut next = state.clone();
-    let upper = rows.last().map(|r| read_key(r, b.key.len())).transpose()?;
     let write = async {
         if let Some(upper) = &upper {
             let (to_cond, to_binds) = at_most(&b.key);
@@ -1050,13 +1256,13 @@ async fn copy_batch(
                 binds.extend(after.iter().map(|&i| last[i].clone()));
             }
             binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
-            let decided = decide_rows(ctx, &rows, ahead.as_ref())?;
+            let decided = gather(ctx, rows);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
             next.last_key = Some(keycodec::pack(upper));
-            next.rows_read += rows.len() as u64;
+            next.rows_read += count as u64;
         }
-        if rows.len() < size {
+        if count < size {
             next.phase = PHASE_CHECKING.into();
             next.last_key = None;
         }
@@ -1066,9 +1272,7 @@ async fn copy_batch(
     };
     let read_next = async {
         match &upper {
-            Some(upper) if rows.len() == size => {
-                read_ahead(reader, ctx, upper, size).await.map(Some)
-            }
+            Some(upper) if count == size => read_ahead(reader, ctx, upper, size).await.map(Some),
             _ => Ok(None),
         }
     };
@@ -1092,148 +1296,172 @@ struct Compared {
 
 /// Compares up to `size` rows of `src` after `last` with the same key range of `dst`: every
 /// other column equal, every job column the server's own conversion or a lossless reading of
-/// the source bytes (a label's round trip gives them back exactly); the last batch (fewer rows) also covers everything after in
-/// `dst`. `lock` takes shared row locks on the source rows (the check before the cut-over).
+/// the source bytes (a label's round trip gives them back exactly); the last batch (fewer
+/// rows) also covers everything after in `dst`. The server compares: only rows that are not
+/// the column's default conversion ([`JobColumn`]) travel, and are judged here. No locks:
+/// within the caller's transaction both tables are one consistent snapshot, and anything
+/// written after it is in the change log anyway.
 async fn compare_batch(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     (src, dst): (&str, &str),
     last: Option<&[Vec<u8>]>,
     size: usize,
-    lock: bool,
 ) -> Result<Compared> {
     let b = ctx.plan;
+    let schema = b.schema.as_str();
     let nk = b.key.len();
     let nc = b.columns.len();
-    let others: Vec<String> = ctx
+    let (after, after_binds) = keyset::after(&b.key);
+    // The batch's upper bound: the key `size` rows on (none: this is the last batch).
+    let (sql, _) =
+        keyset::select_key_at_offset(schema, src, &b.key, last.is_some(), size as u64 - 1);
+    let mut q = sqlx::query(&sql);
+    if let Some(last) = last {
+        q = bind_key(q, last, &after_binds);
+    }
+    let upper = q
+        .fetch_optional(&mut *conn)
+        .await
+        .with_context(|| format!("finding the next batch of {src} to compare"))?
+        .map(|r| read_key(&r, nk))
+        .transpose()?;
+    let (to_cond, to_binds) = at_most(&b.key);
+    let mut range = Vec::new();
+    let mut binds: Vec<Vec<u8>> = Vec::new();
+    if let Some(last) = last {
+        range.push(after.clone());
+        binds.extend(after_binds.iter().map(|&i| last[i].clone()));
+    }
+    if let Some(upper) = &upper {
+        range.push(to_cond);
+        binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+    }
+    let range = if range.is_empty() {
+        "1 = 1".to_string()
+    } else {
+        range.join(" AND ")
+    };
+    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(src));
+    let rows: i64 = bind_all(sqlx::query(&count_sql), &binds)
+        .fetch_one(&mut *conn)
+        .await
+        .with_context(|| format!("counting a batch of {src} to compare"))?
+        .try_get(0)?;
+    let on: Vec<String> = b
+        .key
+        .iter()
+        .map(|k| format!("a.{0} = s.{0}", quote::ident(&k.name)))
+        .collect();
+    let bin = |row: &str, c: &str| format!("CAST({row}.{} AS BINARY)", quote::ident(c));
+    let mut differs: Vec<String> = ctx
         .all_columns
         .iter()
         .filter(|c| {
-            !b.key.iter().any(|k| &k.name == *c) && !b.columns.iter().any(|j| &j.name == *c)
+            !b.key.iter().any(|k| &k.name == *c) && !ctx.job_columns.iter().any(|j| &j.name == *c)
         })
-        .map(|c| format!("IFNULL(HEX(CAST({} AS BINARY)), 'N')", quote::ident(c)))
+        .map(|c| format!("NOT ({} <=> {})", bin("a", c), bin("s", c)))
         .collect();
-    let digest = if others.is_empty() {
-        "''".to_string()
+    let others_same = if differs.is_empty() {
+        "1".to_string()
     } else {
-        format!("MD5(CONCAT_WS('|', {}))", others.join(", "))
+        format!("NOT ({})", differs.join(" OR "))
     };
-    let key_raw: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
-    let job_raw: Vec<String> = b.columns.iter().map(|c| keyset::raw(&c.name)).collect();
-    // What the server's own conversion gives, for values the copy leaves to it.
-    let converted: Vec<String> = b
-        .columns
+    // What the server's own conversion from the declared charset gives.
+    let declared: Vec<String> = ctx
+        .job_columns
         .iter()
         .zip(&ctx.target_charsets)
-        .map(|(c, cs)| match cs {
+        .map(|(jc, cs)| match cs {
             Some(cs) => format!(
-                "CAST(CONVERT({} USING {}) AS BINARY)",
-                quote::ident(&c.name),
+                "CAST(CONVERT(a.{} USING {}) AS BINARY)",
+                quote::ident(&jc.name),
                 quote::ident(cs)
             ),
-            None => keyset::raw(&c.name),
+            None => bin("a", &jc.name),
         })
         .collect();
-    let order: Vec<String> = b.key.iter().map(|k| quote::ident(&k.name)).collect();
-    let (after, after_binds) = keyset::after(&b.key);
-    let from = if last.is_some() {
-        after.as_str()
-    } else {
-        "1 = 1"
-    };
-    let sql = format!(
-        "SELECT {}, {}, {}, {digest} FROM {} WHERE {from} ORDER BY {} LIMIT {size}{}",
-        key_raw.join(", "),
-        job_raw.join(", "),
-        converted.join(", "),
-        ctx.t(src),
-        order.join(", "),
-        if lock { " LOCK IN SHARE MODE" } else { "" }
-    );
-    let mut q = sqlx::query(&sql);
-    if let Some(last) = last {
-        q = bind_key(q, last, &after_binds);
-    }
-    let rows = q
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("reading a batch of {src} to compare"))?;
-    let upper = if rows.len() == size {
-        rows.last().map(|r| read_key(r, nk)).transpose()?
-    } else {
-        None
-    };
-    let (to_cond, to_binds) = at_most(&b.key);
-    let sql = format!(
-        "SELECT {}, {}, {digest} FROM {} WHERE {from}{}",
-        key_raw.join(", "),
-        job_raw.join(", "),
-        ctx.t(dst),
-        if upper.is_some() {
-            format!(" AND {to_cond}")
-        } else {
-            String::new()
-        }
-    );
-    let mut q = sqlx::query(&sql);
-    if let Some(last) = last {
-        q = bind_key(q, last, &after_binds);
-    }
-    if let Some(upper) = &upper {
-        q = bind_key(q, upper, &to_binds);
-    }
-    let dst_rows = q
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("reading {dst} to compare"))?;
-    let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
-    let mut copied: BTreeMap<Vec<u8>, (Cells, Option<Vec<u8>>)> = BTreeMap::new();
-    for r in &dst_rows {
-        let values = (nk..nk + nc)
-            .map(|i| cell(r, i))
-            .collect::<Result<_, _>>()?;
-        copied.insert(
-            keycodec::pack(&read_key(r, nk)?),
-            (values, cell(r, nk + nc)?),
-        );
-    }
-    let mut differ = Vec::new();
-    let mut same_rows = 0;
-    for r in &rows {
-        let packed = keycodec::pack(&read_key(r, nk)?);
-        let digest = cell(r, nk + 2 * nc)?;
-        let same = match copied.remove(&packed) {
-            Some((got, d)) if d == digest => {
-                let mut all = true;
-                for (ci, got) in got.iter().enumerate() {
-                    all &= match (cell(r, nk + ci)?, got) {
-                        (None, None) => true,
-                        (Some(stored), Some(got)) => {
-                            cell(r, nk + nc + ci)?.as_deref() == Some(got.as_slice())
-                                || std::str::from_utf8(got)
-                                    .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
-                        }
-                        _ => false,
-                    };
-                }
-                all
-            }
-            _ => false,
+    for ((jc, cs), declared) in ctx
+        .job_columns
+        .iter()
+        .zip(&ctx.target_charsets)
+        .zip(&declared)
+    {
+        let expected = match (cs, &jc.server) {
+            (Some(cs), Some(_)) => format!(
+                "CAST(CONVERT({} USING {}) AS BINARY)",
+                jc.default_expr("a"),
+                quote::ident(cs)
+            ),
+            _ => declared.clone(),
         };
-        if same {
-            same_rows += 1;
-        } else {
-            differ.push(packed);
+        differs.push(format!("NOT ({expected} <=> {})", bin("s", &jc.name)));
+    }
+    let first_key = quote::ident(&b.key[0].name);
+    let mut cols: Vec<String> = b.key.iter().map(|k| bin("a", &k.name)).collect();
+    cols.extend(ctx.job_columns.iter().map(|jc| bin("a", &jc.name)));
+    cols.extend(ctx.job_columns.iter().map(|jc| bin("s", &jc.name)));
+    cols.extend(declared);
+    cols.push(format!("s.{first_key} IS NULL"));
+    cols.push(others_same);
+    let sql = format!(
+        "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS a LEFT JOIN {} AS s ON {} \
+         WHERE s.{first_key} IS NULL OR {}",
+        cols.join(", "),
+        ctx.t(src),
+        ctx.t(dst),
+        on.join(" AND "),
+        differs.join(" OR ")
+    );
+    let suspects = bind_all(sqlx::query(&sql), &binds)
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("comparing a batch of {src} with {dst}"))?;
+    let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
+    let mut differ = Vec::new();
+    for r in &suspects {
+        let missing: bool = r.try_get(nk + 3 * nc)?;
+        let others: bool = r.try_get(nk + 3 * nc + 1)?;
+        let mut same = !missing && others;
+        for ci in 0..nc {
+            if !same {
+                break;
+            }
+            same = match (cell(r, nk + ci)?, cell(r, nk + nc + ci)?) {
+                (None, None) => true,
+                (Some(stored), Some(got)) => {
+                    cell(r, nk + 2 * nc + ci)?.as_deref() == Some(got.as_slice())
+                        || std::str::from_utf8(&got)
+                            .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
+                }
+                _ => false,
+            };
+        }
+        if !same {
+            differ.push(keycodec::pack(&read_key(r, nk)?));
         }
     }
-    differ.extend(copied.into_keys());
-    let upper = match upper {
-        Some(u) => Some(u),
-        None => rows.last().map(|r| read_key(r, nk)).transpose()?,
-    };
+    let from_src = differ.len();
+    // Rows only the copy has.
+    let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
+    let sql = format!(
+        "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
+         (SELECT 1 FROM {} AS a WHERE {})",
+        keys.join(", "),
+        ctx.t(dst),
+        ctx.t(src),
+        on.join(" AND ")
+    );
+    for r in bind_all(sqlx::query(&sql), &binds)
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("looking for rows only {dst} has"))?
+    {
+        differ.push(keycodec::pack(&read_key(&r, nk)?));
+    }
     Ok(Compared {
-        rows: rows.len(),
-        same: same_rows,
+        rows: rows as usize,
+        same: rows as usize - from_src,
         upper,
         differ,
     })
@@ -1257,7 +1485,6 @@ async fn check_batch(
         (&b.table, &ctx.names.shadow),
         last.as_deref(),
         size,
-        true,
     )
     .await?;
     for chunk in c.differ.chunks(500) {
@@ -1327,15 +1554,7 @@ pub async fn verify_table(
     let mut found = CopyFindings::default();
     let mut last: Option<Vec<Vec<u8>>> = None;
     loop {
-        let c = compare_batch(
-            conn,
-            &ctx,
-            (&old, &plan.table),
-            last.as_deref(),
-            5000,
-            false,
-        )
-        .await?;
+        let c = compare_batch(conn, &ctx, (&old, &plan.table), last.as_deref(), 5000).await?;
         found.equal += c.same as u64;
         found.differ.extend(c.differ.iter().map(|k| {
             keycodec::unpack(k)
@@ -1809,29 +2028,45 @@ mod tests {
 
     #[test]
     fn replace_select_takes_staged_values_over_the_servers_conversion() {
+        let jc = |name: &str, binary, server| JobColumn {
+            name: name.into(),
+            binary,
+            server,
+        };
         assert_eq!(
-            replace_select("s", "t", "n", &["id".into(), "b".into()], None, "`id` = ?"),
+            replace_select("s", "t", "n", &["id".into(), "b".into()], &[jc("b", false, None)], None, "`id` = ?"),
             "INSERT INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
         );
+        let cp1251: String = (0..=255u8)
+            .map(|b| {
+                crate::codec::decode(crate::codec::Encoding::Windows1251, &[b])
+                    .ok()
+                    .and_then(|s| s.chars().next())
+                    .unwrap_or('?')
+            })
+            .collect();
+        let sc =
+            ServerCodec::from_server(Label::Legacy(crate::codec::Encoding::Windows1251), &cp1251);
         let key = [k("id")];
-        let jobs = [("b".to_string(), false), ("c".to_string(), true)];
-        let sql = replace_select(
-            "s",
-            "t",
-            "n",
-            &["id".into(), "b".into(), "c".into()],
-            Some(&Staging {
-                key: &key,
-                columns: &jobs,
-            }),
-            "1",
+        let jobs = [jc("b", false, sc.clone()), jc("c", true, None)];
+        let cols = ["id".into(), "b".into(), "c".into()];
+        let sql = replace_select("s", "t", "n", &cols, &jobs, Some(&key), "1");
+        assert!(
+            sql.contains(
+                "CASE x.`_myrecode_s0` WHEN 1 THEN CONVERT(x.`_myrecode_v0` USING utf8mb4) \
+             WHEN 2 THEN _myrecode_src.`b` \
+             ELSE CONVERT(CAST(_myrecode_src.`b` AS BINARY) USING `cp1251`) END"
+            ),
+            "{sql}"
         );
         assert!(sql.contains(
-            "IF(x.`_myrecode_s0` = 1, CONVERT(x.`_myrecode_v0` USING utf8mb4), _myrecode_src.`b`)"
+            "CASE x.`_myrecode_s1` WHEN 1 THEN x.`_myrecode_v1` WHEN 2 THEN _myrecode_src.`c` ELSE _myrecode_src.`c` END"
         ));
-        assert!(sql.contains("IF(x.`_myrecode_s1` = 1, x.`_myrecode_v1`, _myrecode_src.`c`)"));
         assert!(sql
             .contains("LEFT JOIN `_myrecode_stage` AS x ON _myrecode_src.`id` = x.`_myrecode_k0`"));
+        // Nothing staged: no join, the server converts every value.
+        let sql = replace_select("s", "t", "n", &cols, &jobs, None, "1");
+        assert!(sql.contains("SELECT _myrecode_src.`id`, CONVERT(CAST(_myrecode_src.`b` AS BINARY) USING `cp1251`), _myrecode_src.`c` FROM"), "{sql}");
     }
 
     #[test]

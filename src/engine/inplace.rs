@@ -157,11 +157,24 @@ pub(crate) async fn read_batch(
     size: usize,
     locking: bool,
 ) -> Result<Vec<MySqlRow>> {
-    let (sql, binds) = keyset::select_batch(
+    let exprs: Vec<String> = columns.iter().map(|c| keyset::raw(c)).collect();
+    read_batch_of(conn, plan, &exprs, after, size, locking).await
+}
+
+/// [`read_batch`] of the SQL expressions `exprs` (after the key's raw bytes) instead of columns.
+pub(crate) async fn read_batch_of(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    exprs: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    locking: bool,
+) -> Result<Vec<MySqlRow>> {
+    let (sql, binds) = keyset::select_batch_of(
         &plan.schema,
         &plan.table,
         &plan.key,
-        columns,
+        exprs,
         after.is_some(),
         size,
     );

@@ -14,4 +14,5 @@ pub mod pace;
 pub mod recode;
 pub mod retry;
 pub mod runner;
+pub mod servercodec;
 pub mod verify;
