@@ -61,12 +61,11 @@ use crate::db::quote;
 use crate::detect::{ColumnPrior, Label};
 use crate::inventory::model::Table;
 use anyhow::{anyhow, bail, Context, Result};
-use md5::{Digest, Md5};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Phase: copying rows in key order (replaying the log between batches).
@@ -513,6 +512,8 @@ pub async fn run_table(
     let mut waiting_said = false;
     let mut reader = cfg.connect_one().await?;
     let mut ahead: Option<Ahead> = None;
+    // Keys replayed since the pending read-ahead was read (see `locked_batch`).
+    let mut replayed: HashSet<Vec<u8>> = HashSet::new();
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
@@ -525,11 +526,23 @@ pub async fn run_table(
         let t0 = Instant::now();
         match state.phase.as_str() {
             PHASE_COPYING => {
-                copy_batch(conn, &mut reader, &ctx, job, size, &mut state, &mut ahead).await?;
-                replay_some(conn, &ctx, job, &mut state, 1).await?;
+                copy_batch(
+                    conn,
+                    &mut reader,
+                    &ctx,
+                    job,
+                    size,
+                    &mut state,
+                    &mut ahead,
+                    &replayed,
+                )
+                .await?;
+                replayed.clear();
+                replay_some(conn, &ctx, job, &mut state, 1, &mut replayed).await?;
             }
             PHASE_CHECKING => {
                 differed += check_batch(conn, &ctx, job, size, &mut state).await?;
+                replay_some(conn, &ctx, job, &mut state, 1, &mut HashSet::new()).await?;
                 if state.phase != PHASE_CHECKING {
                     println!(
                         "check: {}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay",
@@ -538,7 +551,7 @@ pub async fn run_table(
                 }
             }
             _ => {
-                replay_some(conn, &ctx, job, &mut state, 20).await?;
+                replay_some(conn, &ctx, job, &mut state, 20, &mut HashSet::new()).await?;
                 if log_len(conn, &ctx).await? < DRAIN_BEFORE_CUTOVER {
                     let go = !plan.manual_cutover
                         || pace::read(conn, schema, job).await? == Some(pace::Command::Cutover);
@@ -654,6 +667,7 @@ async fn context<'a>(
             })
             .collect(),
         threshold: plan.threshold,
+        seen: Mutex::new(vec![HashMap::new(); plan.columns.len()]),
     });
     Ok(Ctx {
         plan,
@@ -874,9 +888,49 @@ struct Decider {
     /// Per job column: its source, its prior (fixed at job start), its server codec.
     columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
     threshold: f32,
+    /// Per job column, decisions on short values already seen (see [`Decider::decide_all`]).
+    seen: Mutex<Vec<HashMap<Vec<u8>, Recoded>>>,
 }
 
+/// Values up to this long are remembered: names, cities, statuses repeat across rows, and a
+/// decision depends on nothing but the bytes and the column (its prior is fixed at job start).
+const REMEMBER_BYTES: usize = 96;
+/// Remembered decisions per column before the memory starts afresh.
+const REMEMBER_VALUES: usize = 50_000;
+
 impl Decider {
+    /// Decides every value of `rows` (per row, per job column; `None`: NULL), remembering
+    /// decisions on short values so a repeated value is decided once.
+    fn decide_all<K>(&self, rows: Vec<(K, Vec<Option<Vec<u8>>>)>) -> Vec<(K, Decisions)> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        rows.into_iter()
+            .map(|(key, cells)| {
+                let decided = cells
+                    .into_iter()
+                    .enumerate()
+                    .map(|(ci, v)| {
+                        v.map(|v| {
+                            if v.is_ascii() || v.len() > REMEMBER_BYTES {
+                                let r = self.decide(ci, &v);
+                                return (v, r);
+                            }
+                            if let Some(r) = seen[ci].get(&v) {
+                                return (v, r.clone());
+                            }
+                            let r = self.decide(ci, &v);
+                            if seen[ci].len() >= REMEMBER_VALUES {
+                                seen[ci].clear();
+                            }
+                            seen[ci].insert(v.clone(), r.clone());
+                            (v, r)
+                        })
+                    })
+                    .collect();
+                (key, decided)
+            })
+            .collect()
+    }
+
     /// Decides what one stored value of job column `ci` becomes in the shadow.
     fn decide(&self, ci: usize, stored: &[u8]) -> Recoded {
         let (source, prior, server) = &self.columns[ci];
@@ -946,9 +1000,12 @@ async fn copy_rows(
 /// Per job column of one row: the stored bytes and what they become (`None`: NULL).
 type Decisions = Vec<Option<(Vec<u8>, Recoded)>>;
 
-/// Decisions made ahead of a batch, by packed key (reused when the locked read finds the
-/// same bytes: the same MD5).
-type Ahead = HashMap<Vec<u8>, Decisions>;
+/// Rows read and decided ahead of their batch, in key order, and how many were asked for
+/// (fewer: the table ends there).
+struct Ahead {
+    rows: Vec<(Vec<Vec<u8>>, Decisions)>,
+    asked: usize,
+}
 
 /// A batch's decisions: what to stage per key (value and flag per job column), how many
 /// values were recoded, what to quarantine.
@@ -958,24 +1015,26 @@ struct Decided {
     quarantine: Vec<Quarantined>,
 }
 
-/// Decides every job value of `rows` (read as `key…, job columns…`).
-fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Vec<Vec<u8>>, Decisions)>> {
+/// Each row's key and stored job values, of rows read as `key…, job columns…`.
+fn stored_rows(
+    ctx: &Ctx<'_>,
+    rows: &[MySqlRow],
+) -> Result<Vec<(Vec<Vec<u8>>, Vec<Option<Vec<u8>>>)>> {
     let nk = ctx.plan.key.len();
     let nc = ctx.plan.columns.len();
     rows.iter()
         .map(|row| {
-            let key = read_key(row, nk)?;
-            let cells = (0..nc)
-                .map(|ci| {
-                    Ok(row.try_get::<Option<Vec<u8>>, _>(nk + ci)?.map(|stored| {
-                        let r = ctx.decider.decide(ci, &stored);
-                        (stored, r)
-                    }))
-                })
-                .collect::<Result<Decisions>>()?;
-            Ok((key, cells))
+            let cells = (nk..nk + nc)
+                .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((read_key(row, nk)?, cells))
         })
         .collect()
+}
+
+/// Decides every job value of `rows` (read as `key…, job columns…`).
+fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Vec<Vec<u8>>, Decisions)>> {
+    Ok(ctx.decider.decide_all(stored_rows(ctx, rows)?))
 }
 
 /// Turns decided rows into what to stage and quarantine: rows the server copies alone
@@ -1029,37 +1088,13 @@ async fn read_ahead(
     let rows = inplace::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
         .await
         .context("reading the next batch ahead")?;
-    let nk = b.key.len();
-    let nc = b.columns.len();
-    let mut stored = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let cells = (nk..nk + nc)
-            .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
-            .collect::<Result<Vec<_>, _>>()?;
-        stored.push((keycodec::pack(&read_key(row, nk)?), cells));
-    }
+    let stored = stored_rows(ctx, &rows)?;
     drop(rows);
     let decider = Arc::clone(&ctx.decider);
-    tokio::task::spawn_blocking(move || {
-        stored
-            .into_iter()
-            .map(|(key, cells)| {
-                let decided = cells
-                    .into_iter()
-                    .enumerate()
-                    .map(|(ci, v)| {
-                        v.map(|v| {
-                            let r = decider.decide(ci, &v);
-                            (v, r)
-                        })
-                    })
-                    .collect();
-                (key, decided)
-            })
-            .collect()
-    })
-    .await
-    .context("deciding the next batch ahead")
+    let rows = tokio::task::spawn_blocking(move || decider.decide_all(stored))
+        .await
+        .context("deciding the next batch ahead")?;
+    Ok(Ahead { rows, asked: size })
 }
 
 /// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
@@ -1145,81 +1180,67 @@ async fn write_rows(
     inplace::save_quarantine(conn, &b.schema, job, &b.table, &quarantine).await
 }
 
-/// MD5 of a value, as the server's `UNHEX(MD5(…))` gives it (`None` for NULL).
-fn md5_of(v: Option<&[u8]>) -> Option<Vec<u8>> {
-    v.map(|v| Md5::digest(v).to_vec())
-}
-
-/// The next batch after `last`, read with shared row locks and decided: where `ahead` decided
-/// a row on the very bytes now locked (same MD5 per job column), only the key and the
-/// digests travel and its decisions are reused; other rows are read whole and decided here.
+/// The next batch after `last`, decided. Read ahead (`ahead`), its rows are not read again:
+/// a row the application changed since then is in the change log, and its replay comes
+/// after this batch, so whatever the copy writes for it now is overwritten; only the rows
+/// whose log entries were already replayed since the read-ahead (`replayed`, packed keys)
+/// are read again here, locked, and decided afresh. Without `ahead`, the batch is read
+/// with shared row locks and decided here.
 async fn locked_batch(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     last: Option<&[Vec<u8>]>,
     size: usize,
     ahead: Option<Ahead>,
+    replayed: &HashSet<Vec<u8>>,
 ) -> Result<Locked> {
     let b = ctx.plan;
     let nk = b.key.len();
-    let Some(mut early) = ahead else {
+    let Some(early) = ahead else {
         let rows = inplace::read_batch(conn, b, &ctx.job_names(), last, size, true).await?;
         return Ok(Locked {
             count: rows.len(),
+            end: rows.len() < size,
             upper: rows.last().map(|r| read_key(r, nk)).transpose()?,
             rows: decide_rows(ctx, &rows)?,
         });
     };
-    let digests: Vec<String> = b
-        .columns
-        .iter()
-        .map(|c| format!("UNHEX(MD5({}))", keyset::raw(&c.name)))
-        .collect();
-    let locked = inplace::read_batch_of(conn, b, &digests, last, size, true).await?;
-    let mut out = Vec::with_capacity(locked.len());
-    let mut refetch: Vec<Vec<Vec<u8>>> = Vec::new();
-    for r in &locked {
-        let key = read_key(r, nk)?;
-        let sums = (nk..nk + b.columns.len())
-            .map(|i| r.try_get::<Option<Vec<u8>>, _>(i))
-            .collect::<Result<Vec<_>, _>>()?;
-        match early.remove(&keycodec::pack(&key)) {
-            Some(cells)
-                if cells
-                    .iter()
-                    .zip(&sums)
-                    .all(|(c, s)| md5_of(c.as_ref().map(|(v, _)| v.as_slice())) == *s) =>
-            {
-                out.push((key, cells))
-            }
-            _ => refetch.push(key),
-        }
-    }
+    let count = early.rows.len();
+    let end = count < early.asked;
+    let upper = early.rows.last().map(|(k, _)| k.clone());
+    let (mut out, stale): (Vec<_>, Vec<_>) = early
+        .rows
+        .into_iter()
+        .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)));
     let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
     cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
-    for chunk in refetch.chunks(REPLAY_CHUNK) {
+    for chunk in stale.chunks(REPLAY_CHUNK) {
         let sql = format!(
             "SELECT {} FROM {} WHERE {} LOCK IN SHARE MODE",
             cols.join(", "),
             ctx.t(&b.table),
             any_of(&b.key, chunk.len())
         );
-        let rows = bind_all(sqlx::query(&sql), &chunk.concat())
+        let binds: Vec<Vec<u8>> = chunk.iter().flat_map(|(k, _)| k.iter().cloned()).collect();
+        let rows = bind_all(sqlx::query(&sql), &binds)
             .fetch_all(&mut *conn)
             .await
-            .context("re-reading rows changed since they were read ahead")?;
+            .context("re-reading rows replayed since they were read ahead")?;
         out.extend(decide_rows(ctx, &rows)?);
     }
     Ok(Locked {
-        count: locked.len(),
-        upper: locked.last().map(|r| read_key(r, nk)).transpose()?,
+        count,
+        end,
+        upper,
         rows: out,
     })
 }
 
-/// A locked batch: how many rows, the last key in key order, the decided rows.
+/// A locked batch: how many rows, whether the table ends with them, the last key in key
+/// order, the decided rows.
 struct Locked {
     count: usize,
+    end: bool,
     upper: Option<Vec<Vec<u8>>>,
     rows: Vec<(Vec<Vec<u8>>, Decisions)>,
 }
@@ -1234,12 +1255,17 @@ async fn copy_batch(
     size: usize,
     state: &mut State,
     ahead: &mut Option<Ahead>,
+    replayed: &HashSet<Vec<u8>>,
 ) -> Result<()> {
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
-    let Locked { count, upper, rows } =
-        locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take()).await?;
+    let Locked {
+        count,
+        end,
+        upper,
+        rows,
+    } = locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take(), replayed).await?;
     let mut next = state.clone();
     let write = async {
         if let Some(upper) = &upper {
@@ -1262,7 +1288,7 @@ async fn copy_batch(
             next.last_key = Some(keycodec::pack(upper));
             next.rows_read += count as u64;
         }
-        if count < size {
+        if end {
             next.phase = PHASE_CHECKING.into();
             next.last_key = None;
         }
@@ -1272,7 +1298,7 @@ async fn copy_batch(
     };
     let read_next = async {
         match &upper {
-            Some(upper) if count == size => read_ahead(reader, ctx, upper, size).await.map(Some),
+            Some(upper) if !end => read_ahead(reader, ctx, upper, size).await.map(Some),
             _ => Ok(None),
         }
     };
@@ -1419,10 +1445,12 @@ async fn compare_batch(
         .with_context(|| format!("comparing a batch of {src} with {dst}"))?;
     let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
     let mut differ = Vec::new();
+    let mut missing = 0i64;
     for r in &suspects {
-        let missing: bool = r.try_get(nk + 3 * nc)?;
+        let gone: bool = r.try_get(nk + 3 * nc)?;
+        missing += gone as i64;
         let others: bool = r.try_get(nk + 3 * nc + 1)?;
-        let mut same = !missing && others;
+        let mut same = !gone && others;
         for ci in 0..nc {
             if !same {
                 break;
@@ -1442,7 +1470,21 @@ async fn compare_batch(
         }
     }
     let from_src = differ.len();
-    // Rows only the copy has.
+    // Rows only the copy has: looked for only when the counts say there are some.
+    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(dst));
+    let copied: i64 = bind_all(sqlx::query(&count_sql), &binds)
+        .fetch_one(&mut *conn)
+        .await
+        .with_context(|| format!("counting a batch of {dst} to compare"))?
+        .try_get(0)?;
+    if copied == rows - missing {
+        return Ok(Compared {
+            rows: rows as usize,
+            same: rows as usize - from_src,
+            upper,
+            differ,
+        });
+    }
     let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
     let sql = format!(
         "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
@@ -1577,6 +1619,7 @@ async fn replay_chunk(
     ctx: &Ctx<'_>,
     job: &str,
     state: &mut State,
+    replayed: &mut HashSet<Vec<u8>>,
 ) -> Result<usize> {
     let b = ctx.plan;
     let log = ctx.t(&ctx.names.log);
@@ -1629,6 +1672,7 @@ async fn replay_chunk(
     .await
     .context("removing replayed rows from the change log")?;
     checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
+    replayed.extend(seen);
     Ok(rows.len())
 }
 
@@ -1639,12 +1683,13 @@ async fn replay_some(
     job: &str,
     state: &mut State,
     chunks: usize,
+    replayed: &mut HashSet<Vec<u8>>,
 ) -> Result<usize> {
     let mut done = 0;
     for _ in 0..chunks {
         let mut next = state.clone();
         let mut tx = conn.begin().await?;
-        let n = replay_chunk(&mut tx, ctx, job, &mut next).await?;
+        let n = replay_chunk(&mut tx, ctx, job, &mut next, replayed).await?;
         tx.commit().await.context("committing a replay")?;
         if n > 0 {
             clear_stage(conn).await?;
@@ -1713,7 +1758,7 @@ async fn cut_over(
                     // The rename did happen (its reply was lost): the swap is done.
                     return Ok(Duration::ZERO);
                 }
-                replay_some(conn, ctx, job, state, 50).await?;
+                replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
             }
             Err(e) => {
                 return Err(e.context(format!(
@@ -1788,7 +1833,7 @@ async fn try_cut_over(
     let paused = Instant::now();
     let drained = async {
         let mut next = state.clone();
-        while replay_chunk(&mut locker, ctx, job, &mut next).await? > 0 {
+        while replay_chunk(&mut locker, ctx, job, &mut next, &mut HashSet::new()).await? > 0 {
             locker.execute("COMMIT").await?;
             clear_stage(&mut locker).await?;
         }
