@@ -799,12 +799,14 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// The myrecode job: both text columns to utf8mb4 by the copy strategy, automatic cut-over.
+/// The targets name no collation, so both tools end with the same definitions: pt-osc's
+/// `CONVERT TO CHARACTER SET utf8mb4` gives the charset's default collation too.
 fn job_yaml(schema: &str, batch_size: i64) -> String {
     format!(
         "version: 1\nschema: {schema}\ndefaults:\n  batch_size: {batch_size}\n  target_batch_time: 500ms\n  \
          pause_between_batches: 0ms\n  cutover: auto\ntables:\n  - name: posts\n    strategy: copy\n    columns:\n      \
-         - name: author\n        source: auto\n        target: VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n      \
-         - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n"
+         - name: author\n        source: auto\n        target: VARCHAR(64) CHARACTER SET utf8mb4\n      \
+         - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4\n"
     )
 }
 

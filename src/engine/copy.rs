@@ -514,6 +514,20 @@ pub async fn run_table(
     let mut ahead: Option<Ahead> = None;
     // Keys replayed since the pending read-ahead was read (see `locked_batch`).
     let mut replayed: HashSet<Vec<u8>> = HashSet::new();
+    let mut trailing = if state.phase == PHASE_COPYING && state.last_key.is_none() {
+        let mut conn = cfg.connect_one().await?;
+        sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .execute(&mut conn)
+            .await?;
+        Some(Trailing {
+            conn,
+            done_upto: None,
+            pending: None,
+            differed: 0,
+        })
+    } else {
+        None
+    };
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
@@ -535,8 +549,12 @@ pub async fn run_table(
                     &mut state,
                     &mut ahead,
                     &replayed,
+                    trailing.as_mut(),
                 )
                 .await?;
+                if state.phase != PHASE_COPYING {
+                    differed += trailing.take().map_or(0, |t| t.differed);
+                }
                 replayed.clear();
                 replay_some(conn, &ctx, job, &mut state, 1, &mut replayed).await?;
             }
@@ -1256,6 +1274,7 @@ async fn copy_batch(
     state: &mut State,
     ahead: &mut Option<Ahead>,
     replayed: &HashSet<Vec<u8>>,
+    mut trailing: Option<&mut Trailing>,
 ) -> Result<()> {
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
@@ -1267,6 +1286,17 @@ async fn copy_batch(
         rows,
     } = locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take(), replayed).await?;
     let mut next = state.clone();
+    // The last batch leaves the rest of the check to the check pass, from where it got to.
+    let check_from = match &trailing {
+        Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
+        _ => None,
+    };
+    let check = async {
+        match trailing.as_deref_mut() {
+            Some(t) if !end => t.check_pending(ctx).await,
+            _ => Ok(()),
+        }
+    };
     let write = async {
         if let Some(upper) = &upper {
             let (to_cond, to_binds) = at_most(&b.key);
@@ -1290,7 +1320,7 @@ async fn copy_batch(
         }
         if end {
             next.phase = PHASE_CHECKING.into();
-            next.last_key = None;
+            next.last_key = check_from;
         }
         checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
         tx.commit().await.context("committing a copy batch")?;
@@ -1302,8 +1332,14 @@ async fn copy_batch(
             _ => Ok(None),
         }
     };
-    let (written, read) = futures_util::future::join(write, read_next).await;
+    let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
     written?;
+    checked?;
+    if let (Some(t), Some(upper)) = (trailing, &upper) {
+        if !end {
+            t.pending = Some((last.clone(), upper.clone()));
+        }
+    }
     // A failed read-ahead costs only its head start: the next batch decides for itself.
     *ahead = read.ok().flatten();
     clear_stage(conn).await?;
@@ -1335,13 +1371,11 @@ async fn compare_batch(
     size: usize,
 ) -> Result<Compared> {
     let b = ctx.plan;
-    let schema = b.schema.as_str();
     let nk = b.key.len();
-    let nc = b.columns.len();
-    let (after, after_binds) = keyset::after(&b.key);
+    let (_, after_binds) = keyset::after(&b.key);
     // The batch's upper bound: the key `size` rows on (none: this is the last batch).
     let (sql, _) =
-        keyset::select_key_at_offset(schema, src, &b.key, last.is_some(), size as u64 - 1);
+        keyset::select_key_at_offset(&b.schema, src, &b.key, last.is_some(), size as u64 - 1);
     let mut q = sqlx::query(&sql);
     if let Some(last) = last {
         q = bind_key(q, last, &after_binds);
@@ -1352,6 +1386,24 @@ async fn compare_batch(
         .with_context(|| format!("finding the next batch of {src} to compare"))?
         .map(|r| read_key(&r, nk))
         .transpose()?;
+    let mut c = compare_range(conn, ctx, (src, dst), last, upper.as_deref()).await?;
+    c.upper = upper;
+    Ok(c)
+}
+
+/// Compares the rows of `src` with keys in (`lo`, `hi`] (unbounded where `None`) with the same
+/// range of `dst`, as [`compare_batch`] describes.
+async fn compare_range(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    (src, dst): (&str, &str),
+    last: Option<&[Vec<u8>]>,
+    upper: Option<&[Vec<u8>]>,
+) -> Result<Compared> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let nc = b.columns.len();
+    let (after, after_binds) = keyset::after(&b.key);
     let (to_cond, to_binds) = at_most(&b.key);
     let mut range = Vec::new();
     let mut binds: Vec<Vec<u8>> = Vec::new();
@@ -1359,7 +1411,7 @@ async fn compare_batch(
         range.push(after.clone());
         binds.extend(after_binds.iter().map(|&i| last[i].clone()));
     }
-    if let Some(upper) = &upper {
+    if let Some(upper) = upper {
         range.push(to_cond);
         binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
     }
@@ -1481,7 +1533,7 @@ async fn compare_batch(
         return Ok(Compared {
             rows: rows as usize,
             same: rows as usize - from_src,
-            upper,
+            upper: None,
             differ,
         });
     }
@@ -1504,7 +1556,7 @@ async fn compare_batch(
     Ok(Compared {
         rows: rows as usize,
         same: rows as usize - from_src,
-        upper,
+        upper: None,
         differ,
     })
 }
@@ -1529,20 +1581,7 @@ async fn check_batch(
         size,
     )
     .await?;
-    for chunk in c.differ.chunks(500) {
-        let sql = format!(
-            "INSERT INTO {} (key_bytes) VALUES {}",
-            ctx.t(&ctx.names.log),
-            vec!["(?)"; chunk.len()].join(", ")
-        );
-        let mut q = sqlx::query(&sql);
-        for k in chunk {
-            q = q.bind(k.clone());
-        }
-        q.execute(&mut *tx)
-            .await
-            .context("queueing differing rows for replay")?;
-    }
+    queue_for_replay(&mut tx, ctx, &c.differ).await?;
     let mut next = state.clone();
     if c.rows < size {
         next.phase = PHASE_REPLAYING.into();
@@ -1554,6 +1593,63 @@ async fn check_batch(
     tx.commit().await.context("committing a check batch")?;
     *state = next;
     Ok(c.differ.len() as u64)
+}
+
+/// Queues `keys` (packed) in the change log, for replay.
+async fn queue_for_replay(conn: &mut MySqlConnection, ctx: &Ctx<'_>, keys: &[Vec<u8>]) -> Result<()> {
+    for chunk in keys.chunks(500) {
+        let sql = format!(
+            "INSERT INTO {} (key_bytes) VALUES {}",
+            ctx.t(&ctx.names.log),
+            vec!["(?)"; chunk.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for k in chunk {
+            q = q.bind(k.clone());
+        }
+        q.execute(&mut *conn)
+            .await
+            .context("queueing differing rows for replay")?;
+    }
+    Ok(())
+}
+
+/// The check pass run beside the copy, one batch behind it: while batch N is copied, the
+/// rows of batch N-1 are compared on a connection of their own, so the server's second core
+/// does the comparing instead of a pass of its own afterwards. Its progress lives only in
+/// this process: a resumed copy leaves the whole check for afterwards.
+struct Trailing {
+    conn: MySqlConnection,
+    /// Every row up to this key (from the table's start) was compared.
+    done_upto: Option<Vec<Vec<u8>>>,
+    /// The last batch copied and not yet compared: (after this key, up to that key].
+    pending: Option<(Option<Vec<Vec<u8>>>, Vec<Vec<u8>>)>,
+    /// Rows that differed and were queued for replay.
+    differed: u64,
+}
+
+impl Trailing {
+    /// Compares the pending batch, if any, and queues its differences for replay.
+    async fn check_pending(&mut self, ctx: &Ctx<'_>) -> Result<()> {
+        let Some((lo, hi)) = self.pending.take() else {
+            return Ok(());
+        };
+        let b = ctx.plan;
+        let mut tx = self.conn.begin().await?;
+        let c = compare_range(
+            &mut tx,
+            ctx,
+            (&b.table, &ctx.names.shadow),
+            lo.as_deref(),
+            Some(&hi),
+        )
+        .await?;
+        queue_for_replay(&mut tx, ctx, &c.differ).await?;
+        tx.commit().await.context("committing a check batch")?;
+        self.differed += c.differ.len() as u64;
+        self.done_upto = Some(hi);
+        Ok(())
+    }
 }
 
 /// What `verify` found for a copied table: its rows against the kept original, recoded.
