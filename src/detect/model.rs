@@ -77,7 +77,7 @@ pub fn latin_index(c: char) -> Option<usize> {
         0x100..=0x17F => {
             // Latin Extended-A pairs case mostly as even/odd; the few
             // exceptions only blur two rare letters together.
-            let lower = c.to_lowercase().next().unwrap_or(c) as u32;
+            let lower = super::chars::lower(c) as u32;
             let lower = if (0x100..=0x17F).contains(&lower) {
                 lower
             } else {
@@ -95,6 +95,9 @@ pub struct Vietnamese {
     pub n: usize,
     /// Index of each lower-case letter; precomposed letters only.
     index: std::collections::HashMap<char, u8>,
+    /// The same for every character of either case below [`super::chars::TABLED`]
+    /// ([`NONE`]: not a letter of the alphabet), so the scorer does not hash per character.
+    by_char: Vec<u8>,
     /// Cost table, `n * n` bytes.
     pub table: &'static [u8],
     /// Syllables seen in the training split (lower case, NFC).
@@ -115,10 +118,16 @@ impl Vietnamese {
         if (c as u32) < 0xC0 {
             return None;
         }
+        if let Some(&i) = self.by_char.get(c as usize) {
+            return (i != NONE).then_some(i as usize);
+        }
         let lower = c.to_lowercase().next().unwrap_or(c);
         self.index.get(&lower).map(|&i| i as usize)
     }
 }
+
+/// Marks a character outside the Vietnamese alphabet in [`Vietnamese`]'s table.
+const NONE: u8 = u8::MAX;
 
 /// The Vietnamese model, parsed once.
 pub fn vietnamese() -> &'static Vietnamese {
@@ -136,9 +145,17 @@ pub fn vietnamese() -> &'static Vietnamese {
             n - 1,
             "vi-base.txt does not match vi-alphabet.txt"
         );
+        let by_char = (0..super::chars::TABLED as u32)
+            .map(|o| {
+                char::from_u32(o)
+                    .and_then(|c| index.get(&super::chars::lower(c)).copied())
+                    .unwrap_or(NONE)
+            })
+            .collect();
         Vietnamese {
             n,
             index,
+            by_char,
             table: VI,
             syllables: VI_SYLLABLES.lines().filter(|l| !l.is_empty()).collect(),
             base: VI_BASE.chars().collect(),
@@ -189,6 +206,21 @@ mod tests {
             prev = i;
         }
         cost as f32 / SCALE
+    }
+
+    #[test]
+    fn the_vietnamese_table_answers_as_the_alphabet_does() {
+        let vi = vietnamese();
+        for o in 0xC0..super::super::chars::TABLED as u32 {
+            if let Some(c) = char::from_u32(o) {
+                let lower = c.to_lowercase().next().unwrap_or(c);
+                assert_eq!(
+                    vi.index(c),
+                    vi.index.get(&lower).map(|&i| i as usize),
+                    "{o:#x}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! they carry no evidence and must not tip the balance. Case patterns, words
 //! that mix scripts, and symbols unusual in text are penalised.
 
+use super::chars;
 use super::model::{self, CYR_N, LATIN_N, SCALE};
 
 /// Baseline per transition for the Cyrillic models (nats): genuine text costs
@@ -83,45 +84,6 @@ enum Kind {
     Other,
 }
 
-/// Characters below this have their Unicode letter and upper-case properties in [`classes`].
-const CLASSED: usize = 0x2600;
-const ALPHA: u8 = 1;
-const UPPER: u8 = 2;
-
-/// `char::is_alphabetic` and `char::is_uppercase` of every character below [`CLASSED`],
-/// computed once from the standard library: the scorer asks for every character of every
-/// candidate, and the standard lookups dominated its time.
-fn classes() -> &'static [u8; CLASSED] {
-    static T: std::sync::OnceLock<[u8; CLASSED]> = std::sync::OnceLock::new();
-    T.get_or_init(|| {
-        let mut t = [0u8; CLASSED];
-        for (o, slot) in t.iter_mut().enumerate() {
-            if let Some(c) = char::from_u32(o as u32) {
-                *slot = (c.is_alphabetic() as u8 * ALPHA) | (c.is_uppercase() as u8 * UPPER);
-            }
-        }
-        t
-    })
-}
-
-/// `c.is_alphabetic()`, from the table where it can.
-#[inline]
-fn is_alphabetic(c: char) -> bool {
-    match classes().get(c as usize) {
-        Some(f) => f & ALPHA != 0,
-        None => c.is_alphabetic(),
-    }
-}
-
-/// `c.is_uppercase()`, from the table where it can.
-#[inline]
-fn is_uppercase(c: char) -> bool {
-    match classes().get(c as usize) {
-        Some(f) => f & UPPER != 0,
-        None => c.is_uppercase(),
-    }
-}
-
 #[inline]
 fn kind(c: char) -> Kind {
     let o = c as u32;
@@ -138,7 +100,7 @@ fn kind(c: char) -> Kind {
         0x400..=0x45F | 0x490 | 0x491 => Kind::Cyr,
         0xC0..=0x24F if o != 0xD7 && o != 0xF7 => Kind::LatinExt,
         0x1E00..=0x1EFF => Kind::LatinExt,
-        _ if is_alphabetic(c) => Kind::OtherLetter,
+        _ if chars::is_alphabetic(c) => Kind::OtherLetter,
         _ => Kind::Other,
     }
 }
@@ -406,7 +368,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                 out.mixed_words += 1;
             }
         }
-        let upper = is_uppercase(c);
+        let upper = chars::is_uppercase(c);
         if w.letters == 0 {
             w.first_upper = upper;
         } else if upper != w.last_upper {
@@ -472,7 +434,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                 let lower = if c.is_ascii() {
                     c.to_ascii_lowercase()
                 } else {
-                    c.to_lowercase().next().unwrap_or(c)
+                    chars::lower(c)
                 };
                 w.hash = fnv(w.hash, lower);
             }
@@ -500,16 +462,6 @@ mod tests {
 
     fn s(t: &str) -> f32 {
         score_chars(t.chars()).score
-    }
-
-    #[test]
-    fn the_class_table_agrees_with_the_standard_library() {
-        for o in 0..CLASSED as u32 + 16 {
-            if let Some(c) = char::from_u32(o) {
-                assert_eq!(is_alphabetic(c), c.is_alphabetic(), "{o:#x}");
-                assert_eq!(is_uppercase(c), c.is_uppercase(), "{o:#x}");
-            }
-        }
     }
 
     #[test]

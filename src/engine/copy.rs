@@ -5,16 +5,24 @@
 //!    targets; `<t>_myrecode_log` receives the key of every row the application changes,
 //!    written by three `AFTER` triggers on the table, created together under one brief
 //!    `LOCK TABLES … WRITE`.
-//! 2. Copy, in key order, in batches of one transaction each: the batch's keys and job
-//!    columns are read with shared row locks, recoded here with our codecs, the recoded
-//!    values staged in a session temporary table, and the whole batch written by one
-//!    `INSERT INTO new SELECT … FROM t LEFT JOIN staged` (every other column is copied by
-//!    the server, as `ALTER TABLE` would; an undecidable value keeps its latin1 reading,
-//!    reversible, and is quarantined). The checkpoint advances in the same transaction.
-//! 3. Check: a pass in key order compares every row of the table with the shadow (other
-//!    columns equal, job columns a lossless reading of the stored bytes: a label's round
-//!    trip gives them back); a difference (a write since the copy, or a miss) is queued in
-//!    the change log for replay.
+//! 2. Copy, in key order, in batches of one transaction each. Each batch is read (keys and
+//!    job columns, no locks) and decided with our detector and codecs on a blocking thread
+//!    while the batch before it is written; then one `INSERT INTO new SELECT … FROM t
+//!    LEFT JOIN staged` writes it. A value whose decision the server's own `CONVERT` from
+//!    the column's main legacy charset reproduces byte for byte (proven against this server
+//!    at job start, [`super::servercodec`]) is converted by the server, as `ALTER TABLE`
+//!    would; only the others (a KOI8-R row in a cp1251 column, UTF-8 already, ISO-8859-5,
+//!    TCVN3, an undecidable value, which keeps its reversible latin1 reading and is
+//!    quarantined) are staged in a session temporary table. A row the application changed
+//!    after it was read is in the change log and is replayed after its batch; a row whose
+//!    log entry was already replayed since is read again, locked, and decided afresh. The
+//!    checkpoint advances in the batch's transaction.
+//! 3. Check: every row of the table is compared with the shadow (other columns equal, job
+//!    columns the server's conversion or a lossless reading of the stored bytes: a label's
+//!    round trip gives them back); the server compares, and only rows that differ from the
+//!    column's default conversion travel to be judged here. It trails the copy one batch
+//!    behind on a connection of its own and finishes after it; a difference (a write since
+//!    the copy, or a miss) is queued in the change log for replay.
 //! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until
@@ -36,9 +44,10 @@
 //!    `myrecode cleanup`, and the drained log with it (cached prepared statements of the
 //!    application may still name it).
 //!
-//! Locks: copy, check and replay transactions take shared row locks on the rows they read,
-//! for one batch; the triggers add one log insert to every application write; the cut-over
-//! blocks reads and writes of the table from `LOCK TABLES` to the rename: the measured,
+//! Locks: the copy's `INSERT … SELECT` and replays take shared row locks on the rows they
+//! read, for one batch (the check reads a consistent snapshot, without locks); the
+//! triggers add one log insert to every application write; the cut-over blocks reads and
+//! writes of the table from `LOCK TABLES` to the rename: the measured,
 //! printed pause (the drain of what was logged since the last replay, then the rename),
 //! each wait bounded by `lock_wait_timeout`.
 //!
@@ -1596,7 +1605,11 @@ async fn check_batch(
 }
 
 /// Queues `keys` (packed) in the change log, for replay.
-async fn queue_for_replay(conn: &mut MySqlConnection, ctx: &Ctx<'_>, keys: &[Vec<u8>]) -> Result<()> {
+async fn queue_for_replay(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    keys: &[Vec<u8>],
+) -> Result<()> {
     for chunk in keys.chunks(500) {
         let sql = format!(
             "INSERT INTO {} (key_bytes) VALUES {}",

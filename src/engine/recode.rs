@@ -6,6 +6,7 @@
 
 use crate::codec::{self, Encoding, Tcvn3Convention};
 use crate::detect::{self, ColumnPrior, Context, Label};
+use std::sync::OnceLock;
 
 /// Where a column's source encoding comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,11 +82,40 @@ pub fn is_lossless_reading(stored: &[u8], text: &str) -> bool {
     labels.any(|l| unrepair(l, text).iter().any(|b| b == stored))
 }
 
+/// Whether a single-byte legacy encoding decodes every mapped byte to its own character,
+/// none of them ASCII: then any value it decodes at all encodes back to the same bytes, and
+/// the round trip need not be run (it is most of the time a copy spends proving).
+fn round_trips_by_construction(enc: Encoding) -> bool {
+    static T: OnceLock<Vec<(Encoding, bool)>> = OnceLock::new();
+    let all = T.get_or_init(|| {
+        Encoding::ALL
+            .iter()
+            .filter(|e| !matches!(e, Encoding::Utf8 | Encoding::Tcvn3))
+            .map(|&e| {
+                let mapped: Vec<char> = detect::tables::decode_table(e)
+                    .iter()
+                    .copied()
+                    .filter(|&c| c != detect::tables::UNMAPPED)
+                    .collect();
+                let distinct: std::collections::HashSet<char> = mapped.iter().copied().collect();
+                (
+                    e,
+                    distinct.len() == mapped.len() && mapped.iter().all(|c| !c.is_ascii()),
+                )
+            })
+            .collect()
+    });
+    all.iter().any(|&(e, ok)| e == enc && ok)
+}
+
 /// Rewrites under `label` only if the round trip gives back `stored` exactly.
 pub fn rewrite(label: Label, stored: &[u8]) -> Option<Vec<u8>> {
     let text = label.repair(stored)?;
     if text.as_bytes() == stored {
         return None;
+    }
+    if matches!(label, Label::Legacy(e) if round_trips_by_construction(e)) {
+        return Some(text.into_bytes());
     }
     unrepair(label, &text)
         .iter()
@@ -150,6 +180,29 @@ mod tests {
         assert!(is_lossless_reading(text.as_bytes(), text));
         let double = codec::decode(Encoding::Latin1, text.as_bytes()).unwrap();
         assert!(is_lossless_reading(double.as_bytes(), text), "utf-8>latin1");
+    }
+
+    #[test]
+    fn the_round_trip_shortcut_agrees_with_running_it() {
+        for e in Encoding::ALL {
+            if !round_trips_by_construction(e) {
+                continue;
+            }
+            let label = Label::Legacy(e);
+            for b in 0x80..=0xFFu8 {
+                let stored = [b'a', b, 0xE0, b' '];
+                let Some(text) = label.repair(&stored) else {
+                    continue;
+                };
+                assert_eq!(
+                    unrepair(label, &text),
+                    vec![stored.to_vec()],
+                    "{e:?} {b:#x}"
+                );
+            }
+        }
+        assert!(round_trips_by_construction(Encoding::Windows1251));
+        assert!(!round_trips_by_construction(Encoding::Tcvn3));
     }
 
     #[test]
