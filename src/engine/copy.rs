@@ -519,11 +519,7 @@ pub async fn run_table(
     let mut size = plan.batch_size.max(1);
     let mut differed = 0u64;
     let mut waiting_said = false;
-    let mut reader = cfg.connect_one().await?;
-    let mut ahead: Option<Ahead> = None;
-    // Keys replayed since the pending read-ahead was read (see `locked_batch`).
-    let mut replayed: HashSet<Vec<u8>> = HashSet::new();
-    let mut trailing = if state.phase == PHASE_COPYING && state.last_key.is_none() {
+    let trailing = if state.phase == PHASE_COPYING && state.last_key.is_none() {
         let mut conn = cfg.connect_one().await?;
         sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             .execute(&mut conn)
@@ -537,6 +533,12 @@ pub async fn run_table(
     } else {
         None
     };
+    let mut pipe = Pipeline {
+        reader: cfg.connect_one().await?,
+        ahead: None,
+        replayed: HashSet::new(),
+        trailing,
+    };
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
@@ -549,23 +551,12 @@ pub async fn run_table(
         let t0 = Instant::now();
         match state.phase.as_str() {
             PHASE_COPYING => {
-                copy_batch(
-                    conn,
-                    &mut reader,
-                    &ctx,
-                    job,
-                    size,
-                    &mut state,
-                    &mut ahead,
-                    &replayed,
-                    trailing.as_mut(),
-                )
-                .await?;
+                copy_batch(conn, &mut pipe, &ctx, job, size, &mut state).await?;
                 if state.phase != PHASE_COPYING {
-                    differed += trailing.take().map_or(0, |t| t.differed);
+                    differed += pipe.trailing.take().map_or(0, |t| t.differed);
                 }
-                replayed.clear();
-                replay_some(conn, &ctx, job, &mut state, 1, &mut replayed).await?;
+                pipe.replayed.clear();
+                replay_some(conn, &ctx, job, &mut state, 1, &mut pipe.replayed).await?;
             }
             PHASE_CHECKING => {
                 differed += check_batch(conn, &ctx, job, size, &mut state).await?;
@@ -868,7 +859,7 @@ async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
     Ok(())
 }
 
-fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
+fn read_key(row: &MySqlRow, n: usize) -> Result<Key> {
     (0..n)
         .map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column"))
         .collect()
@@ -928,7 +919,7 @@ const REMEMBER_VALUES: usize = 50_000;
 impl Decider {
     /// Decides every value of `rows` (per row, per job column; `None`: NULL), remembering
     /// decisions on short values so a repeated value is decided once.
-    fn decide_all<K>(&self, rows: Vec<(K, Vec<Option<Vec<u8>>>)>) -> Vec<(K, Decisions)> {
+    fn decide_all<K>(&self, rows: Vec<(K, Stored)>) -> Vec<(K, Decisions)> {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         rows.into_iter()
             .map(|(key, cells)| {
@@ -1027,26 +1018,32 @@ async fn copy_rows(
 /// Per job column of one row: the stored bytes and what they become (`None`: NULL).
 type Decisions = Vec<Option<(Vec<u8>, Recoded)>>;
 
+/// A row's key, one byte string per key column.
+type Key = Vec<Vec<u8>>;
+
+/// A row's stored job values (`None`: NULL).
+type Stored = Vec<Option<Vec<u8>>>;
+
+/// A row's job values as staged: the value (if any) and the staging flag.
+type StagedCells = Vec<(Option<Vec<u8>>, i8)>;
+
 /// Rows read and decided ahead of their batch, in key order, and how many were asked for
 /// (fewer: the table ends there).
 struct Ahead {
-    rows: Vec<(Vec<Vec<u8>>, Decisions)>,
+    rows: Vec<(Key, Decisions)>,
     asked: usize,
 }
 
 /// A batch's decisions: what to stage per key (value and flag per job column), how many
 /// values were recoded, what to quarantine.
 struct Decided {
-    staged: Vec<(Vec<Vec<u8>>, Vec<(Option<Vec<u8>>, i8)>)>,
+    staged: Vec<(Key, StagedCells)>,
     changed: u64,
     quarantine: Vec<Quarantined>,
 }
 
 /// Each row's key and stored job values, of rows read as `key…, job columns…`.
-fn stored_rows(
-    ctx: &Ctx<'_>,
-    rows: &[MySqlRow],
-) -> Result<Vec<(Vec<Vec<u8>>, Vec<Option<Vec<u8>>>)>> {
+fn stored_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
     let nk = ctx.plan.key.len();
     let nc = ctx.plan.columns.len();
     rows.iter()
@@ -1060,13 +1057,13 @@ fn stored_rows(
 }
 
 /// Decides every job value of `rows` (read as `key…, job columns…`).
-fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Vec<Vec<u8>>, Decisions)>> {
+fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, Decisions)>> {
     Ok(ctx.decider.decide_all(stored_rows(ctx, rows)?))
 }
 
 /// Turns decided rows into what to stage and quarantine: rows the server copies alone
 /// (every value its default) are not staged at all.
-fn gather(ctx: &Ctx<'_>, rows: Vec<(Vec<Vec<u8>>, Decisions)>) -> Decided {
+fn gather(ctx: &Ctx<'_>, rows: Vec<(Key, Decisions)>) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
         changed: 0,
@@ -1268,23 +1265,38 @@ async fn locked_batch(
 struct Locked {
     count: usize,
     end: bool,
-    upper: Option<Vec<Vec<u8>>>,
-    rows: Vec<(Vec<Vec<u8>>, Decisions)>,
+    upper: Option<Key>,
+    rows: Vec<(Key, Decisions)>,
 }
 
-/// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile,
-/// on `reader`, the batch after it is read and decided ahead (`ahead` carries it over).
+/// What the copy carries from one batch to the next, beside its checkpoint.
+struct Pipeline {
+    /// Reads and decides the batch after the one being written.
+    reader: MySqlConnection,
+    /// That batch, once read.
+    ahead: Option<Ahead>,
+    /// Packed keys replayed since it was read (see [`locked_batch`]).
+    replayed: HashSet<Vec<u8>>,
+    /// The check pass running one batch behind, when this process began the copy.
+    trailing: Option<Trailing>,
+}
+
+/// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile the
+/// batch after it is read and decided ahead, and the one before it is checked.
 async fn copy_batch(
     conn: &mut MySqlConnection,
-    reader: &mut MySqlConnection,
+    pipe: &mut Pipeline,
     ctx: &Ctx<'_>,
     job: &str,
     size: usize,
     state: &mut State,
-    ahead: &mut Option<Ahead>,
-    replayed: &HashSet<Vec<u8>>,
-    mut trailing: Option<&mut Trailing>,
 ) -> Result<()> {
+    let Pipeline {
+        reader,
+        ahead,
+        replayed,
+        trailing,
+    } = pipe;
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
@@ -1301,7 +1313,7 @@ async fn copy_batch(
         _ => None,
     };
     let check = async {
-        match trailing.as_deref_mut() {
+        match trailing.as_mut() {
             Some(t) if !end => t.check_pending(ctx).await,
             _ => Ok(()),
         }
@@ -1344,7 +1356,7 @@ async fn copy_batch(
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
     written?;
     checked?;
-    if let (Some(t), Some(upper)) = (trailing, &upper) {
+    if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
         if !end {
             t.pending = Some((last.clone(), upper.clone()));
         }
@@ -1361,7 +1373,7 @@ async fn copy_batch(
 struct Compared {
     rows: usize,
     same: usize,
-    upper: Option<Vec<Vec<u8>>>,
+    upper: Option<Key>,
     differ: Vec<Vec<u8>>,
 }
 
@@ -1634,9 +1646,9 @@ async fn queue_for_replay(
 struct Trailing {
     conn: MySqlConnection,
     /// Every row up to this key (from the table's start) was compared.
-    done_upto: Option<Vec<Vec<u8>>>,
+    done_upto: Option<Key>,
     /// The last batch copied and not yet compared: (after this key, up to that key].
-    pending: Option<(Option<Vec<Vec<u8>>>, Vec<Vec<u8>>)>,
+    pending: Option<(Option<Key>, Key)>,
     /// Rows that differed and were queued for replay.
     differed: u64,
 }
@@ -1703,7 +1715,7 @@ pub async fn verify_table(
     let old = n.old.clone();
     let ctx = context(conn, plan, n, &state).await?;
     let mut found = CopyFindings::default();
-    let mut last: Option<Vec<Vec<u8>>> = None;
+    let mut last: Option<Key> = None;
     loop {
         let c = compare_batch(conn, &ctx, (&old, &plan.table), last.as_deref(), 5000).await?;
         found.equal += c.same as u64;
@@ -1742,7 +1754,7 @@ async fn replay_chunk(
         return Ok(0);
     }
     let mut seen = HashSet::new();
-    let mut keys: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
     for r in &rows {
         let packed: Vec<u8> = r.get(1);
         if seen.insert(packed.clone()) {
