@@ -1412,8 +1412,8 @@ async fn compare_batch(
     Ok(c)
 }
 
-/// Compares the rows of `src` with keys in (`lo`, `hi`] (unbounded where `None`) with the same
-/// range of `dst`, as [`compare_batch`] describes.
+/// Compares the rows of `src` with keys after `last` up to `upper` (unbounded where `None`)
+/// with the same range of `dst`, as [`compare_batch`] describes.
 async fn compare_range(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
