@@ -1232,22 +1232,17 @@ async fn locked_batch(
     let count = early.rows.len();
     let end = count < early.asked;
     let upper = early.rows.last().map(|(k, _)| k.clone());
-    let (mut out, stale): (Vec<_>, Vec<_>) = early
-        .rows
-        .into_iter()
-        .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)));
-    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
-    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
+    let (mut out, stale): (Vec<_>, Vec<_>) = if replayed.is_empty() {
+        (early.rows, Vec::new())
+    } else {
+        early
+            .rows
+            .into_iter()
+            .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)))
+    };
     for chunk in stale.chunks(REPLAY_CHUNK) {
-        let sql = format!(
-            "SELECT {} FROM {} WHERE {} LOCK IN SHARE MODE",
-            cols.join(", "),
-            ctx.t(&b.table),
-            any_of(&b.key, chunk.len())
-        );
         let binds: Vec<Vec<u8>> = chunk.iter().flat_map(|(k, _)| k.iter().cloned()).collect();
-        let rows = bind_all(sqlx::query(&sql), &binds)
-            .fetch_all(&mut *conn)
+        let rows = read_locked(conn, ctx, &any_of(&b.key, chunk.len()), &binds)
             .await
             .context("re-reading rows replayed since they were read ahead")?;
         out.extend(decide_rows(ctx, &rows)?);
@@ -1258,6 +1253,27 @@ async fn locked_batch(
         upper,
         rows: out,
     })
+}
+
+/// The rows of the table matching `cond` (its `?`s bound to `binds`), as `key…, job
+/// columns…` raw bytes, with shared row locks until the transaction ends.
+async fn read_locked(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<Vec<MySqlRow>> {
+    let b = ctx.plan;
+    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
+        cols.join(", "),
+        ctx.t(&b.table)
+    );
+    Ok(bind_all(sqlx::query(&sql), binds)
+        .fetch_all(&mut *conn)
+        .await?)
 }
 
 /// A locked batch: how many rows, whether the table ends with them, the last key in key
@@ -1441,12 +1457,7 @@ async fn compare_range(
     } else {
         range.join(" AND ")
     };
-    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(src));
-    let rows: i64 = bind_all(sqlx::query(&count_sql), &binds)
-        .fetch_one(&mut *conn)
-        .await
-        .with_context(|| format!("counting a batch of {src} to compare"))?
-        .try_get(0)?;
+    let rows = count_in(conn, ctx, src, &range, &binds).await?;
     let on: Vec<String> = b
         .key
         .iter()
@@ -1544,35 +1555,23 @@ async fn compare_range(
     }
     let from_src = differ.len();
     // Rows only the copy has: looked for only when the counts say there are some.
-    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(dst));
-    let copied: i64 = bind_all(sqlx::query(&count_sql), &binds)
-        .fetch_one(&mut *conn)
-        .await
-        .with_context(|| format!("counting a batch of {dst} to compare"))?
-        .try_get(0)?;
-    if copied == rows - missing {
-        return Ok(Compared {
-            rows: rows as usize,
-            same: rows as usize - from_src,
-            upper: None,
-            differ,
-        });
-    }
-    let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
-    let sql = format!(
-        "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
-         (SELECT 1 FROM {} AS a WHERE {})",
-        keys.join(", "),
-        ctx.t(dst),
-        ctx.t(src),
-        on.join(" AND ")
-    );
-    for r in bind_all(sqlx::query(&sql), &binds)
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("looking for rows only {dst} has"))?
-    {
-        differ.push(keycodec::pack(&read_key(&r, nk)?));
+    if count_in(conn, ctx, dst, &range, &binds).await? != rows - missing {
+        let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
+        let sql = format!(
+            "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
+             (SELECT 1 FROM {} AS a WHERE {})",
+            keys.join(", "),
+            ctx.t(dst),
+            ctx.t(src),
+            on.join(" AND ")
+        );
+        for r in bind_all(sqlx::query(&sql), &binds)
+            .fetch_all(&mut *conn)
+            .await
+            .with_context(|| format!("looking for rows only {dst} has"))?
+        {
+            differ.push(keycodec::pack(&read_key(&r, nk)?));
+        }
     }
     Ok(Compared {
         rows: rows as usize,
@@ -1580,6 +1579,22 @@ async fn compare_range(
         upper: None,
         differ,
     })
+}
+
+/// How many rows of `table` match `range` (its `?`s bound to `binds`).
+async fn count_in(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    table: &str,
+    range: &str,
+    binds: &[Vec<u8>],
+) -> Result<i64> {
+    let sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(table));
+    Ok(bind_all(sqlx::query(&sql), binds)
+        .fetch_one(&mut *conn)
+        .await
+        .with_context(|| format!("counting a batch of {table} to compare"))?
+        .try_get(0)?)
 }
 
 /// Compares the next batch of the table with the shadow; queues every difference
@@ -1765,15 +1780,7 @@ async fn replay_chunk(
     }
     let cond = any_of(&b.key, keys.len());
     let binds: Vec<Vec<u8>> = keys.concat();
-    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
-    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
-    let select = format!(
-        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
-        cols.join(", "),
-        ctx.t(&b.table)
-    );
-    let present = bind_all(sqlx::query(&select), &binds)
-        .fetch_all(&mut *conn)
+    let present = read_locked(conn, ctx, &cond, &binds)
         .await
         .context("re-reading changed rows")?;
     // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
@@ -2203,16 +2210,8 @@ mod tests {
             replace_select("s", "t", "n", &["id".into(), "b".into()], &[jc("b", false, None)], None, "`id` = ?"),
             "INSERT INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
         );
-        let cp1251: String = (0..=255u8)
-            .map(|b| {
-                crate::codec::decode(crate::codec::Encoding::Windows1251, &[b])
-                    .ok()
-                    .and_then(|s| s.chars().next())
-                    .unwrap_or('?')
-            })
-            .collect();
-        let sc =
-            ServerCodec::from_server(Label::Legacy(crate::codec::Encoding::Windows1251), &cp1251);
+        let cp1251 = crate::codec::Encoding::Windows1251;
+        let sc = ServerCodec::from_server(Label::Legacy(cp1251), &servercodec::ours(cp1251));
         let key = [k("id")];
         let jobs = [jc("b", false, sc.clone()), jc("c", true, None)];
         let cols = ["id".into(), "b".into(), "c".into()];

@@ -97,20 +97,22 @@ pub async fn probe(conn: &mut MySqlConnection, label: Label) -> Result<Option<Se
         .and_then(|s| ServerCodec::from_server(label, &s)))
 }
 
+/// What a server that decodes exactly as our codec does answers to the probe (for tests).
+#[cfg(test)]
+pub(crate) fn ours(enc: Encoding) -> String {
+    (0..=255u8)
+        .map(|b| {
+            codec::decode(enc, &[b])
+                .ok()
+                .and_then(|s| s.chars().next())
+                .unwrap_or('?')
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ours(enc: Encoding) -> String {
-        (0..=255u8)
-            .map(|b| {
-                codec::decode(enc, &[b])
-                    .ok()
-                    .and_then(|s| s.chars().next())
-                    .unwrap_or('?')
-            })
-            .collect()
-    }
 
     #[test]
     fn a_server_that_decodes_as_we_do_agrees_on_every_mapped_byte() {
