@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate src/codec/tables.rs from the published mapping data.
 
-Sources (all under ../shared/oracles, relative to the crate root):
+Sources (all under tests/data/oracles, relative to the crate root):
   * WHATWG Encoding Standard indexes for windows-1251, koi8-r, koi8-u,
     ibm866, iso-8859-5 and windows-1252 (= MySQL latin1: WHATWG already maps
     the five cp1252 holes to C1 controls, exactly as MySQL does);
@@ -150,7 +150,7 @@ def generate(oracles):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--oracles", default=os.path.join(ROOT, "..", "shared", "oracles"))
+    ap.add_argument("--oracles", default=os.path.join(ROOT, "tests", "data", "oracles"))
     args = ap.parse_args()
     with open(OUT, encoding="utf-8") as f:
         current = f.read()

@@ -10,8 +10,8 @@ plus single words from the wordfreq ranks that scripts/build_models.py holds
 out of training (every 10th rank), so the models never saw the test text.
 
 Encoders are independent of our Rust codecs: Python's codecs for the
-Cyrillic encodings, MySQL's latin1/cp1251 tables from ../shared/oracles for
-mojibake, and a TCVN3 (VN3) table read from the shared oracle files, with
+Cyrillic encodings, MySQL's latin1/cp1251 tables from tests/data/oracles for
+mojibake, and a TCVN3 (VN3) table read from the same oracle files, with
 toned capitals written as base letter + toned lower-case byte.
 """
 import argparse
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus_text as T  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-ORACLES = os.path.join(ROOT, "..", "shared", "oracles")
+ORACLES = os.path.join(ROOT, "tests", "data", "oracles")
 
 
 def load_table(name):
@@ -123,7 +123,8 @@ def heldout_words(lang):
     try:
         import wordfreq
     except ImportError:
-        return []
+        # Without the held-out words the corpus would silently differ from the committed one.
+        sys.exit("gen_corpus.py needs wordfreq: pip install wordfreq==3.1.1")
     src = "sh" if lang == "sr" else lang
     if src not in ("ru", "uk", "bg", "mk", "sh", "vi"):
         return []

@@ -7,7 +7,7 @@ mojibake left by a naive ALTER ... CONVERT TO utf8mb4). Deterministic: run it ag
 and nothing changes. Uses only Python's own codecs (an independent implementation
 from ours) and MySQL's latin1 definition (cp1252 with the five holes kept as C1).
 Python has no TCVN3 codec, so the Vietnamese sample is encoded with the VN3 table of
-../shared/oracles (the one scripts/gen_corpus.py uses, not our Rust tables), toned
+tests/data/oracles (the one scripts/gen_corpus.py uses, not our Rust tables), toned
 capitals written the way VN3 fonts typed them: base capital byte + toned lower-case byte.
 """
 import os
@@ -17,7 +17,7 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "migrations-examples")
-ORACLES = os.path.join(HERE, "..", "..", "shared", "oracles")
+ORACLES = os.path.join(HERE, "..", "tests", "data", "oracles")
 
 
 def mysql_latin1_decode(b: bytes) -> str:
@@ -26,7 +26,7 @@ def mysql_latin1_decode(b: bytes) -> str:
 
 
 def tcvn3_table() -> dict:
-    """char -> byte of VN3, read from the shared oracle file (0xA0..0xFF; ASCII below)."""
+    """char -> byte of VN3, read from the committed oracle file (0xA0..0xFF; ASCII below)."""
     enc = {chr(b): b for b in range(0x80)}
     with open(os.path.join(ORACLES, "tcvn3-vn3-subset-DERIVED.txt"), encoding="utf-8") as f:
         for line in f:

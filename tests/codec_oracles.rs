@@ -3,8 +3,8 @@
 //! unicode.org-derived codecs, MySQL's own charset tables, encoding_rs,
 //! GNU iconv, libiconv's TCVN table and the TCVN3 seed document.
 //!
-//! The oracles live in `../shared/oracles` beside the crate (CI clones the
-//! repository with `shared/` next to it). Where oracles disagree, the
+//! The oracles are data files in `tests/data/oracles` (their sources and
+//! licences in the README there). Where oracles disagree, the
 //! expected exceptions are listed here explicitly so that any other
 //! difference fails; `src/codec/README.md` explains each decision.
 
@@ -23,14 +23,14 @@ type High = [Option<char>; 128];
 type Exception = (u8, Option<char>, Option<char>);
 
 fn oracle_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/oracles")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/oracles")
 }
 
 fn read_oracle(name: &str) -> String {
     let path = oracle_dir().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read oracle {} ({e}); the shared/ directory must sit beside the crate",
+            "cannot read oracle {} ({e}); it is committed under tests/data/oracles",
             path.display()
         )
     })
@@ -487,33 +487,21 @@ fn tcvn3_single_bytes_match_the_vn3_subset_of_libiconv_vn1() {
     assert!(vn1.keys().any(|&b| b < 0x20));
 }
 
-/// The seed document's encode table: `(0xCODE, b"\xNN\xNN"), // ...` lines.
+/// The seed article's encode table (`tests/data/oracles/tcvn3-seed-encode.tsv`):
+/// one `0xCODE<TAB>HH HH` line per character.
 fn seed_tcvn3_table() -> Vec<(char, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
-    let seed = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("000_"))
-        .expect("seed 000");
-    let text = std::fs::read_to_string(seed).unwrap();
-    let mut rows = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("(0x") else {
-            continue;
-        };
-        let Some((code, rest)) = rest.split_once(", b\"") else {
-            continue;
-        };
-        let bytes_lit = rest.split('"').next().unwrap();
-        let bytes: Vec<u8> = bytes_lit
-            .split("\\x")
-            .filter(|s| !s.is_empty())
-            .map(|h| u8::from_str_radix(h, 16).unwrap())
-            .collect();
-        rows.push((cp(code).unwrap(), bytes));
-    }
-    rows
+    read_oracle("tcvn3-seed-encode.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|line| {
+            let (code, bytes) = line.split_once('\t').expect("code<TAB>bytes");
+            let bytes = bytes
+                .split_whitespace()
+                .map(|h| u8::from_str_radix(h, 16).expect("hex byte"))
+                .collect();
+            (cp(code).expect("code point"), bytes)
+        })
+        .collect()
 }
 
 #[test]
