@@ -5,7 +5,7 @@
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use crate::db::throwaway::ThrowawayServer;
-use crate::engine::checkpoint::State;
+use crate::engine::events::Lines;
 use crate::engine::runner::{self, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
@@ -130,12 +130,6 @@ async fn comment_rows(conn: &mut MySqlConnection) -> Result<Vec<(i64, Vec<u8>)>>
         .collect())
 }
 
-struct Quiet;
-
-impl crate::engine::inplace::Progress for Quiet {
-    fn batch(&self, _: &str, _: &State, _: u64, _: f64) {}
-}
-
 async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     let cfg = admin.with_database(Some(schema));
     let mut conn = cfg.connect_one().await?;
@@ -204,7 +198,7 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
         job_id: "demo".into(),
         retry_for: Duration::from_secs(30),
     };
-    let summaries = runner::run(&cfg, &job, &opts, &AtomicBool::new(false), &Quiet)
+    let summaries = runner::run(&cfg, &job, &opts, &AtomicBool::new(false), &Lines)
         .await?
         .ok_or_else(|| anyhow!("the demo run did not execute"))?;
     for s in &summaries {

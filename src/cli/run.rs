@@ -2,8 +2,7 @@
 
 use super::common::{block_on, ConnectArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
-use crate::engine::checkpoint::State;
-use crate::engine::inplace::Progress;
+use crate::engine::events::{self, Event, Events};
 use crate::engine::runner::{self, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
@@ -62,8 +61,23 @@ struct RunProgress {
     last: Mutex<(String, Instant)>,
 }
 
-impl Progress for RunProgress {
-    fn batch(&self, table: &str, s: &State, estimated: u64, rate: f64) {
+impl Events for RunProgress {
+    fn event(&self, e: &Event<'_>) {
+        let Event::Batch {
+            table,
+            state: s,
+            estimated,
+            rows_per_sec: rate,
+        } = *e
+        else {
+            if let Some(line) = events::line(e) {
+                match &self.bar {
+                    Some(bar) => bar.suspend(|| println!("{line}")),
+                    None => println!("{line}"),
+                }
+            }
+            return;
+        };
         if let Some(bar) = &self.bar {
             let mut last = self.last.lock().unwrap();
             if last.0 != table {

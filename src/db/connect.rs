@@ -3,6 +3,7 @@
 //! The password comes from the URL, `MYSQL_PWD`, or an interactive prompt, and is
 //! held only in [`ConnectionConfig`], whose `Debug` and `Display` never show it.
 
+use super::errno;
 use anyhow::{anyhow, Context, Result};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlSslMode};
 use sqlx::{ConnectOptions, Connection, MySqlConnection, MySqlPool};
@@ -172,11 +173,12 @@ impl ConnectionConfig {
         match attempt {
             Ok(Ok(conn)) => Ok(conn),
             Ok(Err(e)) => Err(explain_connect_error(self, &e)),
-            Err(_) => Err(anyhow!(
+            Err(_) => Err(Unreachable(format!(
                 "cannot reach the MySQL server at {}:{}: no answer within 15 s. Fix: check host and port in --url, and that a firewall lets you through",
                 self.host,
                 self.port
-            )),
+            ))
+            .into()),
         }
     }
 
@@ -204,6 +206,12 @@ fn utf8_percent_encode_path(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
+/// The server could not be reached at all (down, restarting, wrong host or port): a run
+/// retries this, where a refused login is definitive.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
 /// Turns a driver error into one line that names the problem and the fix, without the password.
 pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyhow::Error {
     let at = format!("{}:{}", cfg.host, cfg.port);
@@ -213,20 +221,20 @@ pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyho
             .map(|e| e.number())
             .unwrap_or(0);
         return match code {
-            1045 => anyhow!(
+            errno::ACCESS_DENIED => anyhow!(
                 "access denied for user '{}' at {at}: wrong user name or password. Fix: check the user in --url and the password (in the URL, MYSQL_PWD, or typed at the prompt)",
                 cfg.user
             ),
-            1044 => anyhow!(
+            errno::DB_ACCESS_DENIED => anyhow!(
                 "user '{}' may not use database '{}' at {at}. Fix: GRANT the user access to it, or connect to another database",
                 cfg.user,
                 cfg.database.as_deref().unwrap_or("")
             ),
-            1049 => anyhow!(
+            errno::BAD_DB => anyhow!(
                 "unknown database '{}' at {at}. Fix: check the database name in --url (SHOW DATABASES lists them)",
                 cfg.database.as_deref().unwrap_or("")
             ),
-            1130 => anyhow!(
+            errno::HOST_NOT_PRIVILEGED => anyhow!(
                 "host not allowed to connect to {at} as '{}'. Fix: create the user for your client host, or connect from an allowed host",
                 cfg.user
             ),
@@ -234,9 +242,10 @@ pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyho
         };
     }
     match err {
-        sqlx::Error::Io(io) => anyhow!(
+        sqlx::Error::Io(io) => Unreachable(format!(
             "cannot reach the MySQL server at {at}: {io}. Fix: check host and port in --url and that the server is running"
-        ),
+        ))
+        .into(),
         sqlx::Error::Tls(e) => anyhow!("TLS handshake with {at} failed: {e}"),
         other => anyhow!("cannot connect to {at}: {other}"),
     }

@@ -1,6 +1,7 @@
 //! Everything that talks to a server: connection, quoting, raw-byte reads, throwaway servers.
 
 pub mod connect;
+pub mod errno;
 pub mod keyset;
 pub mod quote;
 pub mod redact;

@@ -1,16 +1,23 @@
 //! The engine: runs a job's tables in resumable batches, verifies, rolls back.
 //!
-//! Failures: lost connections, server restarts, deadlocks and lock wait timeouts are
-//! transient ([`retry`]): the batch rolls back, the run reconnects with backoff and
-//! resumes from the checkpoint. Everything else (a missing table, a missing
-//! privilege, a job edited while checkpointed) is definitive: the run stops with
-//! an error that says how to proceed, and its progress stays checkpointed.
+//! Laid out by role (see `README.md` here): [`plan`] what runs; [`batch`] the one batch loop
+//! both strategies run, with [`read`] (reading by key), [`pace`] (commands and throttling),
+//! [`priors`] and [`quarantine`]; [`inplace`] and [`copy`] the two strategies; [`runner`]
+//! drives a job through them; [`events`] is all the engine says; [`error`] and [`retry`]
+//! tell definitive failures from transient ones.
 
+pub mod batch;
 pub mod checkpoint;
 pub mod copy;
+pub mod error;
+pub mod events;
 pub mod inplace;
 pub mod keycodec;
 pub mod pace;
+pub mod plan;
+pub mod priors;
+pub mod quarantine;
+pub mod read;
 pub mod recode;
 pub mod retry;
 pub mod runner;

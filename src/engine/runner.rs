@@ -2,8 +2,10 @@
 
 use super::checkpoint;
 use super::copy;
-use super::inplace::{self, ColumnPlan, Progress, TableOutcome, TablePlan};
+use super::events::{Event, Events};
+use super::inplace;
 use super::pace::{self, Pacer};
+use super::plan::{ColumnPlan, TableOutcome, TablePlan};
 use super::recode::Source;
 use super::retry;
 use crate::db::connect::ConnectionConfig;
@@ -208,7 +210,7 @@ pub async fn run(
     job: &Job,
     opts: &RunOptions,
     stop: &AtomicBool,
-    progress: &dyn Progress,
+    events: &dyn Events,
 ) -> Result<Option<Vec<TableSummary>>> {
     let cfg = cfg.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
@@ -246,7 +248,7 @@ pub async fn run(
                         table.estimated_rows,
                         stop,
                         &mut pacer,
-                        progress,
+                        events,
                     )
                     .await
                 }
@@ -259,7 +261,7 @@ pub async fn run(
                         table,
                         stop,
                         &mut pacer,
-                        progress,
+                        events,
                     )
                     .await
                 }
@@ -267,7 +269,7 @@ pub async fn run(
             match ran {
                 Ok((outcome, state)) => {
                     if outcome == TableOutcome::Aborted {
-                        abort_rest(&mut conn, job, plans.as_slice(), &opts.job_id).await?;
+                        abort_rest(&mut conn, job, plans.as_slice(), &opts.job_id, events).await?;
                         summaries.push(TableSummary {
                             table: plan.table.clone(),
                             state,
@@ -315,19 +317,15 @@ pub async fn abort_rest(
     job: &Job,
     plans: &[TablePlan],
     job_id: &str,
+    events: &dyn Events,
 ) -> Result<()> {
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
         if copy::abort_table(conn, &job.schema, &p.table, job_id).await? {
-            println!(
-                "aborted: {}: copy objects removed; the table was never changed",
-                p.table
-            );
+            events.event(&Event::CopyAborted { table: &p.table });
         }
     }
     pace::send(conn, &job.schema, job_id, None).await?;
-    println!(
-        "aborted: job '{job_id}' stopped. Values already recoded in place stay recoded: `myrecode rollback` undoes them"
-    );
+    events.event(&Event::JobAborted { job: job_id });
     Ok(())
 }
 

@@ -1,0 +1,58 @@
+//! The MySQL and MariaDB error numbers myrecode acts on, named in one place.
+
+/// `ER_CON_COUNT_ERROR`: too many connections.
+pub const TOO_MANY_CONNECTIONS: u16 = 1040;
+/// `ER_DBACCESS_DENIED_ERROR`: the user may not use that database.
+pub const DB_ACCESS_DENIED: u16 = 1044;
+/// `ER_ACCESS_DENIED_ERROR`: wrong user name or password.
+pub const ACCESS_DENIED: u16 = 1045;
+/// `ER_BAD_DB_ERROR`: unknown database.
+pub const BAD_DB: u16 = 1049;
+/// `ER_SERVER_SHUTDOWN`: the server is shutting down.
+pub const SERVER_SHUTDOWN: u16 = 1053;
+/// `ER_DUP_ENTRY`: a unique index would hold two equal keys.
+pub const DUP_ENTRY: u16 = 1062;
+/// `ER_TOO_LONG_KEY`: an index key longer than the engine allows.
+pub const TOO_LONG_KEY: u16 = 1071;
+/// `ER_TOO_BIG_ROWSIZE`: the row's declared size passes the limit.
+pub const TOO_BIG_ROWSIZE: u16 = 1118;
+/// `ER_HOST_NOT_PRIVILEGED`: the client host may not connect.
+pub const HOST_NOT_PRIVILEGED: u16 = 1130;
+/// `ER_NO_SUCH_TABLE`.
+pub const NO_SUCH_TABLE: u16 = 1146;
+/// `ER_LOCK_WAIT_TIMEOUT`: a row or metadata lock wait timed out.
+pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
+/// `ER_LOCK_DEADLOCK`: chosen as a deadlock's victim.
+pub const LOCK_DEADLOCK: u16 = 1213;
+/// `ER_INDEX_COLUMN_TOO_LONG`: one key part longer than the row format allows.
+pub const INDEX_COLUMN_TOO_LONG: u16 = 1709;
+/// MariaDB's `ER_CONNECTION_KILLED`.
+pub const CONNECTION_KILLED: u16 = 1927;
+/// `CR_SERVER_GONE_ERROR` (client): the server has gone away.
+pub const SERVER_GONE: u16 = 2006;
+/// `CR_SERVER_LOST` (client): lost the connection during a query.
+pub const SERVER_LOST: u16 = 2013;
+/// MySQL 8's `ER_CLIENT_INTERACTION_TIMEOUT`: disconnected by the server.
+pub const CLIENT_INTERACTION_TIMEOUT: u16 = 4031;
+
+/// Errors a retry can outlive: lost connections, restarts, deadlocks, lock wait timeouts.
+pub const TRANSIENT: &[u16] = &[
+    LOCK_WAIT_TIMEOUT,
+    LOCK_DEADLOCK,
+    SERVER_SHUTDOWN,
+    CONNECTION_KILLED,
+    SERVER_GONE,
+    SERVER_LOST,
+    CLIENT_INTERACTION_TIMEOUT,
+    TOO_MANY_CONNECTIONS,
+];
+
+/// Errors that say the target definitions make an index or the row too large.
+pub const TOO_LARGE: &[u16] = &[TOO_LONG_KEY, INDEX_COLUMN_TOO_LONG, TOO_BIG_ROWSIZE];
+
+/// The server's error number of `err`, if the server answered with one.
+pub fn of(err: &sqlx::Error) -> Option<u16> {
+    err.as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|m| m.number())
+}

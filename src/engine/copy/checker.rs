@@ -1,0 +1,333 @@
+//! The check pass: every row of the table compared with the shadow, on the server; what
+//! differs is queued in the change log for replay.
+
+use super::context::Ctx;
+use super::sql::at_most;
+use super::Phase;
+use crate::db::keyset;
+use crate::db::quote;
+use crate::engine::checkpoint::{self, State};
+use crate::engine::keycodec;
+use crate::engine::read::{bind_all, bind_key, read_key, Key};
+use crate::engine::recode;
+use anyhow::{Context, Result};
+use sqlx::mysql::MySqlRow;
+use sqlx::{Acquire, MySqlConnection, Row};
+
+/// One batch of a comparison in key order: how many source rows were read, the last key,
+/// and the keys whose rows differ (or exist on one side only).
+pub(super) struct Compared {
+    pub(super) rows: usize,
+    pub(super) same: usize,
+    pub(super) upper: Option<Key>,
+    pub(super) differ: Vec<Vec<u8>>,
+}
+
+/// Compares up to `size` rows of `src` after `last` with the same key range of `dst`: every
+/// other column equal, every job column the server's own conversion or a lossless reading of
+/// the source bytes (a label's round trip gives them back exactly); the last batch (fewer
+/// rows) also covers everything after in `dst`. The server compares: only rows that are not
+/// the column's default conversion ([`JobColumn`]) travel, and are judged here. No locks:
+/// within the caller's transaction both tables are one consistent snapshot, and anything
+/// written after it is in the change log anyway.
+pub(super) async fn compare_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    (src, dst): (&str, &str),
+    last: Option<&[Vec<u8>]>,
+    size: usize,
+) -> Result<Compared> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let (_, after_binds) = keyset::after(&b.key);
+    // The batch's upper bound: the key `size` rows on (none: this is the last batch).
+    let (sql, _) =
+        keyset::select_key_at_offset(&b.schema, src, &b.key, last.is_some(), size as u64 - 1);
+    let mut q = sqlx::query(&sql);
+    if let Some(last) = last {
+        q = bind_key(q, last, &after_binds);
+    }
+    let upper = q
+        .fetch_optional(&mut *conn)
+        .await
+        .with_context(|| format!("finding the next batch of {src} to compare"))?
+        .map(|r| read_key(&r, nk))
+        .transpose()?;
+    let mut c = compare_range(conn, ctx, (src, dst), last, upper.as_deref()).await?;
+    c.upper = upper;
+    Ok(c)
+}
+
+/// Compares the rows of `src` with keys after `last` up to `upper` (unbounded where `None`)
+/// with the same range of `dst`, as [`compare_batch`] describes.
+pub(super) async fn compare_range(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    (src, dst): (&str, &str),
+    last: Option<&[Vec<u8>]>,
+    upper: Option<&[Vec<u8>]>,
+) -> Result<Compared> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let nc = b.columns.len();
+    let (after, after_binds) = keyset::after(&b.key);
+    let (to_cond, to_binds) = at_most(&b.key);
+    let mut range = Vec::new();
+    let mut binds: Vec<Vec<u8>> = Vec::new();
+    if let Some(last) = last {
+        range.push(after.clone());
+        binds.extend(after_binds.iter().map(|&i| last[i].clone()));
+    }
+    if let Some(upper) = upper {
+        range.push(to_cond);
+        binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+    }
+    let range = if range.is_empty() {
+        "1 = 1".to_string()
+    } else {
+        range.join(" AND ")
+    };
+    let rows = count_in(conn, ctx, src, &range, &binds).await?;
+    let on: Vec<String> = b
+        .key
+        .iter()
+        .map(|k| format!("a.{0} = s.{0}", quote::ident(&k.name)))
+        .collect();
+    let bin = |row: &str, c: &str| format!("CAST({row}.{} AS BINARY)", quote::ident(c));
+    let mut differs: Vec<String> = ctx
+        .all_columns
+        .iter()
+        .filter(|c| {
+            !b.key.iter().any(|k| &k.name == *c) && !ctx.job_columns.iter().any(|j| &j.name == *c)
+        })
+        .map(|c| format!("NOT ({} <=> {})", bin("a", c), bin("s", c)))
+        .collect();
+    let others_same = if differs.is_empty() {
+        "1".to_string()
+    } else {
+        format!("NOT ({})", differs.join(" OR "))
+    };
+    // What the server's own conversion from the declared charset gives.
+    let declared: Vec<String> = ctx
+        .job_columns
+        .iter()
+        .zip(&ctx.target_charsets)
+        .map(|(jc, cs)| match cs {
+            Some(cs) => format!(
+                "CAST(CONVERT(a.{} USING {}) AS BINARY)",
+                quote::ident(&jc.name),
+                quote::ident(cs)
+            ),
+            None => bin("a", &jc.name),
+        })
+        .collect();
+    for ((jc, cs), declared) in ctx
+        .job_columns
+        .iter()
+        .zip(&ctx.target_charsets)
+        .zip(&declared)
+    {
+        let expected = match (cs, &jc.server) {
+            (Some(cs), Some(_)) => format!(
+                "CAST(CONVERT({} USING {}) AS BINARY)",
+                jc.default_expr("a"),
+                quote::ident(cs)
+            ),
+            _ => declared.clone(),
+        };
+        differs.push(format!("NOT ({expected} <=> {})", bin("s", &jc.name)));
+    }
+    let first_key = quote::ident(&b.key[0].name);
+    let mut cols: Vec<String> = b.key.iter().map(|k| bin("a", &k.name)).collect();
+    cols.extend(ctx.job_columns.iter().map(|jc| bin("a", &jc.name)));
+    cols.extend(ctx.job_columns.iter().map(|jc| bin("s", &jc.name)));
+    cols.extend(declared);
+    cols.push(format!("s.{first_key} IS NULL"));
+    cols.push(others_same);
+    let sql = format!(
+        "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS a LEFT JOIN {} AS s ON {} \
+         WHERE s.{first_key} IS NULL OR {}",
+        cols.join(", "),
+        ctx.t(src),
+        ctx.t(dst),
+        on.join(" AND "),
+        differs.join(" OR ")
+    );
+    let suspects = bind_all(sqlx::query(&sql), &binds)
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("comparing a batch of {src} with {dst}"))?;
+    let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
+    let mut differ = Vec::new();
+    let mut missing = 0i64;
+    for r in &suspects {
+        let gone: bool = r.try_get(nk + 3 * nc)?;
+        missing += gone as i64;
+        let others: bool = r.try_get(nk + 3 * nc + 1)?;
+        let mut same = !gone && others;
+        for ci in 0..nc {
+            if !same {
+                break;
+            }
+            same = match (cell(r, nk + ci)?, cell(r, nk + nc + ci)?) {
+                (None, None) => true,
+                (Some(stored), Some(got)) => {
+                    cell(r, nk + 2 * nc + ci)?.as_deref() == Some(got.as_slice())
+                        || std::str::from_utf8(&got)
+                            .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
+                }
+                _ => false,
+            };
+        }
+        if !same {
+            differ.push(keycodec::pack(&read_key(r, nk)?));
+        }
+    }
+    let from_src = differ.len();
+    // Rows only the copy has: looked for only when the counts say there are some.
+    if count_in(conn, ctx, dst, &range, &binds).await? != rows - missing {
+        let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
+        let sql = format!(
+            "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
+             (SELECT 1 FROM {} AS a WHERE {})",
+            keys.join(", "),
+            ctx.t(dst),
+            ctx.t(src),
+            on.join(" AND ")
+        );
+        for r in bind_all(sqlx::query(&sql), &binds)
+            .fetch_all(&mut *conn)
+            .await
+            .with_context(|| format!("looking for rows only {dst} has"))?
+        {
+            differ.push(keycodec::pack(&read_key(&r, nk)?));
+        }
+    }
+    Ok(Compared {
+        rows: rows as usize,
+        same: rows as usize - from_src,
+        upper: None,
+        differ,
+    })
+}
+
+/// How many rows of `table` match `range` (its `?`s bound to `binds`).
+pub(super) async fn count_in(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    table: &str,
+    range: &str,
+    binds: &[Vec<u8>],
+) -> Result<i64> {
+    let sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(table));
+    Ok(bind_all(sqlx::query(&sql), binds)
+        .fetch_one(&mut *conn)
+        .await
+        .with_context(|| format!("counting a batch of {table} to compare"))?
+        .try_get(0)?)
+}
+
+/// Compares the next batch of the table with the shadow; queues every difference
+/// in the change log for replay. Returns how many rows differed.
+pub(super) async fn check_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    size: usize,
+    state: &mut State,
+) -> Result<u64> {
+    let b = ctx.plan;
+    let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let mut tx = conn.begin().await?;
+    let c = compare_batch(
+        &mut tx,
+        ctx,
+        (&b.table, &ctx.names.shadow),
+        last.as_deref(),
+        size,
+    )
+    .await?;
+    queue_for_replay(&mut tx, ctx, &c.differ).await?;
+    let mut next = state.clone();
+    if c.rows < size {
+        next.phase = Phase::Replaying.as_str().into();
+        next.last_key = None;
+    } else {
+        next.last_key = c.upper.as_deref().map(keycodec::pack);
+    }
+    checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
+    tx.commit().await.context("committing a check batch")?;
+    *state = next;
+    Ok(c.differ.len() as u64)
+}
+
+/// Queues `keys` (packed) in the change log, for replay.
+pub(super) async fn queue_for_replay(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    keys: &[Vec<u8>],
+) -> Result<()> {
+    for chunk in keys.chunks(500) {
+        let sql = format!(
+            "INSERT INTO {} (key_bytes) VALUES {}",
+            ctx.t(&ctx.names.log),
+            vec!["(?)"; chunk.len()].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for k in chunk {
+            q = q.bind(k.clone());
+        }
+        q.execute(&mut *conn)
+            .await
+            .context("queueing differing rows for replay")?;
+    }
+    Ok(())
+}
+
+/// The check pass run beside the copy, one batch behind it: while batch N is copied, the
+/// rows of batch N-1 are compared on a connection of their own, so the server's second core
+/// does the comparing instead of a pass of its own afterwards. Its progress lives only in
+/// this process: a resumed copy leaves the whole check for afterwards.
+pub(super) struct Trailing {
+    pub(super) conn: MySqlConnection,
+    /// Every row up to this key (from the table's start) was compared.
+    pub(super) done_upto: Option<Key>,
+    /// The last batch copied and not yet compared: (after this key, up to that key].
+    pub(super) pending: Option<(Option<Key>, Key)>,
+    /// Rows that differed and were queued for replay.
+    pub(super) differed: u64,
+}
+
+impl Trailing {
+    /// A check pass on its own connection, starting at the table's first row.
+    pub(super) fn new(conn: MySqlConnection) -> Trailing {
+        Trailing {
+            conn,
+            done_upto: None,
+            pending: None,
+            differed: 0,
+        }
+    }
+
+    /// Compares the pending batch, if any, and queues its differences for replay.
+    pub(super) async fn check_pending(&mut self, ctx: &Ctx<'_>) -> Result<()> {
+        let Some((lo, hi)) = self.pending.take() else {
+            return Ok(());
+        };
+        let b = ctx.plan;
+        let mut tx = self.conn.begin().await?;
+        let c = compare_range(
+            &mut tx,
+            ctx,
+            (&b.table, &ctx.names.shadow),
+            lo.as_deref(),
+            Some(&hi),
+        )
+        .await?;
+        queue_for_replay(&mut tx, ctx, &c.differ).await?;
+        tx.commit().await.context("committing a check batch")?;
+        self.differed += c.differ.len() as u64;
+        self.done_upto = Some(hi);
+        Ok(())
+    }
+}

@@ -1,0 +1,209 @@
+//! What a copy finds out about its table before it writes: columns, key types, target
+//! charsets, which values the server may convert, the decider; and the catalog lookups.
+
+use super::decide::Decider;
+use super::names::Names;
+use super::sql::{JobColumn, SENTRY_COMMENT};
+use crate::db::quote;
+use crate::engine::checkpoint::State;
+use crate::engine::plan::TablePlan;
+use crate::engine::priors;
+use crate::engine::recode::Source;
+use crate::engine::servercodec::{self, ServerCodec};
+use anyhow::{anyhow, Context, Result};
+use sqlx::{MySqlConnection, Row};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What a run found out about the table's columns and names.
+pub(super) struct Ctx<'a> {
+    pub(super) plan: &'a TablePlan,
+    pub(super) names: Names,
+    /// Every stored (non-generated) column, copied by the server.
+    pub(super) all_columns: Vec<String>,
+    /// Job columns, in the plan's order.
+    pub(super) job_columns: Vec<JobColumn>,
+    /// Key columns' definitions, for the staging table.
+    pub(super) key_types: Vec<String>,
+    /// Each job column's charset in the shadow (`None`: binary), for the check pass.
+    pub(super) target_charsets: Vec<Option<String>>,
+    /// Decides values (shared with the read-ahead's blocking thread).
+    pub(super) decider: Arc<Decider>,
+}
+
+impl Ctx<'_> {
+    pub(super) fn job_names(&self) -> Vec<String> {
+        self.plan.columns.iter().map(|c| c.name.clone()).collect()
+    }
+    pub(super) fn t(&self, name: &str) -> String {
+        quote::table(&self.plan.schema, name)
+    }
+}
+
+/// The table's comment, or `None` when there is no such table.
+pub(super) async fn table_comment(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    name: &str,
+) -> Result<Option<String>> {
+    sqlx::query_scalar(
+        "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+    )
+    .bind(schema)
+    .bind(name)
+    .fetch_optional(conn)
+    .await
+    .context("reading information_schema.TABLES")
+}
+
+pub(super) async fn table_exists(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    name: &str,
+) -> Result<bool> {
+    Ok(table_comment(conn, schema, name).await?.is_some())
+}
+
+/// Whether `name` is our cut-over sentry (rather than a kept original).
+pub(super) async fn is_sentry(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    name: &str,
+) -> Result<bool> {
+    Ok(table_comment(conn, schema, name).await?.as_deref() == Some(SENTRY_COMMENT))
+}
+
+/// (name, full type with charset/collation, charset) of a table's stored columns, in order.
+pub(super) async fn columns_of(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<(String, String, Option<String>)>> {
+    let rows = sqlx::query(
+        "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
+         CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
+         AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION",
+    )
+    .bind(schema)
+    .bind(table)
+    .fetch_all(conn)
+    .await
+    .context("reading the table's columns")?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let cs: Option<String> = r.get(2);
+            let coll: Option<String> = r.get(3);
+            let mut ty: String = r.get(1);
+            if let (Some(cs), Some(coll)) = (&cs, &coll) {
+                ty = format!("{ty} CHARACTER SET {cs} COLLATE {coll}");
+            }
+            (r.get(0), ty, cs)
+        })
+        .collect())
+}
+
+pub(super) async fn trigger_names(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<String>> {
+    let rows = sqlx::query(
+        "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?",
+    )
+    .bind(schema)
+    .bind(table)
+    .fetch_all(conn)
+    .await
+    .context("reading information_schema.TRIGGERS")?;
+    Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
+}
+
+pub(super) async fn context<'a>(
+    conn: &mut MySqlConnection,
+    plan: &'a TablePlan,
+    names: Names,
+    state: &State,
+) -> Result<Ctx<'a>> {
+    let schema = plan.schema.as_str();
+    let cols = columns_of(conn, schema, &plan.table).await?;
+    // The target definitions: the shadow's, or the table's own once it was swapped in.
+    let shadow_cols = if table_exists(conn, schema, &names.shadow).await? {
+        columns_of(conn, schema, &names.shadow).await?
+    } else {
+        cols.clone()
+    };
+    let key_types = plan
+        .key
+        .iter()
+        .map(|k| {
+            cols.iter()
+                .find(|c| c.0 == k.name)
+                .map(|c| c.1.clone())
+                .ok_or_else(|| anyhow!("key column {} of '{}' is gone", k.name, plan.table))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let target_charsets: Vec<Option<String>> = plan
+        .columns
+        .iter()
+        .map(|c| {
+            shadow_cols
+                .iter()
+                .find(|s| s.0 == c.name)
+                .and_then(|s| s.2.clone())
+        })
+        .collect();
+    let priors = priors::parse(&state.priors);
+    let mut probed: HashMap<&'static str, Option<ServerCodec>> = HashMap::new();
+    let mut job_columns = Vec::new();
+    for (c, cs) in plan.columns.iter().zip(&target_charsets) {
+        let label = match &c.source {
+            Source::Fixed(l) => Some(*l),
+            Source::Auto => priors.get(&c.name).and_then(|p| {
+                p.ranked()
+                    .into_iter()
+                    .find(|l| servercodec::charset_of(*l).is_some())
+            }),
+        };
+        let server = match label.filter(|_| cs.is_some()) {
+            Some(l) => {
+                let charset = servercodec::charset_of(l).unwrap_or_default();
+                if !probed.contains_key(charset) {
+                    probed.insert(charset, servercodec::probe(conn, l).await?);
+                }
+                probed[charset].clone().filter(|sc| sc.label == l)
+            }
+            None => None,
+        };
+        job_columns.push(JobColumn {
+            name: c.name.clone(),
+            binary: cs.is_none(),
+            server,
+        });
+    }
+    let decider = Arc::new(Decider {
+        columns: plan
+            .columns
+            .iter()
+            .zip(&job_columns)
+            .map(|(c, jc)| {
+                (
+                    c.source.clone(),
+                    priors.get(&c.name).cloned(),
+                    jc.server.clone(),
+                )
+            })
+            .collect(),
+        threshold: plan.threshold,
+        seen: Mutex::new(vec![HashMap::new(); plan.columns.len()]),
+    });
+    Ok(Ctx {
+        plan,
+        job_columns,
+        all_columns: cols.into_iter().map(|c| c.0).collect(),
+        key_types,
+        target_charsets,
+        decider,
+        names,
+    })
+}

@@ -1,0 +1,315 @@
+//! The copier: batches in key order into the shadow, each in one transaction with its
+//! checkpoint, the next batch read and decided ahead while the current one is written.
+
+use super::checker::Trailing;
+use super::context::Ctx;
+use super::decide::{decide_rows, gather, stored_rows, Decided, Decisions};
+use super::replay::REPLAY_CHUNK;
+use super::setup::clear_stage;
+use super::sql::{any_of, at_most, replace_select, stage_insert_sql};
+use super::Phase;
+use crate::db::{errno, keyset};
+use crate::engine::checkpoint::{self, State};
+use crate::engine::error::EngineError;
+use crate::engine::keycodec;
+use crate::engine::quarantine;
+use crate::engine::read::{self, bind_all, read_key, Key};
+use anyhow::{Context, Result};
+use sqlx::mysql::MySqlRow;
+use sqlx::{Acquire, MySqlConnection};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
+/// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
+///
+/// The staging table must be empty: callers empty it with [`clear_stage`] after their commit
+/// (a rollback empties it too).
+pub(super) async fn copy_rows(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    rows: &[MySqlRow],
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<(u64, u64)> {
+    let decided = gather(ctx, decide_rows(ctx, rows)?);
+    let changed = decided.changed;
+    let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
+    Ok((changed, quarantined))
+}
+
+/// Rows read and decided ahead of their batch, in key order, and how many were asked for
+/// (fewer: the table ends there).
+pub(super) struct Ahead {
+    pub(super) rows: Vec<(Key, Decisions)>,
+    pub(super) asked: usize,
+}
+
+/// Reads the `size` rows after `after` without locks and decides their values on a
+/// blocking thread, so the next batch finds its decisions made (this runs while the
+/// current batch is written).
+pub(super) async fn read_ahead(
+    reader: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    after: &[Vec<u8>],
+    size: usize,
+) -> Result<Ahead> {
+    let b = ctx.plan;
+    let rows = read::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
+        .await
+        .context("reading the next batch ahead")?;
+    let stored = stored_rows(ctx, &rows)?;
+    drop(rows);
+    let decider = Arc::clone(&ctx.decider);
+    let rows = tokio::task::spawn_blocking(move || decider.decide_all(stored))
+        .await
+        .context("deciding the next batch ahead")?;
+    Ok(Ahead { rows, asked: size })
+}
+
+/// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
+/// lists the undecidable values. Returns how many were newly quarantined.
+pub(super) async fn write_rows(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    decided: Decided,
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<u64> {
+    let b = ctx.plan;
+    let nc = b.columns.len();
+    let Decided {
+        staged, quarantine, ..
+    } = decided;
+    for chunk in staged.chunks(1000) {
+        let sql = stage_insert_sql(&b.key, nc, chunk.len());
+        let mut q = sqlx::query(&sql);
+        for (key, values) in chunk {
+            for k in key {
+                q = q.bind(k.clone());
+            }
+            for (v, flag) in values {
+                q = q.bind(v.clone()).bind(*flag);
+            }
+        }
+        q.execute(&mut *conn)
+            .await
+            .context("staging recoded values")?;
+    }
+    let sql = replace_select(
+        &b.schema,
+        &b.table,
+        &ctx.names.shadow,
+        &ctx.all_columns,
+        &ctx.job_columns,
+        (!staged.is_empty()).then_some(b.key.as_slice()),
+        cond,
+    );
+    // Whatever the shadow holds for these keys goes first (a replay may have copied a row
+    // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
+    // REPLACE would silently delete a *different* row that collides on a unique index
+    // once recoded, where INSERT stops with the duplicate, and nothing is lost.
+    let delete = format!("DELETE FROM {} WHERE {cond}", ctx.t(&ctx.names.shadow));
+    bind_all(sqlx::query(&delete), binds)
+        .execute(&mut *conn)
+        .await
+        .context("clearing the shadow's rows for these keys")?;
+    bind_all(sqlx::query(&sql), binds)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            if errno::of(&e) == Some(errno::DUP_ENTRY) {
+                EngineError::UniqueCollision {
+                    table: b.table.clone(),
+                    detail: e.to_string(),
+                }
+                .into()
+            } else {
+                anyhow::Error::new(e)
+                    .context(format!("copying rows of {} into the shadow table", b.table))
+            }
+        })?;
+    quarantine::save(conn, &b.schema, job, &b.table, &quarantine).await
+}
+
+/// The next batch after `last`, decided. Read ahead (`ahead`), its rows are not read again:
+/// a row the application changed since then is in the change log, and its replay comes
+/// after this batch, so whatever the copy writes for it now is overwritten; only the rows
+/// whose log entries were already replayed since the read-ahead (`replayed`, packed keys)
+/// are read again here, locked, and decided afresh. Without `ahead`, the batch is read
+/// with shared row locks and decided here.
+pub(super) async fn locked_batch(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    last: Option<&[Vec<u8>]>,
+    size: usize,
+    ahead: Option<Ahead>,
+    replayed: &HashSet<Vec<u8>>,
+) -> Result<Locked> {
+    let b = ctx.plan;
+    let nk = b.key.len();
+    let Some(early) = ahead else {
+        let rows = read::read_batch(conn, b, &ctx.job_names(), last, size, true).await?;
+        return Ok(Locked {
+            count: rows.len(),
+            end: rows.len() < size,
+            upper: rows.last().map(|r| read_key(r, nk)).transpose()?,
+            rows: decide_rows(ctx, &rows)?,
+        });
+    };
+    let count = early.rows.len();
+    let end = count < early.asked;
+    let upper = early.rows.last().map(|(k, _)| k.clone());
+    let (mut out, stale): (Vec<_>, Vec<_>) = if replayed.is_empty() {
+        (early.rows, Vec::new())
+    } else {
+        early
+            .rows
+            .into_iter()
+            .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)))
+    };
+    for chunk in stale.chunks(REPLAY_CHUNK) {
+        let binds: Vec<Vec<u8>> = chunk.iter().flat_map(|(k, _)| k.iter().cloned()).collect();
+        let rows = read_locked(conn, ctx, &any_of(&b.key, chunk.len()), &binds)
+            .await
+            .context("re-reading rows replayed since they were read ahead")?;
+        out.extend(decide_rows(ctx, &rows)?);
+    }
+    Ok(Locked {
+        count,
+        end,
+        upper,
+        rows: out,
+    })
+}
+
+/// The rows of the table matching `cond` (its `?`s bound to `binds`), as `key…, job
+/// columns…` raw bytes, with shared row locks until the transaction ends.
+pub(super) async fn read_locked(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<Vec<MySqlRow>> {
+    let b = ctx.plan;
+    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
+        cols.join(", "),
+        ctx.t(&b.table)
+    );
+    Ok(bind_all(sqlx::query(&sql), binds)
+        .fetch_all(&mut *conn)
+        .await?)
+}
+
+/// A locked batch: how many rows, whether the table ends with them, the last key in key
+/// order, the decided rows.
+pub(super) struct Locked {
+    pub(super) count: usize,
+    pub(super) end: bool,
+    pub(super) upper: Option<Key>,
+    pub(super) rows: Vec<(Key, Decisions)>,
+}
+
+/// What the copy carries from one batch to the next, beside its checkpoint.
+pub(super) struct Pipeline {
+    /// Reads and decides the batch after the one being written.
+    pub(super) reader: MySqlConnection,
+    /// That batch, once read.
+    pub(super) ahead: Option<Ahead>,
+    /// Packed keys replayed since it was read (see [`locked_batch`]).
+    pub(super) replayed: HashSet<Vec<u8>>,
+    /// The check pass running one batch behind, when this process began the copy.
+    pub(super) trailing: Option<Trailing>,
+}
+
+/// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile the
+/// batch after it is read and decided ahead, and the one before it is checked.
+pub(super) async fn copy_batch(
+    conn: &mut MySqlConnection,
+    pipe: &mut Pipeline,
+    ctx: &Ctx<'_>,
+    job: &str,
+    size: usize,
+    state: &mut State,
+) -> Result<()> {
+    let Pipeline {
+        reader,
+        ahead,
+        replayed,
+        trailing,
+    } = pipe;
+    let b = ctx.plan;
+    let mut tx = conn.begin().await?;
+    let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let Locked {
+        count,
+        end,
+        upper,
+        rows,
+    } = locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take(), replayed).await?;
+    let mut next = state.clone();
+    // The last batch leaves the rest of the check to the check pass, from where it got to.
+    let check_from = match &trailing {
+        Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
+        _ => None,
+    };
+    let check = async {
+        match trailing.as_mut() {
+            Some(t) if !end => t.check_pending(ctx).await,
+            _ => Ok(()),
+        }
+    };
+    let write = async {
+        if let Some(upper) = &upper {
+            let (to_cond, to_binds) = at_most(&b.key);
+            let (cond, after_binds) = match &last {
+                Some(_) => {
+                    let (after, after_binds) = keyset::after(&b.key);
+                    (format!("{after} AND {to_cond}"), Some(after_binds))
+                }
+                None => (to_cond, None),
+            };
+            let mut binds: Vec<Vec<u8>> = Vec::new();
+            if let (Some(last), Some(after)) = (&last, &after_binds) {
+                binds.extend(after.iter().map(|&i| last[i].clone()));
+            }
+            binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+            let decided = gather(ctx, rows);
+            next.rows_changed += decided.changed;
+            next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
+            next.last_key = Some(keycodec::pack(upper));
+            next.rows_read += count as u64;
+        }
+        if end {
+            next.phase = Phase::Checking.as_str().into();
+            next.last_key = check_from;
+        }
+        checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
+        tx.commit().await.context("committing a copy batch")?;
+        anyhow::Ok(())
+    };
+    let read_next = async {
+        match &upper {
+            Some(upper) if !end => read_ahead(reader, ctx, upper, size).await.map(Some),
+            _ => Ok(None),
+        }
+    };
+    let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
+    written?;
+    checked?;
+    if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
+        if !end {
+            t.pending = Some((last.clone(), upper.clone()));
+        }
+    }
+    // A failed read-ahead costs only its head start: the next batch decides for itself.
+    *ahead = read.ok().flatten();
+    clear_stage(conn).await?;
+    *state = next;
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! The cut-over: the shadow swapped in atomically behind a sentry (see the module docs of
+//! [`super`]), and the finish that follows it.
+
+use super::context::{is_sentry, table_exists, Ctx};
+use super::replay::{log_len, replay_chunk, replay_some};
+use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
+use super::sql::{MARK, SENTRY_COMMENT, SRC};
+use super::Phase;
+use crate::db::connect::ConnectionConfig;
+use crate::engine::checkpoint::{self, State, CHECKPOINT, QUARANTINE};
+use crate::engine::error::EngineError;
+use anyhow::{bail, Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// How long the queued rename may wait for the lock connection before giving up, in seconds.
+pub(super) const RENAME_LOCK_WAIT: u32 = 20;
+/// Cut-over attempts before the run stops (resumably).
+pub(super) const CUTOVER_ATTEMPTS: u32 = 6;
+
+/// Waits out (killing if need be) a cut-over rename a killed run left queued, so the tables
+/// are looked at only once it has run or failed.
+pub(super) async fn settle_leftover_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+) -> Result<()> {
+    let pattern = format!(
+        "%{}%",
+        MARK.trim_start_matches("/* ").trim_end_matches(" */")
+    );
+    for round in 0..50 {
+        let ids: Vec<u64> = sqlx::query_scalar(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE ? AND ID <> CONNECTION_ID()",
+        )
+        .bind(schema)
+        .bind(&pattern)
+        .fetch_all(&mut *conn)
+        .await
+        .context("looking for a cut-over left queued by an earlier run")?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if round == 5 {
+            for id in &ids {
+                let _ = conn.execute(format!("KILL QUERY {id}").as_str()).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(EngineError::RenameLeftQueued {
+        schema: schema.to_string(),
+    }
+    .into())
+}
+
+/// Swaps the shadow in (see the module docs), retrying; returns how long the table was locked.
+pub(super) async fn cut_over(
+    conn: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+) -> Result<Duration> {
+    let mut attempt = 0;
+    loop {
+        match try_cut_over(conn, cfg, ctx, job, state).await {
+            Ok(d) => return Ok(d),
+            Err(e) if attempt + 1 < CUTOVER_ATTEMPTS => {
+                tracing::warn!(table = %ctx.plan.table, error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
+                attempt += 1;
+                tokio::time::sleep(crate::engine::retry::backoff(attempt)).await;
+                settle_leftover_cutover(conn, &ctx.plan.schema).await?;
+                if !table_exists(conn, &ctx.plan.schema, &ctx.names.shadow).await? {
+                    // The rename did happen (its reply was lost): the swap is done.
+                    return Ok(Duration::ZERO);
+                }
+                replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "the cut-over of '{}' failed {} times; the copy stays attached and checkpointed: run again",
+                    ctx.plan.table,
+                    attempt + 1
+                )))
+            }
+        }
+    }
+}
+
+/// `AUTO_INCREMENT=` of a `SHOW CREATE TABLE` text, if it has one.
+pub fn auto_increment_of(create: &str) -> Option<u64> {
+    let at = create.rfind(" AUTO_INCREMENT=")?;
+    let digits: String = create[at + 16..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+pub(super) async fn try_cut_over(
+    conn: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+) -> Result<Duration> {
+    let b = ctx.plan;
+    let t = ctx.t(&b.table);
+    let shadow = ctx.t(&ctx.names.shadow);
+    let old = ctx.t(&ctx.names.old);
+    if table_exists(conn, &b.schema, &ctx.names.old).await? {
+        if !is_sentry(conn, &b.schema, &ctx.names.old).await? {
+            return Err(EngineError::NotOurSentry { old }.into());
+        }
+    } else {
+        conn.execute(
+            format!("CREATE TABLE {old} (sentry TINYINT) ENGINE=InnoDB COMMENT='{SENTRY_COMMENT}'")
+                .as_str(),
+        )
+        .await
+        .context("creating the cut-over sentry table")?;
+    }
+    let mut locker = cfg.connect_one().await?;
+    let mut renamer = cfg.connect_one().await?;
+    let renamer_id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
+        .fetch_one(&mut renamer)
+        .await?;
+    renamer
+        .execute(format!("SET SESSION lock_wait_timeout = {RENAME_LOCK_WAIT}").as_str())
+        .await?;
+    locker
+        .execute(format!("SET SESSION lock_wait_timeout = {CUTOVER_LOCK_WAIT}").as_str())
+        .await?;
+    create_stage(&mut locker, ctx).await?;
+    // With autocommit off, COMMIT ends each drain chunk without releasing the table locks.
+    locker.execute("SET autocommit = 0").await?;
+    locker
+        .execute(
+            format!(
+                "LOCK TABLES {t} WRITE, {t} AS {SRC} READ, {shadow} WRITE, {old} WRITE, {} WRITE, {} WRITE, {} WRITE",
+                ctx.t(&ctx.names.log),
+                ctx.t(CHECKPOINT),
+                ctx.t(QUARANTINE)
+            )
+            .as_str(),
+        )
+        .await
+        .context("locking the table for the cut-over")?;
+    let paused = Instant::now();
+    let drained = async {
+        let mut next = state.clone();
+        while replay_chunk(&mut locker, ctx, job, &mut next, &mut HashSet::new()).await? > 0 {
+            locker.execute("COMMIT").await?;
+            clear_stage(&mut locker).await?;
+        }
+        locker.execute("COMMIT").await?;
+        let create: String = sqlx::query(&format!("SHOW CREATE TABLE {t}"))
+            .fetch_one(&mut locker)
+            .await?
+            .try_get(1)?;
+        if let Some(n) = auto_increment_of(&create) {
+            locker
+                .execute(format!("ALTER TABLE {shadow} AUTO_INCREMENT = {n}").as_str())
+                .await
+                .context("carrying AUTO_INCREMENT over to the shadow")?;
+        }
+        if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            // Test hook: stretch the locked window so kill tests can land inside it.
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        anyhow::Ok(next)
+    }
+    .await;
+    let next = match drained {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = locker.execute("UNLOCK TABLES").await;
+            return Err(e.context("draining the change log under the cut-over lock"));
+        }
+    };
+    let rename_sql = format!("RENAME {MARK} TABLE {t} TO {old}, {shadow} TO {t}");
+    let rename = async {
+        renamer
+            .execute(rename_sql.as_str())
+            .await
+            .context("renaming the tables")
+    };
+    let release = async {
+        let give_up = Instant::now() + Duration::from_secs(5);
+        loop {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE LIKE '%metadata lock%'",
+            )
+            .bind(renamer_id)
+            .fetch_one(&mut *conn)
+            .await?;
+            if n > 0 {
+                break;
+            }
+            if Instant::now() > give_up {
+                // The sentry is still there: unlocked now, a late rename can only fail.
+                let _ = locker.execute("UNLOCK TABLES").await;
+                let _ = conn
+                    .execute(format!("KILL QUERY {renamer_id}").as_str())
+                    .await;
+                bail!("the rename never queued behind the cut-over lock");
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // Drained and the rename queued first in line: the sentry goes, then the lock.
+        let dropped = locker
+            .execute(format!("DROP TABLE {old}").as_str())
+            .await
+            .context("dropping the cut-over sentry");
+        locker.execute("UNLOCK TABLES").await?;
+        dropped.map(|_| ())
+    };
+    let (renamed, released) = futures_util::future::join(rename, release).await;
+    let pause = paused.elapsed();
+    released?;
+    renamed?;
+    *state = next;
+    Ok(pause)
+}
+
+/// After the rename: drop the triggers (now on the old table); mark the table done.
+///
+/// The (drained) log stays: the application's cached prepared statements may still list it
+/// among the tables the old triggers used, and MariaDB fails them with 1146 if it is gone.
+/// It goes together with the old table, at `myrecode cleanup`.
+pub(super) async fn finish(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+) -> Result<()> {
+    let b = ctx.plan;
+    // Writes that reached the original after the drain would be logged by the triggers, which
+    // moved with it: never hide them (the cut-over's ordering is there to make this impossible).
+    let left = log_len(conn, ctx).await?;
+    if left > 0 {
+        return Err(EngineError::CutoverAmbiguous {
+            table: b.table.clone(),
+            left,
+            log: ctx.names.log.clone(),
+            old: ctx.names.old.clone(),
+        }
+        .into());
+    }
+    for trg in &ctx.names.triggers {
+        conn.execute(format!("DROP TRIGGER IF EXISTS {}", ctx.t(trg)).as_str())
+            .await
+            .with_context(|| format!("dropping trigger {trg}"))?;
+    }
+    let mut next = state.clone();
+    next.done = true;
+    next.phase = Phase::Done.as_str().into();
+    checkpoint::save(conn, &b.schema, job, &b.table, &next).await?;
+    *state = next;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_increment_is_read_from_show_create_table() {
+        let create = "CREATE TABLE `t` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=4711 DEFAULT CHARSET=latin1";
+        assert_eq!(auto_increment_of(create), Some(4711));
+        assert_eq!(
+            auto_increment_of("CREATE TABLE `t` (`id` int) ENGINE=InnoDB"),
+            None
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! Online copy of one table into a shadow table with the job's target column definitions, recoding on the way.
+//!
+//! The flow (pt-online-schema-change's, with the recoding inside the copy path):
+//! 1. `<t>_myrecode_new` is created `LIKE` the table, its job columns `MODIFY`d to their
+//!    targets; `<t>_myrecode_log` receives the key of every row the application changes,
+//!    written by three `AFTER` triggers on the table, created together under one brief
+//!    `LOCK TABLES … WRITE`.
+//! 2. Copy, in key order, in batches of one transaction each. Each batch is read (keys and
+//!    job columns, no locks) and decided with our detector and codecs on a blocking thread
+//!    while the batch before it is written; then one `INSERT INTO new SELECT … FROM t
+//!    LEFT JOIN staged` writes it. A value whose decision the server's own `CONVERT` from
+//!    the column's main legacy charset reproduces byte for byte (proven against this server
+//!    at job start, [`super::servercodec`]) is converted by the server, as `ALTER TABLE`
+//!    would; only the others (a KOI8-R row in a cp1251 column, UTF-8 already, ISO-8859-5,
+//!    TCVN3, an undecidable value, which keeps its reversible latin1 reading and is
+//!    quarantined) are staged in a session temporary table. A row the application changed
+//!    after it was read is in the change log and is replayed after its batch; a row whose
+//!    log entry was already replayed since is read again, locked, and decided afresh. The
+//!    checkpoint advances in the batch's transaction.
+//! 3. Check: every row of the table is compared with the shadow (other columns equal, job
+//!    columns the server's conversion or a lossless reading of the stored bytes: a label's
+//!    round trip gives them back); the server compares, and only rows that differ from the
+//!    column's default conversion travel to be judged here. It trails the copy one batch
+//!    behind on a connection of its own and finishes after it; a difference (a write since
+//!    the copy, or a miss) is queued in the change log for replay.
+//! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
+//!    (locked), deleted from the shadow and copied and recoded again if they still exist;
+//!    exactly the log rows read are removed. Replays run between copy batches and until
+//!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`.
+//! 5. Cut-over, gh-ost's atomic form, which works on MariaDB (it refuses `RENAME TABLE`
+//!    under `LOCK TABLES`, error 1192) and MySQL alike: a sentry table takes the name
+//!    `<t>_myrecode_old`; a lock connection takes `LOCK TABLES t WRITE` with the shadow,
+//!    sentry, log and bookkeeping tables, drains the log to empty itself and carries
+//!    `AUTO_INCREMENT` over; a second connection issues `RENAME TABLE t TO old, new TO t`,
+//!    which queues; once the server shows it waiting, the lock connection drops the sentry
+//!    and unlocks, and the rename runs before every queued write (a pending exclusive
+//!    metadata lock is granted first). Should the lock connection die before the drain is
+//!    complete, the sentry is still there and the rename fails: nothing is swapped early.
+//!    The shadow and sentry are named with a suffix so they sort *after* `t`: the rename
+//!    takes its metadata locks in name order, and a name sorting before `t` makes it wait
+//!    there instead, leaving no pending lock on `t` and letting queued writes reach the
+//!    old table between unlock and rename (shown on MariaDB 10.11 with `_t_…` names).
+//!    The triggers (now on `old`) are dropped; `old` is kept for rollback until
+//!    `myrecode cleanup`, and the drained log with it (cached prepared statements of the
+//!    application may still name it).
+//!
+//! Locks: the copy's `INSERT … SELECT` and replays take shared row locks on the rows they
+//! read, for one batch (the check reads a consistent snapshot, without locks); the
+//! triggers add one log insert to every application write; the cut-over blocks reads and
+//! writes of the table from `LOCK TABLES` to the rename: the measured,
+//! printed pause (the drain of what was logged since the last replay, then the rename),
+//! each wait bounded by `lock_wait_timeout`.
+//!
+//! Failures: lost connections, deadlocks and lock wait timeouts (including a cut-over that
+//! could not get its locks) are transient: the transaction rolls back and the run resumes
+//! from the checkpoint, re-attaching to its shadow, triggers and log; a cut-over
+//! interrupted before its rename is retried, one interrupted after it is finished.
+//! Definitive: a table with triggers of its own or with foreign keys, a job column in the
+//! paging key, a leftover `old` table, a shadow gone missing mid-copy.
+
+mod checker;
+mod context;
+mod copier;
+mod cutover;
+mod decide;
+pub mod names;
+mod replay;
+mod setup;
+pub mod sql;
+mod teardown;
+mod verify;
+
+pub use names::{names, sorts_after, Names};
+pub use teardown::{abort_table, cleanup_table};
+pub use verify::{verify_table, CopyFindings};
+
+use self::checker::check_batch;
+use self::context::{context, is_sentry, table_exists, Ctx};
+use self::copier::{copy_batch, Pipeline};
+use self::cutover::{cut_over, finish, settle_leftover_cutover};
+use self::replay::{log_len, replay_some};
+use self::setup::{create_stage, ensure_triggers, start};
+use self::sql::drop_table_sql;
+use super::batch::{self, Batches, Next};
+use super::checkpoint::{self, State};
+use super::error::EngineError;
+use super::events::{Event, Events};
+use super::pace::{self, Pacer};
+use super::plan::{TableOutcome, TablePlan};
+use crate::db::connect::ConnectionConfig;
+use crate::inventory::model::Table;
+use anyhow::Result;
+use sqlx::{Executor, MySqlConnection};
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Where a copy is; stored by name in its checkpoint, so a rerun resumes in the same phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Copying rows in key order (replaying the log between batches).
+    Copying,
+    /// Every row copied; comparing the table with the shadow in key order.
+    Checking,
+    /// Copied and checked; replaying the log until it is drained, then cutting over.
+    Replaying,
+    /// Swapped; the original is kept as `<t>_myrecode_old`.
+    Done,
+}
+
+impl Phase {
+    /// The name kept in the checkpoint.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Copying => "copying",
+            Phase::Checking => "checking",
+            Phase::Replaying => "replaying",
+            Phase::Done => "done",
+        }
+    }
+
+    /// The phase a checkpoint names; a checkpoint from before phases were kept is replaying
+    /// (its copy and check were done), as it always was read.
+    pub fn of(state: &State) -> Phase {
+        match state.phase.as_str() {
+            "copying" => Phase::Copying,
+            "checking" => Phase::Checking,
+            "done" => Phase::Done,
+            _ => Phase::Replaying,
+        }
+    }
+}
+
+/// The log is "nearly drained" (cut over now) below this many rows.
+const DRAIN_BEFORE_CUTOVER: i64 = 50;
+
+/// Runs (or resumes) the copy of one table until cut over, or until asked to stop.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_table(
+    conn: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    job: &str,
+    plan: &TablePlan,
+    table: &Table,
+    stop: &AtomicBool,
+    pacer: &mut Pacer,
+    events: &dyn Events,
+) -> Result<(TableOutcome, State)> {
+    let schema = plan.schema.as_str();
+    let n = names(&plan.table);
+    conn.execute(sql::REPEATABLE_READ).await?;
+    let state = match checkpoint::load(conn, schema, job, &plan.table).await? {
+        Some(s) if s.fingerprint != plan.fingerprint => {
+            return Err(EngineError::JobEdited {
+                table: plan.table.clone(),
+                rows: s.rows_read,
+                undo: "`myrecode abort` the job and start anew",
+            }
+            .into())
+        }
+        Some(s) => s,
+        None => start(conn, job, plan, table, &n).await?,
+    };
+    if state.done {
+        return Ok((TableOutcome::Done, state));
+    }
+    settle_leftover_cutover(conn, schema).await?;
+    let ctx = context(conn, plan, n, &state).await?;
+    let mut state = state;
+    // A cut-over interrupted after its rename: the table is already the new one.
+    if !table_exists(conn, schema, &ctx.names.shadow).await? {
+        if table_exists(conn, schema, &ctx.names.old).await?
+            && !is_sentry(conn, schema, &ctx.names.old).await?
+        {
+            finish(conn, &ctx, job, &mut state).await?;
+            return Ok((TableOutcome::Done, state));
+        }
+        return Err(EngineError::ShadowGone {
+            table: plan.table.clone(),
+            shadow: ctx.names.shadow.clone(),
+        }
+        .into());
+    }
+    if table_exists(conn, schema, &ctx.names.old).await? {
+        if !is_sentry(conn, schema, &ctx.names.old).await? {
+            return Err(EngineError::ShadowAndOriginal {
+                table: plan.table.clone(),
+                shadow: ctx.names.shadow.clone(),
+                old: ctx.names.old.clone(),
+            }
+            .into());
+        }
+        // A cut-over interrupted before its rename: the sentry goes, the copy goes on.
+        conn.execute(drop_table_sql(schema, &ctx.names.old).as_str())
+            .await?;
+    }
+    ensure_triggers(conn, &ctx).await?;
+    create_stage(conn, &ctx).await?;
+    let trailing = if Phase::of(&state) == Phase::Copying && state.last_key.is_none() {
+        let mut conn = cfg.connect_one().await?;
+        conn.execute(sql::REPEATABLE_READ).await?;
+        Some(checker::Trailing::new(conn))
+    } else {
+        None
+    };
+    let pipe = Pipeline {
+        reader: cfg.connect_one().await?,
+        ahead: None,
+        replayed: HashSet::new(),
+        trailing,
+    };
+    let mut work = Copy {
+        ctx: &ctx,
+        job,
+        pipe,
+        state,
+        differed: 0,
+        waiting_said: false,
+        events,
+    };
+    let outcome = batch::run(
+        conn,
+        &mut work,
+        plan,
+        table.estimated_rows,
+        stop,
+        pacer,
+        events,
+    )
+    .await?;
+    let mut state = work.state;
+    match outcome {
+        TableOutcome::Done => {}
+        TableOutcome::Interrupted => return Ok((outcome, state)),
+        TableOutcome::Aborted => {
+            abort_table(conn, &plan.schema, &plan.table, job).await?;
+            return Ok((outcome, state));
+        }
+    }
+    let pause = cut_over(conn, cfg, &ctx, job, &mut state).await?;
+    events.event(&Event::CutOver {
+        table: &plan.table,
+        pause,
+        kept_as: &ctx.names.old,
+    });
+    finish(conn, &ctx, job, &mut state).await?;
+    if plan.manual_cutover {
+        pace::send(conn, schema, job, None).await?;
+    }
+    Ok((TableOutcome::Done, state))
+}
+
+/// The copy's batches: a copy, check or replay step, by phase, until ready to cut over.
+struct Copy<'a, 'c> {
+    ctx: &'a Ctx<'c>,
+    job: &'a str,
+    pipe: Pipeline,
+    state: State,
+    /// Rows the check pass found different (and queued for replay).
+    differed: u64,
+    /// Whether `ready` was said (once) while waiting for `myrecode cutover`.
+    waiting_said: bool,
+    events: &'a dyn Events,
+}
+
+impl Batches for Copy<'_, '_> {
+    fn state(&self) -> &State {
+        &self.state
+    }
+
+    async fn batch(&mut self, conn: &mut MySqlConnection, size: usize) -> Result<Next> {
+        let (ctx, job) = (self.ctx, self.job);
+        let plan = ctx.plan;
+        match Phase::of(&self.state) {
+            Phase::Copying => {
+                copy_batch(conn, &mut self.pipe, ctx, job, size, &mut self.state).await?;
+                if Phase::of(&self.state) != Phase::Copying {
+                    self.differed += self.pipe.trailing.take().map_or(0, |t| t.differed);
+                }
+                self.pipe.replayed.clear();
+                replay_some(conn, ctx, job, &mut self.state, 1, &mut self.pipe.replayed).await?;
+            }
+            Phase::Checking => {
+                self.differed += check_batch(conn, ctx, job, size, &mut self.state).await?;
+                replay_some(conn, ctx, job, &mut self.state, 1, &mut HashSet::new()).await?;
+                if Phase::of(&self.state) != Phase::Checking {
+                    self.events.event(&Event::Checked {
+                        table: &plan.table,
+                        differed: self.differed,
+                    });
+                }
+            }
+            Phase::Replaying | Phase::Done => {
+                replay_some(conn, ctx, job, &mut self.state, 20, &mut HashSet::new()).await?;
+                if log_len(conn, ctx).await? < DRAIN_BEFORE_CUTOVER {
+                    let go = !plan.manual_cutover
+                        || pace::read(conn, &plan.schema, job).await?
+                            == Some(pace::Command::Cutover);
+                    if go {
+                        return Ok(Next::Done);
+                    }
+                    if !self.waiting_said {
+                        self.events.event(&Event::Ready { table: &plan.table });
+                        self.waiting_said = true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                return Ok(Next::More { pause: false });
+            }
+        }
+        Ok(Next::More { pause: true })
+    }
+}

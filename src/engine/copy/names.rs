@@ -1,0 +1,67 @@
+//! Names of the objects a copy creates beside a table, and the order the cut-over needs them in. Pure.
+
+use crate::engine::checkpoint;
+
+/// Names of the objects a copy creates beside table `t`, each at most 64 characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    /// The shadow table, `<t>_myrecode_new`.
+    pub shadow: String,
+    /// The original after cut-over (and the sentry during it), `<t>_myrecode_old`.
+    pub old: String,
+    /// The change log, `<t>_myrecode_log`.
+    pub log: String,
+    /// Triggers: after insert, after update, after delete.
+    pub triggers: [String; 3],
+}
+
+/// The names for table `table`; long names are shortened with a hash so they stay unique.
+pub fn names(table: &str) -> Names {
+    let fit = |suffix: &str| {
+        let full = format!("{table}_myrecode_{suffix}");
+        if full.chars().count() <= 64 {
+            return full;
+        }
+        let hash = &checkpoint::fingerprint(table)[..8];
+        let tail = format!("~{hash}_myrecode_{suffix}");
+        let head: String = table.chars().take(64 - tail.chars().count()).collect();
+        format!("{head}{tail}")
+    };
+    Names {
+        shadow: fit("new"),
+        old: fit("old"),
+        log: fit("log"),
+        triggers: [fit("ins"), fit("upd"), fit("del")],
+    }
+}
+
+/// Whether `name` sorts after `table` the way the server orders metadata locks (bytes, a
+/// prefix first; lower-cased too, for servers with `lower_case_table_names`).
+pub fn sorts_after(table: &str, name: &str) -> bool {
+    name.as_bytes() > table.as_bytes()
+        && name.to_lowercase().as_bytes() > table.to_lowercase().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_in_64_characters_stay_distinct_and_sort_after_the_table() {
+        let n = names("posts");
+        assert_eq!(n.shadow, "posts_myrecode_new");
+        assert_eq!(n.old, "posts_myrecode_old");
+        assert_eq!(n.log, "posts_myrecode_log");
+        assert!(sorts_after("posts", &n.shadow) && sorts_after("posts", &n.old));
+        // A name that sorts before the table is what let writes slip past the rename.
+        assert!(!sorts_after("posts", "_posts_myrecode_new"));
+        let long = "ы".repeat(64);
+        let n = names(&long);
+        for s in [&n.shadow, &n.old, &n.log, &n.triggers[0]] {
+            assert!(s.chars().count() <= 64, "{s}");
+        }
+        assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);
+        let ascii_long = "a".repeat(60);
+        assert!(sorts_after(&ascii_long, &names(&ascii_long).shadow));
+    }
+}

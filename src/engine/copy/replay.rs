@@ -1,0 +1,103 @@
+//! Replay: the keys the triggers logged, re-read (locked) and copied again, in log order.
+
+use super::context::Ctx;
+use super::copier::copy_rows;
+use super::copier::read_locked;
+use super::setup::clear_stage;
+use super::sql::any_of;
+use crate::engine::checkpoint::{self, State};
+use crate::engine::keycodec;
+use crate::engine::read::Key;
+use anyhow::{anyhow, Context, Result};
+use sqlx::{Acquire, MySqlConnection, Row};
+use std::collections::HashSet;
+
+/// Log rows replayed per transaction.
+pub const REPLAY_CHUNK: usize = 500;
+
+/// Replays up to one chunk of the change log inside the caller's transaction. Returns log rows done.
+pub(super) async fn replay_chunk(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+    replayed: &mut HashSet<Vec<u8>>,
+) -> Result<usize> {
+    let b = ctx.plan;
+    let log = ctx.t(&ctx.names.log);
+    let rows = sqlx::query(&format!(
+        "SELECT id, key_bytes FROM {log} ORDER BY id LIMIT {REPLAY_CHUNK}"
+    ))
+    .fetch_all(&mut *conn)
+    .await
+    .context("reading the change log")?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut seen = HashSet::new();
+    let mut keys: Vec<Key> = Vec::new();
+    for r in &rows {
+        let packed: Vec<u8> = r.get(1);
+        if seen.insert(packed.clone()) {
+            keys.push(keycodec::unpack(&packed).ok_or_else(|| {
+                anyhow!("the change log {} holds a malformed key", ctx.names.log)
+            })?);
+        }
+    }
+    let cond = any_of(&b.key, keys.len());
+    let binds: Vec<Vec<u8>> = keys.concat();
+    let present = read_locked(conn, ctx, &cond, &binds)
+        .await
+        .context("re-reading changed rows")?;
+    // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
+    let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
+    state.rows_quarantined += q;
+    state.rows_conflicted += keys.len() as u64;
+    // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
+    let ids: Vec<String> = rows
+        .iter()
+        .map(|r| r.get::<u64, _>(0).to_string())
+        .collect();
+    sqlx::query(&format!(
+        "DELETE FROM {log} WHERE id IN ({})",
+        ids.join(", ")
+    ))
+    .execute(&mut *conn)
+    .await
+    .context("removing replayed rows from the change log")?;
+    checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
+    replayed.extend(seen);
+    Ok(rows.len())
+}
+
+/// Replays at most `chunks` chunks of the log, each in its own transaction; returns log rows done.
+pub(super) async fn replay_some(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+    chunks: usize,
+    replayed: &mut HashSet<Vec<u8>>,
+) -> Result<usize> {
+    let mut done = 0;
+    for _ in 0..chunks {
+        let mut next = state.clone();
+        let mut tx = conn.begin().await?;
+        let n = replay_chunk(&mut tx, ctx, job, &mut next, replayed).await?;
+        tx.commit().await.context("committing a replay")?;
+        if n > 0 {
+            clear_stage(conn).await?;
+        }
+        *state = next;
+        done += n;
+        if n < REPLAY_CHUNK {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+pub(super) async fn log_len(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<i64> {
+    let sql = format!("SELECT COUNT(*) FROM {}", ctx.t(&ctx.names.log));
+    Ok(sqlx::query_scalar(&sql).fetch_one(conn).await?)
+}

@@ -1,0 +1,203 @@
+//! Set-up of a copy: the shadow with the target definitions, the change log, the triggers
+//! that fill it, the session's staging table.
+
+use super::context::{is_sentry, table_exists, trigger_names, Ctx};
+use super::names::{sorts_after, Names};
+use super::sql::{self, log_ddl, trigger_ddl};
+use super::Phase;
+use crate::db::keyset::KeyColumn;
+use crate::db::{errno, quote};
+use crate::engine::checkpoint::{self, State};
+use crate::engine::error::EngineError;
+use crate::engine::plan::TablePlan;
+use crate::engine::priors;
+use crate::inventory::model::Table;
+use anyhow::{bail, Context, Result};
+use sqlx::{Executor, MySqlConnection};
+
+/// Longest wait for the table locks that add the triggers and that cut over
+/// (`lock_wait_timeout`), in seconds: while `LOCK TABLES` waits for a long transaction, the
+/// application's statements queue behind it.
+pub const CUTOVER_LOCK_WAIT: u32 = 2;
+
+/// Refuses what this strategy cannot do safely, with the reason and the options.
+pub(super) fn refuse_unsupported(plan: &TablePlan, table: &Table, ours: &Names) -> Result<()> {
+    let name = &plan.table;
+    let foreign: Vec<&str> = table
+        .triggers
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|t| !ours.triggers.iter().any(|o| o == t))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "table '{name}' has triggers of its own ({}): the copy strategy adds its own and does not combine them. \
+             Options: drop them for the duration of the job and recreate them afterwards on the new table, \
+             or recode the columns with an offline ALTER in a maintenance window",
+            foreign.join(", ")
+        );
+    }
+    if let Some(fk) = table.foreign_keys.first() {
+        bail!(
+            "table '{name}' has foreign key '{}' ({} {}.{} -> {}.{}): a swapped-in copy would break or lose it. \
+             Options: drop the foreign key for the job and add it back after the cut-over, \
+             or recode in a maintenance window",
+            fk.name,
+            fk.direction,
+            fk.from_table,
+            fk.from_columns.join(","),
+            fk.to_table,
+            fk.to_columns.join(",")
+        );
+    }
+    for c in &plan.columns {
+        if plan.key.iter().any(|k| k.name == c.name) {
+            bail!(
+                "{name}.{}: the column is part of the paging key, which the copy strategy cannot recode. \
+                 Options: give the table a surrogate primary key, or leave this column out of the job",
+                c.name
+            );
+        }
+    }
+    for n in [&ours.shadow, &ours.old] {
+        if !sorts_after(name, n) {
+            bail!(
+                "table '{name}': its name is too long for the copy's side tables to sort after it ({n}), \
+                 which the atomic cut-over needs. Fix: rename the table to at most 51 characters for the job"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A fresh start: refusals, shadow, log, triggers, priors, first checkpoint.
+pub(super) async fn start(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plan: &TablePlan,
+    table: &Table,
+    n: &Names,
+) -> Result<State> {
+    let schema = plan.schema.as_str();
+    refuse_unsupported(plan, table, n)?;
+    if table_exists(conn, schema, &n.old).await? && !is_sentry(conn, schema, &n.old).await? {
+        return Err(EngineError::AlreadyCopied {
+            table: plan.table.clone(),
+            old: quote::table(schema, &n.old),
+        }
+        .into());
+    }
+    let shadow = quote::table(schema, &n.shadow);
+    conn.execute(format!("DROP TABLE IF EXISTS {shadow}").as_str())
+        .await?;
+    conn.execute(
+        format!(
+            "CREATE TABLE {shadow} LIKE {}",
+            quote::table(schema, &plan.table)
+        )
+        .as_str(),
+    )
+    .await
+    .with_context(|| format!("creating the shadow table {shadow}"))?;
+    let modify: Vec<String> = plan
+        .columns
+        .iter()
+        .map(|c| format!("MODIFY {} {}", quote::ident(&c.name), c.target))
+        .collect();
+    if let Err(e) = conn
+        .execute(format!("ALTER TABLE {shadow} {}", modify.join(", ")).as_str())
+        .await
+    {
+        conn.execute(format!("DROP TABLE IF EXISTS {shadow}").as_str())
+            .await
+            .ok();
+        if errno::of(&e).is_some_and(|n| errno::TOO_LARGE.contains(&n)) {
+            return Err(EngineError::TooLarge {
+                table: plan.table.clone(),
+                quoted: quote::table(schema, &plan.table),
+                detail: e.to_string(),
+            }
+            .into());
+        }
+        return Err(anyhow::Error::new(e).context(format!(
+            "giving {shadow} the job's target definitions. Nothing was changed. Fix: correct the `target:` of the job's columns"
+        )));
+    }
+    conn.execute(log_ddl(schema, n).as_str()).await?;
+    let s = State {
+        fingerprint: plan.fingerprint.clone(),
+        priors: priors::compute(conn, plan).await?,
+        phase: Phase::Copying.as_str().into(),
+        ..State::default()
+    };
+    create_triggers(conn, schema, &plan.table, n, &plan.key).await?;
+    checkpoint::save(conn, schema, job, &plan.table, &s).await?;
+    Ok(s)
+}
+
+pub(super) async fn ensure_triggers(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+    let b = ctx.plan;
+    create_triggers(conn, &b.schema, &b.table, &ctx.names, &b.key).await
+}
+
+/// Creates whichever of the three triggers is missing, all under one brief `LOCK TABLES … WRITE`,
+/// so no application statement runs while only some of them exist.
+pub(super) async fn create_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    n: &Names,
+    key: &[KeyColumn],
+) -> Result<()> {
+    let have = trigger_names(conn, schema, table).await?;
+    let missing: Vec<(&String, String)> = n
+        .triggers
+        .iter()
+        .zip(trigger_ddl(schema, table, n, key))
+        .filter(|(name, _)| !have.contains(name))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    conn.execute(format!("SET SESSION lock_wait_timeout = {CUTOVER_LOCK_WAIT}").as_str())
+        .await?;
+    conn.execute(
+        format!(
+            "LOCK TABLES {} WRITE, {} WRITE",
+            quote::table(schema, table),
+            quote::table(schema, &n.log)
+        )
+        .as_str(),
+    )
+    .await
+    .context("locking the table to add the change-log triggers")?;
+    let mut result = Ok(());
+    for (name, ddl) in missing {
+        if let Err(e) = conn.execute(ddl.as_str()).await {
+            result = Err(anyhow::Error::new(e).context(format!(
+                "creating trigger {name}. Fix: GRANT TRIGGER on the schema to the job's user"
+            )));
+            break;
+        }
+    }
+    conn.execute("UNLOCK TABLES").await?;
+    result
+}
+
+/// (Re)creates this session's staging table: the key columns as in the table, a value and a flag per job column.
+pub(super) async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+    conn.execute(sql::stage_drop_sql().as_str()).await?;
+    conn.execute(sql::stage_ddl(&ctx.key_types, ctx.job_columns.len()).as_str())
+        .await
+        .context("creating the session's staging table. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
+    Ok(())
+}
+
+/// Empties the staging table. Only outside a transaction: `TRUNCATE` commits (even for a
+/// temporary table), but it is far cheaper than deleting a batch's rows inside one.
+pub(super) async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
+    conn.execute(sql::stage_truncate_sql().as_str())
+        .await
+        .context("emptying the staging table")?;
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! The engine's definitive failures, as types: each names what happened and carries its fix.
+//! Anything not listed here is judged by [`super::retry`] from the driver's own error type.
+
+use thiserror::Error;
+
+/// A failure a retry cannot outlive: the run stops, its progress checkpointed, and says how to go on.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// A refusal rule said no before anything was written.
+    #[error("{reason}. {options}")]
+    Refused {
+        /// Table refused.
+        table: String,
+        /// Why, naming the object that stands in the way.
+        reason: String,
+        /// What the DBA can do instead.
+        options: String,
+    },
+    /// The job file changed for a table since its run began.
+    #[error(
+        "the job changed for table '{table}' since its run began (checkpoint at {rows} rows). \
+         Fix: restore the job file as it was and run again to finish, or {undo}"
+    )]
+    JobEdited {
+        /// Table.
+        table: String,
+        /// Rows done at the checkpoint.
+        rows: u64,
+        /// How to start over for this strategy.
+        undo: &'static str,
+    },
+    /// Two rows become equal on a unique index once recoded.
+    #[error(
+        "copying rows of '{table}': two rows become equal on a unique index once recoded ({detail}). \
+         Nothing is lost: the batch was rolled back. Fix: make the values distinct in '{table}', or make that index non-unique for the job"
+    )]
+    UniqueCollision {
+        /// Table.
+        table: String,
+        /// The server's message (which index, which value).
+        detail: String,
+    },
+    /// With the job's targets an index or the row would be too large.
+    #[error(
+        "table '{table}': with the job's targets an index or the row would be too large ({detail}). Nothing was changed. \
+         Fix: ALTER TABLE {quoted} ROW_FORMAT=DYNAMIC, or give the index a prefix, then scan and plan again \
+         (`myrecode plan --check` shows which index)"
+    )]
+    TooLarge {
+        /// Table.
+        table: String,
+        /// The table, quoted for the fix.
+        quoted: String,
+        /// The server's message.
+        detail: String,
+    },
+    /// The table was copied by an earlier job and its original is still kept.
+    #[error(
+        "table '{table}' was already copied once: its original is kept as {old}. \
+         Fix: `myrecode cleanup` the earlier job (or drop {old}) once you no longer need it for rollback, then run again"
+    )]
+    AlreadyCopied {
+        /// Table.
+        table: String,
+        /// The kept original.
+        old: String,
+    },
+    /// The shadow went missing while the copy was in progress.
+    #[error(
+        "the shadow table {shadow} of '{table}' is gone while its copy was in progress. \
+         Fix: `myrecode abort` the job and run again to start the copy afresh"
+    )]
+    ShadowGone {
+        /// Table.
+        table: String,
+        /// The missing shadow.
+        shadow: String,
+    },
+    /// Both the shadow and a kept original exist: two copies of one table met.
+    #[error(
+        "both {shadow} and {old} exist beside '{table}': this table was copied before. \
+         Fix: drop the one you do not need (`myrecode cleanup` drops kept originals), then run again"
+    )]
+    ShadowAndOriginal {
+        /// Table.
+        table: String,
+        /// The shadow.
+        shadow: String,
+        /// The kept original.
+        old: String,
+    },
+    /// A table holds the name the cut-over's sentry needs and is not ours.
+    #[error("{old} exists and is not our sentry: refusing to cut over. Fix: drop or rename it, then run again")]
+    NotOurSentry {
+        /// The name taken.
+        old: String,
+    },
+    /// Writes reached the original after the cut-over drained its log: the swap happened,
+    /// and those writes are on the old side only.
+    #[error(
+        "cut-over of '{table}': {left} write(s) reached the original after the drain; \
+         their keys are in {log} and their rows in {old}. Fix: copy those rows into '{table}' by hand, then DELETE FROM {log} and run again"
+    )]
+    CutoverAmbiguous {
+        /// Table.
+        table: String,
+        /// Log rows left.
+        left: i64,
+        /// The change log.
+        log: String,
+        /// The kept original.
+        old: String,
+    },
+    /// A rename left queued by an earlier run would not go away.
+    #[error("a cut-over rename left by an earlier run is still queued on schema '{schema}'. Fix: KILL it (SHOW PROCESSLIST) and run again")]
+    RenameLeftQueued {
+        /// Schema.
+        schema: String,
+    },
+    /// `cleanup` asked of a copy still in progress.
+    #[error("table '{table}' is still being copied: nothing to clean up yet. Fix: let the run finish (or `myrecode abort` it)")]
+    StillCopying {
+        /// Table.
+        table: String,
+    },
+}
+
+/// The engine error in `err`'s chain, if any.
+pub fn find(err: &anyhow::Error) -> Option<&EngineError> {
+    // A context of type EngineError is found by `downcast_ref`, not by walking the chain.
+    err.downcast_ref::<EngineError>()
+        .or_else(|| err.chain().find_map(|c| c.downcast_ref::<EngineError>()))
+}

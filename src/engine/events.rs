@@ -1,0 +1,125 @@
+//! What the engine has to say while it runs, as events: the engine never prints, so `run`,
+//! `demo` and later `status` render the same events their own way.
+
+use super::checkpoint::State;
+use std::time::Duration;
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A batch committed: rows done so far, the table's estimate, the pace since this run began.
+    Batch {
+        /// Table name.
+        table: &'a str,
+        /// The checkpoint as committed.
+        state: &'a State,
+        /// The server's row estimate for the table.
+        estimated: u64,
+        /// Rows per second since this run began.
+        rows_per_sec: f64,
+    },
+    /// A copy's check pass compared every row with the shadow.
+    Checked {
+        /// Table name.
+        table: &'a str,
+        /// Rows that differed (changed since copied) and were queued for replay.
+        differed: u64,
+    },
+    /// A copy is caught up and waits for `myrecode cutover` (`cutover: manual`).
+    Ready {
+        /// Table name.
+        table: &'a str,
+    },
+    /// A copy was swapped in.
+    CutOver {
+        /// Table name.
+        table: &'a str,
+        /// How long the table's reads and writes were paused.
+        pause: Duration,
+        /// Where the original is kept for rollback.
+        kept_as: &'a str,
+    },
+    /// `myrecode abort` removed a copy's objects before its cut-over.
+    CopyAborted {
+        /// Table name.
+        table: &'a str,
+    },
+    /// `myrecode abort` stopped the job.
+    JobAborted {
+        /// The job's id.
+        job: &'a str,
+    },
+}
+
+/// Receives the engine's events (a progress bar and lines, log lines, or nothing).
+pub trait Events {
+    /// Called for every event, in order.
+    fn event(&self, e: &Event<'_>);
+}
+
+/// The line an operator reads for an event; `None` for batches (a bar or a log line shows those).
+pub fn line(e: &Event<'_>) -> Option<String> {
+    Some(match e {
+        Event::Batch { .. } => return None,
+        Event::Checked { table, differed } => format!(
+            "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
+        ),
+        Event::Ready { table } => format!(
+            "ready: {table} is copied and caught up; replaying writes until `myrecode cutover` (cutover: manual)"
+        ),
+        Event::CutOver {
+            table,
+            pause,
+            kept_as,
+        } => format!(
+            "cut-over: {table} now has the recoded columns; reads and writes paused {:.1} ms; the original is kept as {kept_as} for rollback until `myrecode cleanup`",
+            pause.as_secs_f64() * 1000.0
+        ),
+        Event::CopyAborted { table } => {
+            format!("aborted: {table}: copy objects removed; the table was never changed")
+        }
+        Event::JobAborted { job } => format!(
+            "aborted: job '{job}' stopped. Values already recoded in place stay recoded: `myrecode rollback` undoes them"
+        ),
+    })
+}
+
+/// Prints every event's line and ignores batches (the demo, and runs without a bar).
+pub struct Lines;
+
+impl Events for Lines {
+    fn event(&self, e: &Event<'_>) {
+        if let Some(l) = line(e) {
+            println!("{l}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_name_the_table_and_what_to_do() {
+        let e = Event::CutOver {
+            table: "posts",
+            pause: Duration::from_micros(12_345),
+            kept_as: "posts_myrecode_old",
+        };
+        assert_eq!(
+            line(&e).unwrap(),
+            "cut-over: posts now has the recoded columns; reads and writes paused 12.3 ms; the original is kept as posts_myrecode_old for rollback until `myrecode cleanup`"
+        );
+        let s = State::default();
+        let batch = Event::Batch {
+            table: "t",
+            state: &s,
+            estimated: 1,
+            rows_per_sec: 1.0,
+        };
+        assert!(line(&batch).is_none());
+        assert!(line(&Event::Ready { table: "t" })
+            .unwrap()
+            .contains("`myrecode cutover`"));
+    }
+}

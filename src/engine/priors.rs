@@ -1,0 +1,70 @@
+//! Column priors: what a column's first rows are, formed once per job and kept in its
+//! checkpoint, so a short value is read in the light of its column and every resume decides alike.
+
+use super::plan::TablePlan;
+use super::recode::Source;
+use crate::db::keyset;
+use crate::detect::{self, ColumnPrior, Label};
+use anyhow::{Context, Result};
+use sqlx::{MySqlConnection, Row};
+use std::collections::BTreeMap;
+
+/// Rows sampled at the start of a job to form each auto column's prior.
+pub const PRIOR_SAMPLE: usize = 2000;
+
+/// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
+pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
+    let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
+    let (sql, _) = keyset::select_batch(
+        &plan.schema,
+        &plan.table,
+        &plan.key,
+        &names,
+        false,
+        PRIOR_SAMPLE,
+    );
+    let rows = sqlx::query(&sql)
+        .fetch_all(&mut *conn)
+        .await
+        .context("sampling rows for the column priors")?;
+    let mut out: BTreeMap<String, Vec<(String, f32)>> = BTreeMap::new();
+    for (ci, col) in plan.columns.iter().enumerate() {
+        if col.source != Source::Auto {
+            continue;
+        }
+        let values: Vec<Vec<u8>> = rows
+            .iter()
+            .filter_map(|r| {
+                r.try_get::<Option<Vec<u8>>, _>(plan.key.len() + ci)
+                    .ok()
+                    .flatten()
+            })
+            .collect();
+        let slices: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+        let mut counts: BTreeMap<String, f32> = BTreeMap::new();
+        for v in detect::detect_column(&slices) {
+            if matches!(
+                v.label,
+                Label::Legacy(_) | Label::Mojibake { .. } | Label::Utf8
+            ) {
+                *counts.entry(v.label.to_string()).or_default() += 1.0;
+            }
+        }
+        out.insert(col.name.clone(), counts.into_iter().collect());
+    }
+    Ok(serde_json::to_string(&out).expect("priors serialise"))
+}
+
+/// Parses the priors saved in the checkpoint.
+pub fn parse(json: &str) -> BTreeMap<String, ColumnPrior> {
+    let raw: BTreeMap<String, Vec<(String, f32)>> = serde_json::from_str(json).unwrap_or_default();
+    raw.into_iter()
+        .map(|(col, counts)| {
+            let labeled: Vec<(Label, f32)> = counts
+                .into_iter()
+                .filter_map(|(l, c)| l.parse::<Label>().ok().map(|l| (l, c)))
+                .collect();
+            (col, ColumnPrior::from_counts(&labeled))
+        })
+        .collect()
+}

@@ -1,0 +1,56 @@
+//! The quarantine: values no reading was safe for, left as they are and listed with why.
+
+use super::checkpoint::QUARANTINE;
+use crate::db::quote;
+use anyhow::{Context, Result};
+use sqlx::MySqlConnection;
+
+/// An undecidable value, for the quarantine table.
+pub struct Quarantined {
+    /// Column.
+    pub col: String,
+    /// Packed key of its row.
+    pub key: Vec<u8>,
+    /// The stored bytes, left as they are.
+    pub value: Vec<u8>,
+    /// Why no reading was safe.
+    pub reason: String,
+    /// The best reading that was not good enough.
+    pub runner_up: Option<String>,
+}
+
+/// Lists undecidable values in the quarantine table (once per job, table, column and key);
+/// returns how many were new.
+pub async fn save(
+    tx: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+    quarantined: &[Quarantined],
+) -> Result<u64> {
+    let mut added = 0;
+    for chunk in quarantined.chunks(200) {
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let sql = format!(
+            "INSERT IGNORE INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES {values}",
+            quote::table(schema, QUARANTINE)
+        );
+        let mut q = sqlx::query(&sql);
+        for r in chunk {
+            q = q
+                .bind(job)
+                .bind(table)
+                .bind(&r.col)
+                .bind(&r.key)
+                .bind(&r.value)
+                .bind(&r.reason)
+                .bind(&r.runner_up);
+        }
+        added += q
+            .execute(&mut *tx)
+            .await
+            .context("listing undecidable values in the quarantine table")?
+            .rows_affected();
+    }
+    Ok(added)
+}

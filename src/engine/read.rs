@@ -1,0 +1,83 @@
+//! Reading a table by key: batches in key order as raw bytes, and binding keys and values.
+
+use super::plan::TablePlan;
+use crate::db::keyset;
+use anyhow::{Context, Result};
+use sqlx::mysql::{MySqlArguments, MySqlRow};
+use sqlx::{MySql, MySqlConnection, Row};
+
+/// A row's key, one byte string per key column.
+pub type Key = Vec<Vec<u8>>;
+
+/// A query being bound.
+pub type Query<'q> = sqlx::query::Query<'q, MySql, MySqlArguments>;
+
+/// Reads the next `size` rows after key `after` (from the start without one) in key order,
+/// as `key…, columns…` raw bytes; `locking` takes shared row locks until the transaction ends.
+pub async fn read_batch(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    columns: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    locking: bool,
+) -> Result<Vec<MySqlRow>> {
+    let exprs: Vec<String> = columns.iter().map(|c| keyset::raw(c)).collect();
+    read_batch_of(conn, plan, &exprs, after, size, locking).await
+}
+
+/// [`read_batch`] of the SQL expressions `exprs` (after the key's raw bytes) instead of columns.
+pub async fn read_batch_of(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    exprs: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    locking: bool,
+) -> Result<Vec<MySqlRow>> {
+    let (sql, binds) = keyset::select_batch_of(
+        &plan.schema,
+        &plan.table,
+        &plan.key,
+        exprs,
+        after.is_some(),
+        size,
+    );
+    let sql = if locking {
+        format!("{sql} LOCK IN SHARE MODE")
+    } else {
+        sql
+    };
+    let mut q = sqlx::query(&sql);
+    if let Some(after) = after {
+        for &i in &binds {
+            q = q.bind(after[i].clone());
+        }
+    }
+    q.fetch_all(conn)
+        .await
+        .with_context(|| format!("reading a batch of {}", plan.table))
+}
+
+/// The key of a row read as `key…, …`: its first `n` columns' bytes.
+pub fn read_key(row: &MySqlRow, n: usize) -> Result<Key> {
+    (0..n)
+        .map(|i| row.try_get::<Vec<u8>, _>(i).context("reading a key column"))
+        .collect()
+}
+
+/// Binds key parts in the order `binds` names them.
+pub fn bind_key<'q>(mut q: Query<'q>, key: &[Vec<u8>], binds: &[usize]) -> Query<'q> {
+    for &i in binds {
+        q = q.bind(key[i].clone());
+    }
+    q
+}
+
+/// Binds each value in order.
+pub fn bind_all<'q>(mut q: Query<'q>, values: &[Vec<u8>]) -> Query<'q> {
+    for v in values {
+        q = q.bind(v.clone());
+    }
+    q
+}
