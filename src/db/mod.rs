@@ -3,6 +3,7 @@
 pub mod connect;
 pub mod errno;
 pub mod keyset;
+mod localserver;
 pub mod quote;
 pub mod redact;
 pub mod throwaway;
