@@ -3,7 +3,7 @@
 //! its directory when our process exits, however it exits.
 
 use super::connect::ConnectionConfig;
-use super::throwaway::{block_on_thread, create_test_user};
+use super::testuser::{block_on_thread, create_test_user};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -6,4 +6,5 @@ pub mod keyset;
 mod localserver;
 pub mod quote;
 pub mod redact;
+mod testuser;
 pub mod throwaway;

@@ -11,8 +11,9 @@
 
 use super::connect::{ConnectionConfig, PasswordSource};
 use super::localserver::{find_server_binary, LocalServer};
+use super::testuser::{block_on, block_on_thread, create_test_user};
 use anyhow::{anyhow, bail, Context, Result};
-use sqlx::{Connection, Executor};
+use sqlx::Executor;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -217,23 +218,6 @@ pub fn test_database(hint: &str) -> TestDatabase {
     })
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime can be built")
-        .block_on(f)
-}
-
-/// Runs a future to completion on a thread of its own, so callers inside a runtime may use it too.
-pub(super) fn block_on_thread<T: Send + 'static>(
-    f: impl std::future::Future<Output = Result<T>> + Send + 'static,
-) -> Result<T> {
-    std::thread::spawn(move || block_on(f))
-        .join()
-        .map_err(|_| anyhow!("a database helper thread panicked"))?
-}
-
 fn docker_may_answer() -> bool {
     if std::env::var_os("DOCKER_HOST").is_some() {
         return true;
@@ -267,59 +251,4 @@ fn start_container() -> Result<ThrowawayServer> {
         },
         description: format!("MySQL {MYSQL_IMAGE_TAG} (testcontainers, port {port})"),
     })
-}
-
-/// Creates a password-protected administrative user, so tests exercise real authentication.
-pub(super) fn create_test_user(root: &ConnectionConfig) -> Result<ConnectionConfig> {
-    let password = random_token();
-    let root_cfg = root.clone();
-    let pw = password.clone();
-    block_on(async move {
-        let mut c = root_cfg.connect_one().await?;
-        // Anonymous users would shadow ours for local connections.
-        let anon: Vec<(String,)> =
-            sqlx::query_as("SELECT CAST(Host AS CHAR) FROM mysql.user WHERE User = ''")
-                .fetch_all(&mut c)
-                .await
-                .unwrap_or_default();
-        for (host,) in anon {
-            c.execute(format!("DROP USER ''@{}", super::quote::literal(&host)).as_str())
-                .await?;
-        }
-        for host in ["%", "localhost"] {
-            let h = super::quote::literal(host);
-            let p = super::quote::literal(&pw);
-            c.execute(
-                format!("CREATE USER IF NOT EXISTS 'myrecode'@{h} IDENTIFIED BY {p}").as_str(),
-            )
-            .await?;
-            c.execute(
-                format!("GRANT ALL PRIVILEGES ON *.* TO 'myrecode'@{h} WITH GRANT OPTION").as_str(),
-            )
-            .await?;
-        }
-        c.close().await.ok();
-        anyhow::Ok(())
-    })?;
-    let host = if root.socket.is_some() {
-        "127.0.0.1".to_string()
-    } else {
-        root.host.clone()
-    };
-    let url = format!("mysql://myrecode:{password}@{host}:{}/", root.port);
-    ConnectionConfig::from_url(&url)
-}
-
-fn random_token() -> String {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    format!("Tw{:016x}", h.finish())
 }
