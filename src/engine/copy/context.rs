@@ -1,11 +1,10 @@
 //! What a copy finds out about its table before it writes: columns, key types, target
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
+use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::names::Names;
-use super::sql::{
-    column_type, JobColumn, COLUMNS_SQL, SENTRY_COMMENT, TABLE_COMMENT_SQL, TRIGGERS_SQL,
-};
+use super::sql::{column_type, JobColumn, COLUMNS_SQL, TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use crate::db::quote;
 use crate::engine::checkpoint::State;
 use crate::engine::plan::TablePlan;

@@ -63,6 +63,7 @@ mod checker;
 mod context;
 mod copier;
 mod cutover;
+pub mod cutover_sql;
 mod decide;
 pub mod names;
 mod replay;

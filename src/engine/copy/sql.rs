@@ -1,5 +1,6 @@
-//! Every statement the copy sends, built by pure functions (golden tests below); the async
-//! code binds, runs and maps errors.
+//! The statements of the copy's set-up, copy, replay and teardown, and the catalog look-ups,
+//! built by pure functions (golden tests below); the async code binds, runs and maps errors.
+//! The check pass's are in [`super::check_sql`], the cut-over's in [`super::cutover_sql`].
 
 use super::names::Names;
 use crate::db::keyset::{self, KeyColumn};
@@ -10,10 +11,6 @@ use crate::engine::servercodec::ServerCodec;
 pub const STAGE: &str = "_myrecode_stage";
 /// Alias of the table in the copying `INSERT … SELECT` (the cut-over locks it under this name too).
 pub const SRC: &str = "_myrecode_src";
-/// Marks our statements in the process list, so a rerun can find a rename left queued.
-pub const MARK: &str = "/* myrecode cut-over */";
-/// Comment of the sentry table, told apart from a real kept original by it.
-pub const SENTRY_COMMENT: &str = "myrecode cut-over sentry";
 /// Every connection of a copy reads at this level: the check pass compares one snapshot.
 pub const REPEATABLE_READ: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
 /// Prefix of the staging table's columns, chosen not to clash with the table's own names.
