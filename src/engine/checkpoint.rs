@@ -61,6 +61,47 @@ pub fn ddl(schema: &str) -> Vec<String> {
     ]
 }
 
+/// Whether the checkpoint table has its `phase` column, `?` schema and `?` table: a count.
+pub const HAS_PHASE_SQL: &str = "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = 'phase'";
+
+/// Adds `phase` to a checkpoint table made before the copy strategy.
+pub fn add_phase_sql(schema: &str) -> String {
+    format!(
+        "ALTER TABLE {} ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// Reads a table's checkpoint, `?` job and `?` table, its columns in [`State`]'s order.
+pub fn load_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, CAST(phase AS CHAR) \
+         FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// Inserts or updates a table's checkpoint: eleven `?`s, job and table first, then
+/// [`State`]'s fields in its order.
+pub fn save_sql(schema: &str) -> String {
+    format!(
+        "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, phase) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
+         done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
+         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// Forgets a table's checkpoint, `?` job and `?` table.
+pub fn delete_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
 /// Creates the tables, turning a missing privilege into an error that says which GRANT is needed.
 pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
     for sql in ddl(schema) {
@@ -80,20 +121,14 @@ pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
         })?;
     }
     // Checkpoint tables made before the copy strategy lack `phase`.
-    let has_phase: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = 'phase'",
-    )
-    .bind(schema)
-    .bind(CHECKPOINT)
-    .fetch_one(&mut *conn)
-    .await
-    .context("reading the checkpoint table's columns")?;
+    let has_phase: i64 = sqlx::query_scalar(HAS_PHASE_SQL)
+        .bind(schema)
+        .bind(CHECKPOINT)
+        .fetch_one(&mut *conn)
+        .await
+        .context("reading the checkpoint table's columns")?;
     if has_phase == 0 {
-        let sql = format!(
-            "ALTER TABLE {} ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''",
-            quote::table(schema, CHECKPOINT)
-        );
-        conn.execute(sql.as_str())
+        conn.execute(add_phase_sql(schema).as_str())
             .await
             .context("adding the phase column to the checkpoint table")?;
     }
@@ -130,12 +165,7 @@ pub async fn load(
     job: &str,
     table: &str,
 ) -> Result<Option<State>> {
-    let sql = format!(
-        "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, CAST(phase AS CHAR) \
-         FROM {} WHERE job = ? AND tbl = ?",
-        quote::table(schema, CHECKPOINT)
-    );
-    let row = sqlx::query(&sql)
+    let row = sqlx::query(&load_sql(schema))
         .bind(job)
         .bind(table)
         .fetch_optional(conn)
@@ -162,15 +192,7 @@ pub async fn save(
     table: &str,
     s: &State,
 ) -> Result<()> {
-    let sql = format!(
-        "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, phase) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
-         done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
-         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)",
-        quote::table(schema, CHECKPOINT)
-    );
-    sqlx::query(&sql)
+    sqlx::query(&save_sql(schema))
         .bind(job)
         .bind(table)
         .bind(&s.fingerprint)
@@ -196,4 +218,79 @@ pub fn fingerprint(text: &str) -> String {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoint_statements_quote_the_schema() {
+        assert_eq!(
+            load_sql("my`db"),
+            "SELECT CAST(fingerprint AS CHAR), CAST(priors AS CHAR), last_key, done, rows_read, rows_changed, \
+             rows_quarantined, rows_conflicted, CAST(phase AS CHAR) FROM `my``db`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
+        );
+        assert_eq!(
+            save_sql("база данных"),
+            "INSERT INTO `база данных`.`_myrecode_checkpoint` (job, tbl, fingerprint, priors, last_key, done, rows_read, \
+             rows_changed, rows_quarantined, rows_conflicted, phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
+             done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
+             rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)"
+        );
+        assert_eq!(
+            delete_sql("order"),
+            "DELETE FROM `order`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
+        );
+        assert_eq!(
+            add_phase_sql("s"),
+            "ALTER TABLE `s`.`_myrecode_checkpoint` ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''"
+        );
+    }
+
+    #[test]
+    fn bookkeeping_tables_are_created_once_with_their_unique_keys() {
+        let ddl = ddl("a`b");
+        assert_eq!(ddl.len(), 4);
+        assert_eq!(
+            ddl[0],
+            "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_checkpoint` (
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL,
+                fingerprint VARCHAR(32) NOT NULL, priors LONGTEXT NOT NULL,
+                last_key BLOB NULL, done TINYINT NOT NULL DEFAULT 0,
+                rows_read BIGINT NOT NULL DEFAULT 0, rows_changed BIGINT NOT NULL DEFAULT 0,
+                rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0,
+                phase VARCHAR(16) NOT NULL DEFAULT '',
+                updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+                PRIMARY KEY (job, tbl)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        );
+        assert_eq!(
+            ddl[1],
+            "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_backup` (
+                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
+                key_bytes BLOB NOT NULL,
+                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
+                label VARCHAR(40) NOT NULL,
+                old_value LONGBLOB NOT NULL, new_value LONGBLOB NOT NULL,
+                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                UNIQUE KEY u_row (job, tbl, col, key_hash)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        );
+        assert_eq!(
+            ddl[2],
+            "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_quarantine` (
+                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
+                key_bytes BLOB NOT NULL,
+                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
+                value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,
+                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                UNIQUE KEY u_row (job, tbl, col, key_hash)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        );
+        assert_eq!(ddl[3], crate::engine::pace::ddl("a`b"));
+    }
 }

@@ -54,6 +54,36 @@ pub fn ddl(schema: &str) -> String {
     )
 }
 
+/// Records a command, `?` job and `?` command word, replacing the one waiting.
+pub fn send_sql(schema: &str) -> String {
+    format!(
+        "INSERT INTO {} (job, command) VALUES (?, ?) ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// Clears the command waiting for `?` job (that is `resume`).
+pub fn clear_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ?",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// The command waiting for `?` job.
+pub fn read_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(command AS CHAR) FROM {} WHERE job = ?",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// The server's `Threads_running`: name and value.
+pub const THREADS_RUNNING_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Threads_running'";
+/// A replica's replication status (no row: not a replica). MariaDB's spelling, and MySQL's
+/// before 8.4, which knows only `SHOW REPLICA STATUS` (and `Seconds_Behind_Source`).
+pub const REPLICA_STATUS_SQL: &str = "SHOW SLAVE STATUS";
+
 /// Records `command` for `job` (`None` clears it: that is `resume`).
 pub async fn send(
     conn: &mut MySqlConnection,
@@ -63,17 +93,19 @@ pub async fn send(
 ) -> Result<()> {
     let t = quote::table(schema, CONTROL);
     match command {
-        Some(c) => sqlx::query(&format!(
-            "INSERT INTO {t} (job, command) VALUES (?, ?) ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)"
-        ))
-        .bind(job)
-        .bind(c.as_str())
-        .execute(conn)
-        .await,
-        None => sqlx::query(&format!("DELETE FROM {t} WHERE job = ?"))
-            .bind(job)
-            .execute(conn)
-            .await,
+        Some(c) => {
+            sqlx::query(&send_sql(schema))
+                .bind(job)
+                .bind(c.as_str())
+                .execute(conn)
+                .await
+        }
+        None => {
+            sqlx::query(&clear_sql(schema))
+                .bind(job)
+                .execute(conn)
+                .await
+        }
     }
     .with_context(|| format!("writing the command for job '{job}' into {t}"))?;
     Ok(())
@@ -81,11 +113,7 @@ pub async fn send(
 
 /// The command waiting for `job`, if any.
 pub async fn read(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<Option<Command>> {
-    let sql = format!(
-        "SELECT CAST(command AS CHAR) FROM {} WHERE job = ?",
-        quote::table(schema, CONTROL)
-    );
-    let row = sqlx::query(&sql)
+    let row = sqlx::query(&read_sql(schema))
         .bind(job)
         .fetch_optional(conn)
         .await
@@ -217,7 +245,7 @@ impl Pacer {
 
 /// The server's `Threads_running`.
 pub async fn threads_running(conn: &mut MySqlConnection) -> Result<u64> {
-    let row = sqlx::query("SHOW GLOBAL STATUS LIKE 'Threads_running'")
+    let row = sqlx::query(THREADS_RUNNING_SQL)
         .fetch_one(conn)
         .await
         .context("reading Threads_running")?;
@@ -234,7 +262,7 @@ pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>>
         .connect_one()
         .await
         .with_context(|| format!("connecting to replica {replica} to read its lag"))?;
-    let row = sqlx::query("SHOW SLAVE STATUS")
+    let row = sqlx::query(REPLICA_STATUS_SQL)
         .fetch_optional(&mut c)
         .await
         .with_context(|| format!("reading SHOW SLAVE STATUS on {replica}"))?;
@@ -289,6 +317,29 @@ pub fn replica_config(main: &ConnectionConfig, spec: &str) -> Result<ConnectionC
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_statements_quote_the_schema() {
+        assert_eq!(
+            ddl("a`b"),
+            "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_control` (job VARCHAR(64) NOT NULL PRIMARY KEY, \
+             command VARCHAR(16) NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) \
+             ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        );
+        assert_eq!(
+            send_sql("база данных"),
+            "INSERT INTO `база данных`.`_myrecode_control` (job, command) VALUES (?, ?) \
+             ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)"
+        );
+        assert_eq!(
+            clear_sql("order"),
+            "DELETE FROM `order`.`_myrecode_control` WHERE job = ?"
+        );
+        assert_eq!(
+            read_sql("s"),
+            "SELECT CAST(command AS CHAR) FROM `s`.`_myrecode_control` WHERE job = ?"
+        );
+    }
 
     #[test]
     fn replicas_take_the_jobs_credentials_and_their_own_address() {

@@ -19,6 +19,15 @@ pub struct Quarantined {
     pub runner_up: Option<String>,
 }
 
+/// Lists `rows` undecidable values, seven `?`s per row; a value listed already stays as it was.
+pub fn insert_sql(schema: &str, rows: usize) -> String {
+    let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; rows].join(", ");
+    format!(
+        "INSERT IGNORE INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES {values}",
+        quote::table(schema, QUARANTINE)
+    )
+}
+
 /// Lists undecidable values in the quarantine table (once per job, table, column and key);
 /// returns how many were new.
 pub async fn save(
@@ -30,11 +39,7 @@ pub async fn save(
 ) -> Result<u64> {
     let mut added = 0;
     for chunk in quarantined.chunks(200) {
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-        let sql = format!(
-            "INSERT IGNORE INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES {values}",
-            quote::table(schema, QUARANTINE)
-        );
+        let sql = insert_sql(schema, chunk.len());
         let mut q = sqlx::query(&sql);
         for r in chunk {
             q = q
@@ -53,4 +58,18 @@ pub async fn save(
             .rows_affected();
     }
     Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quarantine_insert_quotes_the_schema_and_binds_every_row() {
+        assert_eq!(
+            insert_sql("my`db", 2),
+            "INSERT IGNORE INTO `my``db`.`_myrecode_quarantine` (job, tbl, col, key_bytes, value, reason, runner_up) \
+             VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)"
+        );
+    }
 }

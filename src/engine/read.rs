@@ -1,7 +1,7 @@
 //! Reading a table by key: batches in key order as raw bytes, and binding keys and values.
 
 use super::plan::TablePlan;
-use crate::db::keyset;
+use crate::db::keyset::{self, KeyColumn};
 use anyhow::{Context, Result};
 use sqlx::mysql::{MySqlArguments, MySqlRow};
 use sqlx::{MySql, MySqlConnection, Row};
@@ -11,6 +11,25 @@ pub type Key = Vec<Vec<u8>>;
 
 /// A query being bound.
 pub type Query<'q> = sqlx::query::Query<'q, MySql, MySqlArguments>;
+
+/// One batch of `table` in key order: the key's raw bytes, then `exprs`, after a key when
+/// `after` (binds: the key parts [`keyset::after`] names); `locking` adds shared row locks.
+pub fn batch_sql(
+    schema: &str,
+    table: &str,
+    key: &[KeyColumn],
+    exprs: &[String],
+    after: bool,
+    size: usize,
+    locking: bool,
+) -> (String, Vec<usize>) {
+    let (sql, binds) = keyset::select_batch_of(schema, table, key, exprs, after, size);
+    if locking {
+        (format!("{sql} LOCK IN SHARE MODE"), binds)
+    } else {
+        (sql, binds)
+    }
+}
 
 /// Reads the next `size` rows after key `after` (from the start without one) in key order,
 /// as `key…, columns…` raw bytes; `locking` takes shared row locks until the transaction ends.
@@ -35,19 +54,15 @@ pub async fn read_batch_of(
     size: usize,
     locking: bool,
 ) -> Result<Vec<MySqlRow>> {
-    let (sql, binds) = keyset::select_batch_of(
+    let (sql, binds) = batch_sql(
         &plan.schema,
         &plan.table,
         &plan.key,
         exprs,
         after.is_some(),
         size,
+        locking,
     );
-    let sql = if locking {
-        format!("{sql} LOCK IN SHARE MODE")
-    } else {
-        sql
-    };
     let mut q = sqlx::query(&sql);
     if let Some(after) = after {
         for &i in &binds {
@@ -80,4 +95,29 @@ pub fn bind_all<'q>(mut q: Query<'q>, values: &[Vec<u8>]) -> Query<'q> {
         q = q.bind(v.clone());
     }
     q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locking_batch_read_takes_shared_row_locks() {
+        let key = [KeyColumn::plain("a`b"), KeyColumn::plain("order")];
+        let exprs = [keyset::raw("na me")];
+        let (sql, binds) = batch_sql("s", "таблица", &key, &exprs, true, 100, true);
+        assert_eq!(
+            sql,
+            "SELECT CAST(`a``b` AS BINARY), CAST(`order` AS BINARY), CAST(`na me` AS BINARY) FROM `s`.`таблица` \
+             WHERE `a``b` >= ? AND (`a``b` > ? OR (`a``b` = ? AND `order` > ?)) ORDER BY `a``b`, `order` LIMIT 100 \
+             LOCK IN SHARE MODE"
+        );
+        assert_eq!(binds, vec![0, 0, 0, 1]);
+        let (sql, binds) = batch_sql("s", "t", &key[..1], &[], false, 5, false);
+        assert_eq!(
+            sql,
+            "SELECT CAST(`a``b` AS BINARY) FROM `s`.`t` ORDER BY `a``b` LIMIT 5"
+        );
+        assert!(binds.is_empty());
+    }
 }

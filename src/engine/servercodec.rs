@@ -77,17 +77,22 @@ impl ServerCodec {
     }
 }
 
+/// Converts the bytes bound to `?` from `charset` to utf8mb4, as the server does, and hands
+/// them back as bytes.
+pub fn probe_sql(charset: &str) -> String {
+    format!(
+        "SELECT CAST(CONVERT(CONVERT(? USING {}) USING utf8mb4) AS BINARY)",
+        quote::ident(charset)
+    )
+}
+
 /// Asks the server to convert every byte under `label`'s charset and compares with our codec.
 pub async fn probe(conn: &mut MySqlConnection, label: Label) -> Result<Option<ServerCodec>> {
     let Some(charset) = charset_of(label) else {
         return Ok(None);
     };
     let all: Vec<u8> = (0..=255u8).collect();
-    let sql = format!(
-        "SELECT CAST(CONVERT(CONVERT(? USING {}) USING utf8mb4) AS BINARY)",
-        quote::ident(charset)
-    );
-    let got: Option<Vec<u8>> = sqlx::query_scalar(&sql)
+    let got: Option<Vec<u8>> = sqlx::query_scalar(&probe_sql(charset))
         .bind(all)
         .fetch_one(conn)
         .await
@@ -125,6 +130,10 @@ mod tests {
         assert_eq!(
             sc.expr("`t`.`c`"),
             "CONVERT(CAST(`t`.`c` AS BINARY) USING `cp1251`)"
+        );
+        assert_eq!(
+            probe_sql(sc.charset),
+            "SELECT CAST(CONVERT(CONVERT(? USING `cp1251`) USING utf8mb4) AS BINARY)"
         );
     }
 

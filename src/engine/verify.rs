@@ -5,6 +5,7 @@
 //! does not clobber them (compare-and-set again).
 
 use super::checkpoint::{BACKUP, CHECKPOINT, QUARANTINE};
+use super::inplace::update_if_unchanged_sql;
 use super::keycodec;
 use super::recode::unrepair;
 use crate::db::keyset::{self, KeyColumn};
@@ -46,6 +47,35 @@ pub struct Findings {
     pub errors: Vec<String>,
 }
 
+/// The job's backup rows after an id, `chunk` at a time in id order (`?` job, `?` id):
+/// id, table, column, packed key, label, original bytes, bytes written.
+pub fn backup_chunk_sql(schema: &str, chunk: usize) -> String {
+    format!(
+        "SELECT id, CAST(tbl AS CHAR), CAST(col AS CHAR), key_bytes, CAST(label AS CHAR), old_value, new_value FROM {} WHERE job = ? AND id > ? ORDER BY id LIMIT {chunk}",
+        quote::table(schema, BACKUP)
+    )
+}
+
+/// One value of a row by its key, as its stored bytes; the key's `?`s in key order.
+pub fn current_value_sql(schema: &str, table: &str, key: &[KeyColumn], column: &str) -> String {
+    format!(
+        "SELECT CAST({c} AS BINARY) FROM {} WHERE {}",
+        quote::table(schema, table),
+        keyset::equals(key),
+        c = quote::ident(column)
+    )
+}
+
+/// Forgets one backed-up value once it is restored, `?` its id.
+pub fn backup_delete_sql(schema: &str) -> String {
+    format!("DELETE FROM {} WHERE id = ?", quote::table(schema, BACKUP))
+}
+
+/// Forgets a job in one of the bookkeeping tables, `?` job.
+pub fn forget_job_sql(schema: &str, table: &str) -> String {
+    format!("DELETE FROM {} WHERE job = ?", quote::table(schema, table))
+}
+
 /// Reads the job's backup rows in id order, `chunk` at a time, after `after_id`.
 pub async fn backup_chunk(
     conn: &mut MySqlConnection,
@@ -54,11 +84,7 @@ pub async fn backup_chunk(
     after_id: i64,
     chunk: usize,
 ) -> Result<Vec<BackupRow>> {
-    let sql = format!(
-        "SELECT id, CAST(tbl AS CHAR), CAST(col AS CHAR), key_bytes, CAST(label AS CHAR), old_value, new_value FROM {} WHERE job = ? AND id > ? ORDER BY id LIMIT {chunk}",
-        quote::table(schema, BACKUP)
-    );
-    let rows = sqlx::query(&sql)
+    let rows = sqlx::query(&backup_chunk_sql(schema, chunk))
         .bind(job)
         .bind(after_id)
         .fetch_all(conn)
@@ -106,12 +132,7 @@ async fn current_value(
     key: &[KeyColumn],
     b: &BackupRow,
 ) -> Result<Option<Option<Vec<u8>>>> {
-    let sql = format!(
-        "SELECT CAST({c} AS BINARY) FROM {} WHERE {}",
-        quote::table(schema, &b.table),
-        keyset::equals(key),
-        c = quote::ident(&b.column)
-    );
+    let sql = current_value_sql(schema, &b.table, key, &b.column);
     let mut q = sqlx::query(&sql);
     for k in &b.key {
         q = q.bind(k.clone());
@@ -186,12 +207,7 @@ pub async fn rollback(
                 .columns
                 .iter()
                 .any(|c| c.name == b.column && c.kind == ColumnKind::Binary);
-            let sql = format!(
-                "UPDATE {} SET {c} = ? WHERE {} AND CAST({c} AS BINARY) = ?",
-                quote::table(schema, &b.table),
-                keyset::equals(&key),
-                c = quote::ident(&b.column)
-            );
+            let sql = update_if_unchanged_sql(schema, &b.table, &key, &b.column);
             let mut q = sqlx::query(&sql);
             q = match (binary, String::from_utf8(b.old.clone())) {
                 (false, Ok(text)) => q.bind(text),
@@ -207,8 +223,10 @@ pub async fn rollback(
                 == 1
             {
                 f.ok += 1;
-                let del = format!("DELETE FROM {} WHERE id = ?", quote::table(schema, BACKUP));
-                sqlx::query(&del).bind(b.id).execute(&mut *tx).await?;
+                sqlx::query(&backup_delete_sql(schema))
+                    .bind(b.id)
+                    .execute(&mut *tx)
+                    .await?;
             } else {
                 f.changed_since.push(describe(b));
             }
@@ -217,9 +235,43 @@ pub async fn rollback(
     }
     if f.changed_since.is_empty() && f.errors.is_empty() {
         for t in [CHECKPOINT, QUARANTINE] {
-            let sql = format!("DELETE FROM {} WHERE job = ?", quote::table(schema, t));
-            sqlx::query(&sql).bind(job).execute(&mut *conn).await?;
+            sqlx::query(&forget_job_sql(schema, t))
+                .bind(job)
+                .execute(&mut *conn)
+                .await?;
         }
     }
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backup_statements_quote_every_name() {
+        assert_eq!(
+            backup_chunk_sql("my`db", 500),
+            "SELECT id, CAST(tbl AS CHAR), CAST(col AS CHAR), key_bytes, CAST(label AS CHAR), old_value, new_value \
+             FROM `my``db`.`_myrecode_backup` WHERE job = ? AND id > ? ORDER BY id LIMIT 500"
+        );
+        let key = [KeyColumn::plain("a`b"), KeyColumn::plain("order")];
+        assert_eq!(
+            current_value_sql("s", "таблица", &key, "na me"),
+            "SELECT CAST(`na me` AS BINARY) FROM `s`.`таблица` WHERE `a``b` = ? AND `order` = ?"
+        );
+        assert_eq!(
+            backup_delete_sql("база"),
+            "DELETE FROM `база`.`_myrecode_backup` WHERE id = ?"
+        );
+        assert_eq!(
+            forget_job_sql("s", QUARANTINE),
+            "DELETE FROM `s`.`_myrecode_quarantine` WHERE job = ?"
+        );
+        // The rollback writes back with the run's own compare-and-set.
+        assert_eq!(
+            update_if_unchanged_sql("s", "таблица", &key, "na me"),
+            "UPDATE `s`.`таблица` SET `na me` = ? WHERE `a``b` = ? AND `order` = ? AND CAST(`na me` AS BINARY) = ?"
+        );
+    }
 }

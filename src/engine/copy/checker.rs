@@ -1,11 +1,11 @@
 //! The check pass: every row of the table compared with the shadow, on the server; what
 //! differs is queued in the change log for replay.
 
+use super::check_sql::{count_where_sql, Compare};
 use super::context::Ctx;
-use super::sql::at_most;
+use super::sql::{key_range, log_insert_sql};
 use super::Phase;
 use crate::db::keyset;
-use crate::db::quote;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
 use crate::engine::read::{bind_all, bind_key, read_key, Key};
@@ -68,91 +68,19 @@ pub(super) async fn compare_range(
     upper: Option<&[Vec<u8>]>,
 ) -> Result<Compared> {
     let b = ctx.plan;
-    let nk = b.key.len();
     let nc = b.columns.len();
-    let (after, after_binds) = keyset::after(&b.key);
-    let (to_cond, to_binds) = at_most(&b.key);
-    let mut range = Vec::new();
-    let mut binds: Vec<Vec<u8>> = Vec::new();
-    if let Some(last) = last {
-        range.push(after.clone());
-        binds.extend(after_binds.iter().map(|&i| last[i].clone()));
-    }
-    if let Some(upper) = upper {
-        range.push(to_cond);
-        binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
-    }
-    let range = if range.is_empty() {
-        "1 = 1".to_string()
-    } else {
-        range.join(" AND ")
-    };
+    let (range, binds) = key_range(&b.key, last, upper);
     let rows = count_in(conn, ctx, src, &range, &binds).await?;
-    let on: Vec<String> = b
-        .key
-        .iter()
-        .map(|k| format!("a.{0} = s.{0}", quote::ident(&k.name)))
-        .collect();
-    let bin = |row: &str, c: &str| format!("CAST({row}.{} AS BINARY)", quote::ident(c));
-    let mut differs: Vec<String> = ctx
-        .all_columns
-        .iter()
-        .filter(|c| {
-            !b.key.iter().any(|k| &k.name == *c) && !ctx.job_columns.iter().any(|j| &j.name == *c)
-        })
-        .map(|c| format!("NOT ({} <=> {})", bin("a", c), bin("s", c)))
-        .collect();
-    let others_same = if differs.is_empty() {
-        "1".to_string()
-    } else {
-        format!("NOT ({})", differs.join(" OR "))
+    let cmp = Compare {
+        schema: &b.schema,
+        src,
+        dst,
+        key: &b.key,
+        all_columns: &ctx.all_columns,
+        job: &ctx.job_columns,
+        target_charsets: &ctx.target_charsets,
     };
-    // What the server's own conversion from the declared charset gives.
-    let declared: Vec<String> = ctx
-        .job_columns
-        .iter()
-        .zip(&ctx.target_charsets)
-        .map(|(jc, cs)| match cs {
-            Some(cs) => format!(
-                "CAST(CONVERT(a.{} USING {}) AS BINARY)",
-                quote::ident(&jc.name),
-                quote::ident(cs)
-            ),
-            None => bin("a", &jc.name),
-        })
-        .collect();
-    for ((jc, cs), declared) in ctx
-        .job_columns
-        .iter()
-        .zip(&ctx.target_charsets)
-        .zip(&declared)
-    {
-        let expected = match (cs, &jc.server) {
-            (Some(cs), Some(_)) => format!(
-                "CAST(CONVERT({} USING {}) AS BINARY)",
-                jc.default_expr("a"),
-                quote::ident(cs)
-            ),
-            _ => declared.clone(),
-        };
-        differs.push(format!("NOT ({expected} <=> {})", bin("s", &jc.name)));
-    }
-    let first_key = quote::ident(&b.key[0].name);
-    let mut cols: Vec<String> = b.key.iter().map(|k| bin("a", &k.name)).collect();
-    cols.extend(ctx.job_columns.iter().map(|jc| bin("a", &jc.name)));
-    cols.extend(ctx.job_columns.iter().map(|jc| bin("s", &jc.name)));
-    cols.extend(declared);
-    cols.push(format!("s.{first_key} IS NULL"));
-    cols.push(others_same);
-    let sql = format!(
-        "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS a LEFT JOIN {} AS s ON {} \
-         WHERE s.{first_key} IS NULL OR {}",
-        cols.join(", "),
-        ctx.t(src),
-        ctx.t(dst),
-        on.join(" AND "),
-        differs.join(" OR ")
-    );
+    let (sql, at) = cmp.suspects_sql(&range);
     let suspects = bind_all(sqlx::query(&sql), &binds)
         .fetch_all(&mut *conn)
         .await
@@ -161,18 +89,18 @@ pub(super) async fn compare_range(
     let mut differ = Vec::new();
     let mut missing = 0i64;
     for r in &suspects {
-        let gone: bool = r.try_get(nk + 3 * nc)?;
+        let gone: bool = r.try_get(at.missing())?;
         missing += gone as i64;
-        let others: bool = r.try_get(nk + 3 * nc + 1)?;
+        let others: bool = r.try_get(at.others_same())?;
         let mut same = !gone && others;
         for ci in 0..nc {
             if !same {
                 break;
             }
-            same = match (cell(r, nk + ci)?, cell(r, nk + nc + ci)?) {
+            same = match (cell(r, at.stored(ci))?, cell(r, at.copied(ci))?) {
                 (None, None) => true,
                 (Some(stored), Some(got)) => {
-                    cell(r, nk + 2 * nc + ci)?.as_deref() == Some(got.as_slice())
+                    cell(r, at.declared(ci))?.as_deref() == Some(got.as_slice())
                         || std::str::from_utf8(&got)
                             .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
                 }
@@ -180,27 +108,19 @@ pub(super) async fn compare_range(
             };
         }
         if !same {
-            differ.push(keycodec::pack(&read_key(r, nk)?));
+            differ.push(keycodec::pack(&read_key(r, at.keys())?));
         }
     }
     let from_src = differ.len();
     // Rows only the copy has: looked for only when the counts say there are some.
     if count_in(conn, ctx, dst, &range, &binds).await? != rows - missing {
-        let keys: Vec<String> = b.key.iter().map(|k| bin("s", &k.name)).collect();
-        let sql = format!(
-            "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS s WHERE NOT EXISTS \
-             (SELECT 1 FROM {} AS a WHERE {})",
-            keys.join(", "),
-            ctx.t(dst),
-            ctx.t(src),
-            on.join(" AND ")
-        );
+        let sql = cmp.only_in_dst_sql(&range);
         for r in bind_all(sqlx::query(&sql), &binds)
             .fetch_all(&mut *conn)
             .await
             .with_context(|| format!("looking for rows only {dst} has"))?
         {
-            differ.push(keycodec::pack(&read_key(&r, nk)?));
+            differ.push(keycodec::pack(&read_key(&r, at.keys())?));
         }
     }
     Ok(Compared {
@@ -219,7 +139,7 @@ pub(super) async fn count_in(
     range: &str,
     binds: &[Vec<u8>],
 ) -> Result<i64> {
-    let sql = format!("SELECT COUNT(*) FROM {} WHERE {range}", ctx.t(table));
+    let sql = count_where_sql(&ctx.plan.schema, table, range);
     Ok(bind_all(sqlx::query(&sql), binds)
         .fetch_one(&mut *conn)
         .await
@@ -268,11 +188,7 @@ pub(super) async fn queue_for_replay(
     keys: &[Vec<u8>],
 ) -> Result<()> {
     for chunk in keys.chunks(500) {
-        let sql = format!(
-            "INSERT INTO {} (key_bytes) VALUES {}",
-            ctx.t(&ctx.names.log),
-            vec!["(?)"; chunk.len()].join(", ")
-        );
+        let sql = log_insert_sql(&ctx.plan.schema, &ctx.names.log, chunk.len());
         let mut q = sqlx::query(&sql);
         for k in chunk {
             q = q.bind(k.clone());

@@ -1,9 +1,10 @@
 //! What a copy finds out about its table before it writes: columns, key types, target
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
+use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::names::Names;
-use super::sql::{JobColumn, SENTRY_COMMENT};
+use super::sql::{column_type, JobColumn, COLUMNS_SQL, TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use crate::db::quote;
 use crate::engine::checkpoint::State;
 use crate::engine::plan::TablePlan;
@@ -46,14 +47,12 @@ pub(super) async fn table_comment(
     schema: &str,
     name: &str,
 ) -> Result<Option<String>> {
-    sqlx::query_scalar(
-        "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-    )
-    .bind(schema)
-    .bind(name)
-    .fetch_optional(conn)
-    .await
-    .context("reading information_schema.TABLES")
+    sqlx::query_scalar(TABLE_COMMENT_SQL)
+        .bind(schema)
+        .bind(name)
+        .fetch_optional(conn)
+        .await
+        .context("reading information_schema.TABLES")
 }
 
 pub(super) async fn table_exists(
@@ -79,25 +78,19 @@ pub(super) async fn columns_of(
     schema: &str,
     table: &str,
 ) -> Result<Vec<(String, String, Option<String>)>> {
-    let rows = sqlx::query(
-        "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
-         CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
-         AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION",
-    )
-    .bind(schema)
-    .bind(table)
-    .fetch_all(conn)
-    .await
-    .context("reading the table's columns")?;
+    let rows = sqlx::query(COLUMNS_SQL)
+        .bind(schema)
+        .bind(table)
+        .fetch_all(conn)
+        .await
+        .context("reading the table's columns")?;
     Ok(rows
         .iter()
         .map(|r| {
             let cs: Option<String> = r.get(2);
             let coll: Option<String> = r.get(3);
-            let mut ty: String = r.get(1);
-            if let (Some(cs), Some(coll)) = (&cs, &coll) {
-                ty = format!("{ty} CHARACTER SET {cs} COLLATE {coll}");
-            }
+            let ty: String = r.get(1);
+            let ty = column_type(&ty, cs.as_deref(), coll.as_deref());
             (r.get(0), ty, cs)
         })
         .collect())
@@ -108,14 +101,12 @@ pub(super) async fn trigger_names(
     schema: &str,
     table: &str,
 ) -> Result<Vec<String>> {
-    let rows = sqlx::query(
-        "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?",
-    )
-    .bind(schema)
-    .bind(table)
-    .fetch_all(conn)
-    .await
-    .context("reading information_schema.TRIGGERS")?;
+    let rows = sqlx::query(TRIGGERS_SQL)
+        .bind(schema)
+        .bind(table)
+        .fetch_all(conn)
+        .await
+        .context("reading information_schema.TRIGGERS")?;
     Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
 }
 

@@ -6,9 +6,11 @@ use super::context::Ctx;
 use super::decide::{decide_rows, gather, stored_rows, Decided, Decisions};
 use super::replay::REPLAY_CHUNK;
 use super::setup::clear_stage;
-use super::sql::{any_of, at_most, replace_select, stage_insert_sql};
+use super::sql::{
+    any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql,
+};
 use super::Phase;
-use crate::db::{errno, keyset};
+use crate::db::errno;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::keycodec;
@@ -111,7 +113,7 @@ pub(super) async fn write_rows(
     // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
     // REPLACE would silently delete a *different* row that collides on a unique index
     // once recoded, where INSERT stops with the duplicate, and nothing is lost.
-    let delete = format!("DELETE FROM {} WHERE {cond}", ctx.t(&ctx.names.shadow));
+    let delete = delete_where_sql(&b.schema, &ctx.names.shadow, cond);
     bind_all(sqlx::query(&delete), binds)
         .execute(&mut *conn)
         .await
@@ -194,13 +196,7 @@ pub(super) async fn read_locked(
     binds: &[Vec<u8>],
 ) -> Result<Vec<MySqlRow>> {
     let b = ctx.plan;
-    let mut cols: Vec<String> = b.key.iter().map(|k| keyset::raw(&k.name)).collect();
-    cols.extend(b.columns.iter().map(|c| keyset::raw(&c.name)));
-    let sql = format!(
-        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
-        cols.join(", "),
-        ctx.t(&b.table)
-    );
+    let sql = read_locked_sql(&b.schema, &b.table, &b.key, &ctx.job_names(), cond);
     Ok(bind_all(sqlx::query(&sql), binds)
         .fetch_all(&mut *conn)
         .await?)
@@ -266,19 +262,7 @@ pub(super) async fn copy_batch(
     };
     let write = async {
         if let Some(upper) = &upper {
-            let (to_cond, to_binds) = at_most(&b.key);
-            let (cond, after_binds) = match &last {
-                Some(_) => {
-                    let (after, after_binds) = keyset::after(&b.key);
-                    (format!("{after} AND {to_cond}"), Some(after_binds))
-                }
-                None => (to_cond, None),
-            };
-            let mut binds: Vec<Vec<u8>> = Vec::new();
-            if let (Some(last), Some(after)) = (&last, &after_binds) {
-                binds.extend(after.iter().map(|&i| last[i].clone()));
-            }
-            binds.extend(to_binds.iter().map(|&i| upper[i].clone()));
+            let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
             let decided = gather(ctx, rows);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;

@@ -2,12 +2,16 @@
 //! [`super`]), and the finish that follows it.
 
 use super::context::{is_sentry, table_exists, Ctx};
+use super::cutover_sql::{
+    auto_increment_sql, cutover_lock_sql, kill_query_sql, mark_pattern, rename_sql, sentry_ddl,
+    show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL, RENAME_QUEUED_SQL,
+};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
-use super::sql::{MARK, SENTRY_COMMENT, SRC};
+use super::sql::{drop_existing_table_sql, drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
 use super::Phase;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::checkpoint::{self, State, CHECKPOINT, QUARANTINE};
+use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -25,25 +29,20 @@ pub(super) async fn settle_leftover_cutover(
     conn: &mut MySqlConnection,
     schema: &str,
 ) -> Result<()> {
-    let pattern = format!(
-        "%{}%",
-        MARK.trim_start_matches("/* ").trim_end_matches(" */")
-    );
+    let pattern = mark_pattern();
     for round in 0..50 {
-        let ids: Vec<u64> = sqlx::query_scalar(
-            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE ? AND ID <> CONNECTION_ID()",
-        )
-        .bind(schema)
-        .bind(&pattern)
-        .fetch_all(&mut *conn)
-        .await
-        .context("looking for a cut-over left queued by an earlier run")?;
+        let ids: Vec<u64> = sqlx::query_scalar(MARKED_SQL)
+            .bind(schema)
+            .bind(&pattern)
+            .fetch_all(&mut *conn)
+            .await
+            .context("looking for a cut-over left queued by an earlier run")?;
         if ids.is_empty() {
             return Ok(());
         }
         if round == 5 {
             for id in &ids {
-                let _ = conn.execute(format!("KILL QUERY {id}").as_str()).await;
+                let _ = conn.execute(kill_query_sql(*id).as_str()).await;
             }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -106,62 +105,49 @@ pub(super) async fn try_cut_over(
     state: &mut State,
 ) -> Result<Duration> {
     let b = ctx.plan;
-    let t = ctx.t(&b.table);
-    let shadow = ctx.t(&ctx.names.shadow);
-    let old = ctx.t(&ctx.names.old);
-    if table_exists(conn, &b.schema, &ctx.names.old).await? {
-        if !is_sentry(conn, &b.schema, &ctx.names.old).await? {
-            return Err(EngineError::NotOurSentry { old }.into());
+    let (schema, n) = (b.schema.as_str(), &ctx.names);
+    if table_exists(conn, schema, &n.old).await? {
+        if !is_sentry(conn, schema, &n.old).await? {
+            return Err(EngineError::NotOurSentry { old: ctx.t(&n.old) }.into());
         }
     } else {
-        conn.execute(
-            format!("CREATE TABLE {old} (sentry TINYINT) ENGINE=InnoDB COMMENT='{SENTRY_COMMENT}'")
-                .as_str(),
-        )
-        .await
-        .context("creating the cut-over sentry table")?;
+        conn.execute(sentry_ddl(schema, &n.old).as_str())
+            .await
+            .context("creating the cut-over sentry table")?;
     }
     let mut locker = cfg.connect_one().await?;
     let mut renamer = cfg.connect_one().await?;
-    let renamer_id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
+    let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
         .fetch_one(&mut renamer)
         .await?;
     renamer
-        .execute(format!("SET SESSION lock_wait_timeout = {RENAME_LOCK_WAIT}").as_str())
+        .execute(lock_wait_timeout_sql(RENAME_LOCK_WAIT).as_str())
         .await?;
     locker
-        .execute(format!("SET SESSION lock_wait_timeout = {CUTOVER_LOCK_WAIT}").as_str())
+        .execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
     create_stage(&mut locker, ctx).await?;
     // With autocommit off, COMMIT ends each drain chunk without releasing the table locks.
-    locker.execute("SET autocommit = 0").await?;
+    locker.execute(AUTOCOMMIT_OFF).await?;
     locker
-        .execute(
-            format!(
-                "LOCK TABLES {t} WRITE, {t} AS {SRC} READ, {shadow} WRITE, {old} WRITE, {} WRITE, {} WRITE, {} WRITE",
-                ctx.t(&ctx.names.log),
-                ctx.t(CHECKPOINT),
-                ctx.t(QUARANTINE)
-            )
-            .as_str(),
-        )
+        .execute(cutover_lock_sql(schema, &b.table, n).as_str())
         .await
         .context("locking the table for the cut-over")?;
     let paused = Instant::now();
     let drained = async {
         let mut next = state.clone();
         while replay_chunk(&mut locker, ctx, job, &mut next, &mut HashSet::new()).await? > 0 {
-            locker.execute("COMMIT").await?;
+            locker.execute(COMMIT).await?;
             clear_stage(&mut locker).await?;
         }
-        locker.execute("COMMIT").await?;
-        let create: String = sqlx::query(&format!("SHOW CREATE TABLE {t}"))
+        locker.execute(COMMIT).await?;
+        let create: String = sqlx::query(&show_create_sql(schema, &b.table))
             .fetch_one(&mut locker)
             .await?
             .try_get(1)?;
-        if let Some(n) = auto_increment_of(&create) {
+        if let Some(counter) = auto_increment_of(&create) {
             locker
-                .execute(format!("ALTER TABLE {shadow} AUTO_INCREMENT = {n}").as_str())
+                .execute(auto_increment_sql(schema, &n.shadow, counter).as_str())
                 .await
                 .context("carrying AUTO_INCREMENT over to the shadow")?;
         }
@@ -176,13 +162,13 @@ pub(super) async fn try_cut_over(
     }
     .await;
     let next = match drained {
-        Ok(n) => n,
+        Ok(drained) => drained,
         Err(e) => {
-            let _ = locker.execute("UNLOCK TABLES").await;
+            let _ = locker.execute(UNLOCK_TABLES).await;
             return Err(e.context("draining the change log under the cut-over lock"));
         }
     };
-    let rename_sql = format!("RENAME {MARK} TABLE {t} TO {old}, {shadow} TO {t}");
+    let rename_sql = rename_sql(schema, &b.table, n);
     let rename = async {
         renamer
             .execute(rename_sql.as_str())
@@ -192,31 +178,27 @@ pub(super) async fn try_cut_over(
     let release = async {
         let give_up = Instant::now() + Duration::from_secs(5);
         loop {
-            let n: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE LIKE '%metadata lock%'",
-            )
-            .bind(renamer_id)
-            .fetch_one(&mut *conn)
-            .await?;
-            if n > 0 {
+            let queued: i64 = sqlx::query_scalar(RENAME_QUEUED_SQL)
+                .bind(renamer_id)
+                .fetch_one(&mut *conn)
+                .await?;
+            if queued > 0 {
                 break;
             }
             if Instant::now() > give_up {
                 // The sentry is still there: unlocked now, a late rename can only fail.
-                let _ = locker.execute("UNLOCK TABLES").await;
-                let _ = conn
-                    .execute(format!("KILL QUERY {renamer_id}").as_str())
-                    .await;
+                let _ = locker.execute(UNLOCK_TABLES).await;
+                let _ = conn.execute(kill_query_sql(renamer_id).as_str()).await;
                 bail!("the rename never queued behind the cut-over lock");
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         // Drained and the rename queued first in line: the sentry goes, then the lock.
         let dropped = locker
-            .execute(format!("DROP TABLE {old}").as_str())
+            .execute(drop_existing_table_sql(schema, &n.old).as_str())
             .await
             .context("dropping the cut-over sentry");
-        locker.execute("UNLOCK TABLES").await?;
+        locker.execute(UNLOCK_TABLES).await?;
         dropped.map(|_| ())
     };
     let (renamed, released) = futures_util::future::join(rename, release).await;
@@ -252,7 +234,7 @@ pub(super) async fn finish(
         .into());
     }
     for trg in &ctx.names.triggers {
-        conn.execute(format!("DROP TRIGGER IF EXISTS {}", ctx.t(trg)).as_str())
+        conn.execute(drop_trigger_sql(&b.schema, trg).as_str())
             .await
             .with_context(|| format!("dropping trigger {trg}"))?;
     }

@@ -58,10 +58,12 @@
 //! Definitive: a table with triggers of its own or with foreign keys, a job column in the
 //! paging key, a leftover `old` table, a shadow gone missing mid-copy.
 
+pub mod check_sql;
 mod checker;
 mod context;
 mod copier;
 mod cutover;
+pub mod cutover_sql;
 mod decide;
 pub mod names;
 mod replay;

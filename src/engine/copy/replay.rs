@@ -4,7 +4,7 @@ use super::context::Ctx;
 use super::copier::copy_rows;
 use super::copier::read_locked;
 use super::setup::clear_stage;
-use super::sql::any_of;
+use super::sql::{any_of, count_sql, log_delete_sql, log_read_sql};
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
 use crate::engine::read::Key;
@@ -24,13 +24,11 @@ pub(super) async fn replay_chunk(
     replayed: &mut HashSet<Vec<u8>>,
 ) -> Result<usize> {
     let b = ctx.plan;
-    let log = ctx.t(&ctx.names.log);
-    let rows = sqlx::query(&format!(
-        "SELECT id, key_bytes FROM {log} ORDER BY id LIMIT {REPLAY_CHUNK}"
-    ))
-    .fetch_all(&mut *conn)
-    .await
-    .context("reading the change log")?;
+    let log = ctx.names.log.as_str();
+    let rows = sqlx::query(&log_read_sql(&b.schema, log, REPLAY_CHUNK))
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the change log")?;
     if rows.is_empty() {
         return Ok(0);
     }
@@ -54,17 +52,11 @@ pub(super) async fn replay_chunk(
     state.rows_quarantined += q;
     state.rows_conflicted += keys.len() as u64;
     // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
-    let ids: Vec<String> = rows
-        .iter()
-        .map(|r| r.get::<u64, _>(0).to_string())
-        .collect();
-    sqlx::query(&format!(
-        "DELETE FROM {log} WHERE id IN ({})",
-        ids.join(", ")
-    ))
-    .execute(&mut *conn)
-    .await
-    .context("removing replayed rows from the change log")?;
+    let ids: Vec<u64> = rows.iter().map(|r| r.get::<u64, _>(0)).collect();
+    sqlx::query(&log_delete_sql(&b.schema, log, &ids))
+        .execute(&mut *conn)
+        .await
+        .context("removing replayed rows from the change log")?;
     checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
     replayed.extend(seen);
     Ok(rows.len())
@@ -98,6 +90,6 @@ pub(super) async fn replay_some(
 }
 
 pub(super) async fn log_len(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<i64> {
-    let sql = format!("SELECT COUNT(*) FROM {}", ctx.t(&ctx.names.log));
+    let sql = count_sql(&ctx.plan.schema, &ctx.names.log);
     Ok(sqlx::query_scalar(&sql).fetch_one(conn).await?)
 }

@@ -3,7 +3,10 @@
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
 use super::names::{sorts_after, Names};
-use super::sql::{self, log_ddl, trigger_ddl};
+use super::sql::{
+    self, create_like_sql, drop_table_sql, lock_for_triggers_sql, lock_wait_timeout_sql, log_ddl,
+    modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
+};
 use super::Phase;
 use crate::db::keyset::KeyColumn;
 use crate::db::{errno, quote};
@@ -88,27 +91,21 @@ pub(super) async fn start(
         .into());
     }
     let shadow = quote::table(schema, &n.shadow);
-    conn.execute(format!("DROP TABLE IF EXISTS {shadow}").as_str())
+    conn.execute(drop_table_sql(schema, &n.shadow).as_str())
         .await?;
-    conn.execute(
-        format!(
-            "CREATE TABLE {shadow} LIKE {}",
-            quote::table(schema, &plan.table)
-        )
-        .as_str(),
-    )
-    .await
-    .with_context(|| format!("creating the shadow table {shadow}"))?;
-    let modify: Vec<String> = plan
+    conn.execute(create_like_sql(schema, &plan.table, &n.shadow).as_str())
+        .await
+        .with_context(|| format!("creating the shadow table {shadow}"))?;
+    let targets: Vec<(&str, &str)> = plan
         .columns
         .iter()
-        .map(|c| format!("MODIFY {} {}", quote::ident(&c.name), c.target))
+        .map(|c| (c.name.as_str(), c.target.as_str()))
         .collect();
     if let Err(e) = conn
-        .execute(format!("ALTER TABLE {shadow} {}", modify.join(", ")).as_str())
+        .execute(modify_columns_sql(schema, &n.shadow, &targets).as_str())
         .await
     {
-        conn.execute(format!("DROP TABLE IF EXISTS {shadow}").as_str())
+        conn.execute(drop_table_sql(schema, &n.shadow).as_str())
             .await
             .ok();
         if errno::of(&e).is_some_and(|n| errno::TOO_LARGE.contains(&n)) {
@@ -159,18 +156,11 @@ pub(super) async fn create_triggers(
     if missing.is_empty() {
         return Ok(());
     }
-    conn.execute(format!("SET SESSION lock_wait_timeout = {CUTOVER_LOCK_WAIT}").as_str())
+    conn.execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
-    conn.execute(
-        format!(
-            "LOCK TABLES {} WRITE, {} WRITE",
-            quote::table(schema, table),
-            quote::table(schema, &n.log)
-        )
-        .as_str(),
-    )
-    .await
-    .context("locking the table to add the change-log triggers")?;
+    conn.execute(lock_for_triggers_sql(schema, table, &n.log).as_str())
+        .await
+        .context("locking the table to add the change-log triggers")?;
     let mut result = Ok(());
     for (name, ddl) in missing {
         if let Err(e) = conn.execute(ddl.as_str()).await {
@@ -180,7 +170,7 @@ pub(super) async fn create_triggers(
             break;
         }
     }
-    conn.execute("UNLOCK TABLES").await?;
+    conn.execute(UNLOCK_TABLES).await?;
     result
 }
 

@@ -1,5 +1,6 @@
-//! Every statement the copy sends, built by pure functions (golden tests below); the async
-//! code binds, runs and maps errors.
+//! The statements of the copy's set-up, copy, replay and teardown, and the catalog look-ups,
+//! built by pure functions (golden tests below); the async code binds, runs and maps errors.
+//! The check pass's are in [`super::check_sql`], the cut-over's in [`super::cutover_sql`].
 
 use super::names::Names;
 use crate::db::keyset::{self, KeyColumn};
@@ -10,14 +11,77 @@ use crate::engine::servercodec::ServerCodec;
 pub const STAGE: &str = "_myrecode_stage";
 /// Alias of the table in the copying `INSERT … SELECT` (the cut-over locks it under this name too).
 pub const SRC: &str = "_myrecode_src";
-/// Marks our statements in the process list, so a rerun can find a rename left queued.
-pub const MARK: &str = "/* myrecode cut-over */";
-/// Comment of the sentry table, told apart from a real kept original by it.
-pub const SENTRY_COMMENT: &str = "myrecode cut-over sentry";
 /// Every connection of a copy reads at this level: the check pass compares one snapshot.
 pub const REPEATABLE_READ: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
 /// Prefix of the staging table's columns, chosen not to clash with the table's own names.
 pub(super) const STAGE_COL: &str = "_myrecode_";
+/// Ends this session's table locks.
+pub const UNLOCK_TABLES: &str = "UNLOCK TABLES";
+
+/// Bounds this session's waits for table and metadata locks, in seconds: while a lock
+/// waits, the application's statements queue behind it.
+pub fn lock_wait_timeout_sql(seconds: u32) -> String {
+    format!("SET SESSION lock_wait_timeout = {seconds}")
+}
+
+/// A table's comment, `?` schema and `?` table; no row at all when there is no such table.
+pub const TABLE_COMMENT_SQL: &str = "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
+
+/// A table's stored columns in order (generated ones are the server's to fill), `?` schema
+/// and `?` table: name, full type, charset, collation.
+pub const COLUMNS_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
+         CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
+         AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION";
+
+/// The triggers on a table, `?` schema and `?` table.
+pub const TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?";
+
+/// A column's type as [`COLUMNS_SQL`] gives it, with its charset and collation spelled out,
+/// so a column defined elsewhere (the staging table's key) compares as the table's does.
+pub fn column_type(ty: &str, charset: Option<&str>, collation: Option<&str>) -> String {
+    match (charset, collation) {
+        (Some(cs), Some(coll)) => format!("{ty} CHARACTER SET {cs} COLLATE {coll}"),
+        _ => ty.to_string(),
+    }
+}
+
+/// `CREATE TABLE shadow LIKE table`: the shadow starts with the table's every definition.
+pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
+    format!(
+        "CREATE TABLE {} LIKE {}",
+        quote::table(schema, shadow),
+        quote::table(schema, table)
+    )
+}
+
+/// `ALTER TABLE … MODIFY` giving each `(column, definition)` its definition: the job's
+/// `target:`, which is SQL the job's author wrote, spliced as written.
+pub fn modify_columns_sql(schema: &str, table: &str, columns: &[(&str, &str)]) -> String {
+    let modify: Vec<String> = columns
+        .iter()
+        .map(|(name, target)| format!("MODIFY {} {target}", quote::ident(name)))
+        .collect();
+    format!(
+        "ALTER TABLE {} {}",
+        quote::table(schema, table),
+        modify.join(", ")
+    )
+}
+
+/// Locks the table and its change log while the triggers are added, so no application
+/// statement runs while only some of them exist.
+pub fn lock_for_triggers_sql(schema: &str, table: &str, log: &str) -> String {
+    format!(
+        "LOCK TABLES {} WRITE, {} WRITE",
+        quote::table(schema, table),
+        quote::table(schema, log)
+    )
+}
+
+/// `DROP TRIGGER IF EXISTS` of one trigger of the schema.
+pub fn drop_trigger_sql(schema: &str, trigger: &str) -> String {
+    format!("DROP TRIGGER IF EXISTS {}", quote::table(schema, trigger))
+}
 
 /// SQL expression packing the key of trigger row `row` (`NEW`/`OLD`) as [`keycodec::pack`] does.
 pub fn pack_expr(row: &str, key: &[KeyColumn]) -> String {
@@ -74,10 +138,90 @@ pub fn at_most(key: &[KeyColumn]) -> (String, Vec<usize>) {
     (format!("NOT ({cond})"), binds)
 }
 
+/// `WHERE` condition for the keys after `after` (exclusive) up to `upto` (inclusive), either
+/// bound left open (`1 = 1` with neither), and its binds: the key parts of `after`, then of `upto`.
+pub fn key_range(
+    key: &[KeyColumn],
+    after: Option<&[Vec<u8>]>,
+    upto: Option<&[Vec<u8>]>,
+) -> (String, Vec<Vec<u8>>) {
+    let mut conds = Vec::new();
+    let mut binds = Vec::new();
+    if let Some(after) = after {
+        let (cond, order) = keyset::after(key);
+        conds.push(cond);
+        binds.extend(order.iter().map(|&i| after[i].clone()));
+    }
+    if let Some(upto) = upto {
+        let (cond, order) = at_most(key);
+        conds.push(cond);
+        binds.extend(order.iter().map(|&i| upto[i].clone()));
+    }
+    if conds.is_empty() {
+        return ("1 = 1".to_string(), binds);
+    }
+    (conds.join(" AND "), binds)
+}
+
 /// `WHERE` condition matching any of `count` keys (`(k = ? AND …) OR …`), binds in key order.
 pub fn any_of(key: &[KeyColumn], count: usize) -> String {
     let one = format!("({})", keyset::equals(key));
     vec![one; count].join(" OR ")
+}
+
+/// `DELETE` of the rows of one table matching `cond`.
+pub fn delete_where_sql(schema: &str, table: &str, cond: &str) -> String {
+    format!("DELETE FROM {} WHERE {cond}", quote::table(schema, table))
+}
+
+/// The rows of `table` matching `cond` as `key…, columns…` raw bytes, with shared row locks
+/// until the transaction ends (a replay must not copy a row a writer is changing).
+pub fn read_locked_sql(
+    schema: &str,
+    table: &str,
+    key: &[KeyColumn],
+    columns: &[String],
+    cond: &str,
+) -> String {
+    let mut cols: Vec<String> = key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(columns.iter().map(|c| keyset::raw(c)));
+    format!(
+        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
+        cols.join(", "),
+        quote::table(schema, table)
+    )
+}
+
+/// The change log's first `limit` rows in id order: id, packed key.
+pub fn log_read_sql(schema: &str, log: &str, limit: usize) -> String {
+    format!(
+        "SELECT id, key_bytes FROM {} ORDER BY id LIMIT {limit}",
+        quote::table(schema, log)
+    )
+}
+
+/// Removes exactly the change log rows `ids` (a lower id committed later is not replayed yet).
+pub fn log_delete_sql(schema: &str, log: &str, ids: &[u64]) -> String {
+    let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    format!(
+        "DELETE FROM {} WHERE id IN ({})",
+        quote::table(schema, log),
+        ids.join(", ")
+    )
+}
+
+/// Queues `rows` packed keys in the change log, one `?` each.
+pub fn log_insert_sql(schema: &str, log: &str, rows: usize) -> String {
+    format!(
+        "INSERT INTO {} (key_bytes) VALUES {}",
+        quote::table(schema, log),
+        vec!["(?)"; rows].join(", ")
+    )
+}
+
+/// `SELECT COUNT(*)` of a whole table.
+pub fn count_sql(schema: &str, table: &str) -> String {
+    format!("SELECT COUNT(*) FROM {}", quote::table(schema, table))
 }
 
 /// Column `i` of the staging table (`k` key, `v` value, `s` set flag).
@@ -180,6 +324,11 @@ pub fn drop_table_sql(schema: &str, table: &str) -> String {
     format!("DROP TABLE IF EXISTS {}", quote::table(schema, table))
 }
 
+/// `DROP TABLE` of a table that must be there: gone, it is an error, not a silent success.
+pub fn drop_existing_table_sql(schema: &str, table: &str) -> String {
+    format!("DROP TABLE {}", quote::table(schema, table))
+}
+
 /// `CREATE TEMPORARY TABLE` of the session's staging table: the key columns as the table
 /// types them (`key_types`), then a value and a flag per job column.
 pub fn stage_ddl(key_types: &[String], job_columns: usize) -> String {
@@ -243,6 +392,62 @@ mod tests {
     }
 
     #[test]
+    fn set_up_and_teardown_statements_quote_every_name() {
+        assert_eq!(
+            create_like_sql("my db", "a`b", "a`b_myrecode_new"),
+            "CREATE TABLE `my db`.`a``b_myrecode_new` LIKE `my db`.`a``b`"
+        );
+        assert_eq!(
+            modify_columns_sql(
+                "s",
+                "таблица_myrecode_new",
+                &[("na me", "TEXT CHARACTER SET utf8mb4"), ("order", "VARBINARY(10)")]
+            ),
+            "ALTER TABLE `s`.`таблица_myrecode_new` MODIFY `na me` TEXT CHARACTER SET utf8mb4, MODIFY `order` VARBINARY(10)"
+        );
+        assert_eq!(
+            lock_for_triggers_sql("s", "order", "order_myrecode_log"),
+            "LOCK TABLES `s`.`order` WRITE, `s`.`order_myrecode_log` WRITE"
+        );
+        assert_eq!(
+            lock_wait_timeout_sql(2),
+            "SET SESSION lock_wait_timeout = 2"
+        );
+        assert_eq!(
+            drop_trigger_sql("s", "a`b_myrecode_ins"),
+            "DROP TRIGGER IF EXISTS `s`.`a``b_myrecode_ins`"
+        );
+        assert_eq!(
+            drop_table_sql("s", "na me"),
+            "DROP TABLE IF EXISTS `s`.`na me`"
+        );
+        assert_eq!(
+            drop_existing_table_sql("s", "таблица_myrecode_old"),
+            "DROP TABLE `s`.`таблица_myrecode_old`"
+        );
+        assert_eq!(
+            log_ddl("s", &crate::engine::copy::names("a`b")),
+            "CREATE TABLE IF NOT EXISTS `s`.`a``b_myrecode_log` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+        );
+    }
+
+    #[test]
+    fn catalog_lookups_bind_their_names_and_types_spell_out_their_charset() {
+        assert_eq!(
+            COLUMNS_SQL,
+            "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
+             CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
+             AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION"
+        );
+        assert_eq!(
+            column_type("varchar(20)", Some("cp1251"), Some("cp1251_general_ci")),
+            "varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci"
+        );
+        assert_eq!(column_type("int(11)", None, None), "int(11)");
+    }
+
+    #[test]
     fn trigger_packs_the_key_like_keycodec() {
         let e = pack_expr("NEW", &[k("a"), k("b`")]);
         assert!(e.starts_with("CONCAT(CHAR((OCTET_LENGTH(CAST(NEW.`a` AS BINARY))) & 255"));
@@ -253,6 +458,112 @@ mod tests {
             ddl[1].contains("CAST(OLD.`id` AS BINARY)")
                 && ddl[1].contains("CAST(NEW.`id` AS BINARY)")
         );
+    }
+
+    #[test]
+    fn key_ranges_bind_the_lower_key_then_the_upper() {
+        let key = [k("a`b"), k("order")];
+        let lo = vec![b"1".to_vec(), b"x".to_vec()];
+        let hi = vec![b"9".to_vec(), b"y".to_vec()];
+        let (cond, binds) = key_range(&key, Some(&lo), Some(&hi));
+        assert_eq!(
+            cond,
+            "`a``b` >= ? AND (`a``b` > ? OR (`a``b` = ? AND `order` > ?)) \
+             AND NOT (`a``b` >= ? AND (`a``b` > ? OR (`a``b` = ? AND `order` > ?)))"
+        );
+        let (l0, l1, h0, h1) = (lo[0].clone(), lo[1].clone(), hi[0].clone(), hi[1].clone());
+        assert_eq!(
+            binds,
+            vec![
+                l0.clone(),
+                l0.clone(),
+                l0,
+                l1,
+                h0.clone(),
+                h0.clone(),
+                h0,
+                h1
+            ]
+        );
+        let (cond, binds) = key_range(&key[..1], None, Some(&hi[..1]));
+        assert_eq!(cond, "NOT (`a``b` >= ? AND (`a``b` > ?))");
+        assert_eq!(binds.len(), 2);
+        assert_eq!(key_range(&key, None, None), ("1 = 1".to_string(), vec![]));
+    }
+
+    #[test]
+    fn copy_and_replay_statements_quote_every_name() {
+        let key = [k("a`b"), k("order")];
+        assert_eq!(
+            delete_where_sql("s", "таблица_myrecode_new", "`a``b` = ?"),
+            "DELETE FROM `s`.`таблица_myrecode_new` WHERE `a``b` = ?"
+        );
+        assert_eq!(
+            read_locked_sql(
+                "my db",
+                "таблица",
+                &key,
+                &["na me".into()],
+                &any_of(&key, 1)
+            ),
+            "SELECT CAST(`a``b` AS BINARY), CAST(`order` AS BINARY), CAST(`na me` AS BINARY) \
+             FROM `my db`.`таблица` WHERE (`a``b` = ? AND `order` = ?) LOCK IN SHARE MODE"
+        );
+        let n = crate::engine::copy::names("a`b");
+        assert_eq!(
+            log_read_sql("s", &n.log, 500),
+            "SELECT id, key_bytes FROM `s`.`a``b_myrecode_log` ORDER BY id LIMIT 500"
+        );
+        assert_eq!(
+            log_delete_sql("s", &n.log, &[3, 5, 8]),
+            "DELETE FROM `s`.`a``b_myrecode_log` WHERE id IN (3, 5, 8)"
+        );
+        assert_eq!(
+            log_insert_sql("s", &n.log, 3),
+            "INSERT INTO `s`.`a``b_myrecode_log` (key_bytes) VALUES (?), (?), (?)"
+        );
+        assert_eq!(
+            count_sql("s", &n.log),
+            "SELECT COUNT(*) FROM `s`.`a``b_myrecode_log`"
+        );
+    }
+
+    #[test]
+    fn staging_statements_name_their_columns_apart_from_the_tables() {
+        let key = [
+            k("order"),
+            KeyColumn {
+                name: "имя".into(),
+                bind: keyset::KeyBind::Text {
+                    charset: "cp1251".into(),
+                    collation: "cp1251_bin".into(),
+                },
+            },
+        ];
+        assert_eq!(
+            stage_ddl(
+                &[
+                    "int(11)".into(),
+                    "varchar(9) CHARACTER SET cp1251 COLLATE cp1251_bin".into()
+                ],
+                1
+            ),
+            "CREATE TEMPORARY TABLE `_myrecode_stage` (`_myrecode_k0` int(11) NOT NULL, \
+             `_myrecode_k1` varchar(9) CHARACTER SET cp1251 COLLATE cp1251_bin NOT NULL, \
+             `_myrecode_v0` LONGBLOB NULL, `_myrecode_s0` TINYINT NOT NULL DEFAULT 0, \
+             PRIMARY KEY (`_myrecode_k0`, `_myrecode_k1`)) ENGINE=InnoDB"
+        );
+        assert_eq!(
+            stage_insert_sql(&key, 2, 2),
+            "INSERT INTO `_myrecode_stage` (`_myrecode_k0`, `_myrecode_k1`, `_myrecode_v0`, `_myrecode_s0`, \
+             `_myrecode_v1`, `_myrecode_s1`) VALUES (?, CONVERT(? USING cp1251) COLLATE cp1251_bin, ?, ?, ?, ?), \
+             (?, CONVERT(? USING cp1251) COLLATE cp1251_bin, ?, ?, ?, ?)"
+        );
+        assert_eq!(
+            stage_drop_sql(),
+            "DROP TEMPORARY TABLE IF EXISTS `_myrecode_stage`"
+        );
+        assert_eq!(stage_truncate_sql(), "TRUNCATE TABLE `_myrecode_stage`");
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use super::context::{is_sentry, table_exists};
 use super::cutover::settle_leftover_cutover;
 use super::names::names;
-use crate::db::quote;
-use crate::engine::checkpoint::{self, CHECKPOINT};
+use super::sql::{drop_existing_table_sql, drop_table_sql, drop_trigger_sql};
+use crate::engine::checkpoint;
 use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -26,29 +26,26 @@ pub async fn abort_table(
     }
     settle_leftover_cutover(conn, schema).await?;
     for trg in &n.triggers {
-        conn.execute(format!("DROP TRIGGER IF EXISTS {}", quote::table(schema, trg)).as_str())
+        conn.execute(drop_trigger_sql(schema, trg).as_str())
             .await
             .with_context(|| format!("dropping trigger {trg}"))?;
     }
     if is_sentry(conn, schema, &n.old).await? {
-        conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.old)).as_str())
+        conn.execute(drop_table_sql(schema, &n.old).as_str())
             .await?;
     }
     if table_exists(conn, schema, &n.shadow).await? && table_exists(conn, schema, table).await? {
-        conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.shadow)).as_str())
+        conn.execute(drop_table_sql(schema, &n.shadow).as_str())
             .await?;
     }
-    conn.execute(format!("DROP TABLE IF EXISTS {}", quote::table(schema, &n.log)).as_str())
+    conn.execute(drop_table_sql(schema, &n.log).as_str())
         .await?;
-    sqlx::query(&format!(
-        "DELETE FROM {} WHERE job = ? AND tbl = ?",
-        quote::table(schema, CHECKPOINT)
-    ))
-    .bind(job)
-    .bind(table)
-    .execute(&mut *conn)
-    .await
-    .context("removing the aborted table's checkpoint")?;
+    sqlx::query(&checkpoint::delete_sql(schema))
+        .bind(job)
+        .bind(table)
+        .execute(&mut *conn)
+        .await
+        .context("removing the aborted table's checkpoint")?;
     Ok(true)
 }
 
@@ -74,7 +71,7 @@ pub async fn cleanup_table(
     let mut dropped = Vec::new();
     for name in [&n.old, &n.log] {
         if table_exists(conn, schema, name).await? && !is_sentry(conn, schema, name).await? {
-            conn.execute(format!("DROP TABLE {}", quote::table(schema, name)).as_str())
+            conn.execute(drop_existing_table_sql(schema, name).as_str())
                 .await
                 .with_context(|| format!("dropping {name}"))?;
             dropped.push(name.clone());
