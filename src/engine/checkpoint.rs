@@ -32,33 +32,35 @@ pub fn ddl(schema: &str) -> Vec<String> {
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             quote::table(schema, CHECKPOINT)
         ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {} (
-                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
-                key_bytes BLOB NOT NULL,
-                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
-                label VARCHAR(40) NOT NULL,
-                old_value LONGBLOB NOT NULL, new_value LONGBLOB NOT NULL,
-                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-                UNIQUE KEY u_row (job, tbl, col, key_hash)
-            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-            quote::table(schema, BACKUP)
+        per_value_ddl(
+            schema,
+            BACKUP,
+            "label VARCHAR(40) NOT NULL,
+                old_value LONGBLOB NOT NULL, new_value LONGBLOB NOT NULL,",
         ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {} (
-                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
-                key_bytes BLOB NOT NULL,
-                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
-                value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,
-                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-                UNIQUE KEY u_row (job, tbl, col, key_hash)
-            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-            quote::table(schema, QUARANTINE)
+        per_value_ddl(
+            schema,
+            QUARANTINE,
+            "value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,",
         ),
         super::pace::ddl(schema),
     ]
+}
+
+/// DDL of a table with one row per job, table, column and key (backup, quarantine), holding `payload`.
+fn per_value_ddl(schema: &str, table: &str, payload: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (
+                id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+                job VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, col VARCHAR(64) NOT NULL,
+                key_bytes BLOB NOT NULL,
+                key_hash BINARY(32) AS (UNHEX(SHA2(key_bytes, 256))) STORED,
+                {payload}
+                at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                UNIQUE KEY u_row (job, tbl, col, key_hash)
+            ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        quote::table(schema, table)
+    )
 }
 
 /// Whether the checkpoint table has its `phase` column, `?` schema and `?` table: a count.

@@ -106,6 +106,35 @@ pub async fn backup_chunk(
         .collect()
 }
 
+/// The job's backup rows in id order, a chunk at a time.
+struct BackupRows<'a> {
+    schema: &'a str,
+    job: &'a str,
+    after_id: i64,
+    chunk: usize,
+}
+
+impl<'a> BackupRows<'a> {
+    fn new(schema: &'a str, job: &'a str, chunk: usize) -> Self {
+        BackupRows {
+            schema,
+            job,
+            after_id: 0,
+            chunk,
+        }
+    }
+
+    /// The next chunk; `None` once every row was read.
+    async fn next(&mut self, conn: &mut MySqlConnection) -> Result<Option<Vec<BackupRow>>> {
+        let rows = backup_chunk(conn, self.schema, self.job, self.after_id, self.chunk).await?;
+        let Some(last) = rows.last() else {
+            return Ok(None);
+        };
+        self.after_id = last.id;
+        Ok(Some(rows))
+    }
+}
+
 fn describe(b: &BackupRow) -> String {
     let key: Vec<String> = b
         .key
@@ -150,11 +179,8 @@ pub async fn verify(
     tables: &[Table],
 ) -> Result<Findings> {
     let mut f = Findings::default();
-    let mut after = 0;
-    loop {
-        let chunk = backup_chunk(conn, schema, job, after, 1000).await?;
-        let Some(last) = chunk.last() else { break };
-        after = last.id;
+    let mut backups = BackupRows::new(schema, job, 1000);
+    while let Some(chunk) = backups.next(conn).await? {
         for b in &chunk {
             let Some(key) = tables
                 .iter()
@@ -191,11 +217,8 @@ pub async fn rollback(
     tables: &[Table],
 ) -> Result<Findings> {
     let mut f = Findings::default();
-    let mut after = 0;
-    loop {
-        let chunk = backup_chunk(conn, schema, job, after, 500).await?;
-        let Some(last) = chunk.last() else { break };
-        after = last.id;
+    let mut backups = BackupRows::new(schema, job, 500);
+    while let Some(chunk) = backups.next(conn).await? {
         let mut tx = sqlx::Acquire::begin(&mut *conn).await?;
         for b in &chunk {
             let Some(t) = tables.iter().find(|t| t.name == b.table) else {

@@ -3,8 +3,7 @@
 
 use super::checker::Trailing;
 use super::context::Ctx;
-use super::decide::{decide_rows, gather, stored_rows, Decided, Decisions};
-use super::replay::REPLAY_CHUNK;
+use super::decide::{gather, stored_rows, Decided, Decisions};
 use super::setup::clear_stage;
 use super::sql::{
     any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql,
@@ -22,6 +21,15 @@ use sqlx::{Acquire, MySqlConnection};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+/// Keys re-read per locked read; the replay takes as many log rows per transaction.
+pub(super) const KEYS_PER_CHUNK: usize = 500;
+
+/// Decides every job value of `rows` (read as `key…, job columns…`).
+pub(super) fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, Decisions)>> {
+    let (nk, nc) = (ctx.plan.key.len(), ctx.plan.columns.len());
+    Ok(ctx.decider.decide_all(stored_rows(nk, nc, rows)?))
+}
+
 /// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
 /// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
 ///
@@ -35,7 +43,7 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = gather(ctx, decide_rows(ctx, rows)?);
+    let decided = gather(&ctx.plan.columns, decide_rows(ctx, rows)?);
     let changed = decided.changed;
     let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
     Ok((changed, quarantined))
@@ -61,7 +69,7 @@ pub(super) async fn read_ahead(
     let rows = read::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
         .await
         .context("reading the next batch ahead")?;
-    let stored = stored_rows(ctx, &rows)?;
+    let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
     drop(rows);
     let decider = Arc::clone(&ctx.decider);
     let rows = tokio::task::spawn_blocking(move || decider.decide_all(stored))
@@ -172,7 +180,7 @@ pub(super) async fn locked_batch(
             .into_iter()
             .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)))
     };
-    for chunk in stale.chunks(REPLAY_CHUNK) {
+    for chunk in stale.chunks(KEYS_PER_CHUNK) {
         let binds: Vec<Vec<u8>> = chunk.iter().flat_map(|(k, _)| k.iter().cloned()).collect();
         let rows = read_locked(conn, ctx, &any_of(&b.key, chunk.len()), &binds)
             .await
@@ -263,7 +271,7 @@ pub(super) async fn copy_batch(
     let write = async {
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let decided = gather(ctx, rows);
+            let decided = gather(&ctx.plan.columns, rows);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
             next.last_key = Some(keycodec::pack(upper));

@@ -1,10 +1,10 @@
 //! What each stored value becomes in the shadow: decided by our detector and codecs,
 //! written by the server where its own conversion is proven equal. Pure.
 
-use super::context::Ctx;
 use super::sql::{STAGED_DECLARED, STAGED_VALUE};
 use crate::detect::{ColumnPrior, Label};
 use crate::engine::keycodec;
+use crate::engine::plan::ColumnPlan;
 use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{read_key, Key};
 use crate::engine::recode::{self, Action, Source};
@@ -141,9 +141,7 @@ pub(super) struct Decided {
 }
 
 /// Each row's key and stored job values, of rows read as `key…, job columns…`.
-pub(super) fn stored_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
-    let nk = ctx.plan.key.len();
-    let nc = ctx.plan.columns.len();
+pub(super) fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
     rows.iter()
         .map(|row| {
             let cells = (nk..nk + nc)
@@ -154,14 +152,9 @@ pub(super) fn stored_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, 
         .collect()
 }
 
-/// Decides every job value of `rows` (read as `key…, job columns…`).
-pub(super) fn decide_rows(ctx: &Ctx<'_>, rows: &[MySqlRow]) -> Result<Vec<(Key, Decisions)>> {
-    Ok(ctx.decider.decide_all(stored_rows(ctx, rows)?))
-}
-
 /// Turns decided rows into what to stage and quarantine: rows the server copies alone
 /// (every value its default) are not staged at all.
-pub(super) fn gather(ctx: &Ctx<'_>, rows: Vec<(Key, Decisions)>) -> Decided {
+pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
         changed: 0,
@@ -177,7 +170,7 @@ pub(super) fn gather(ctx: &Ctx<'_>, rows: Vec<(Key, Decisions)>) -> Decided {
             d.changed += r.recoded as u64;
             if let Some((reason, runner_up)) = r.undecidable {
                 d.quarantine.push(Quarantined {
-                    col: ctx.plan.columns[ci].name.clone(),
+                    col: columns[ci].name.clone(),
                     key: keycodec::pack(&key),
                     value: stored,
                     reason,

@@ -3,6 +3,7 @@
 use super::context::Ctx;
 use super::copier::copy_rows;
 use super::copier::read_locked;
+use super::copier::KEYS_PER_CHUNK;
 use super::setup::clear_stage;
 use super::sql::{any_of, count_sql, log_delete_sql, log_read_sql};
 use crate::engine::checkpoint::{self, State};
@@ -11,9 +12,6 @@ use crate::engine::read::Key;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
 use std::collections::HashSet;
-
-/// Log rows replayed per transaction.
-pub const REPLAY_CHUNK: usize = 500;
 
 /// Replays up to one chunk of the change log inside the caller's transaction. Returns log rows done.
 pub(super) async fn replay_chunk(
@@ -25,7 +23,7 @@ pub(super) async fn replay_chunk(
 ) -> Result<usize> {
     let b = ctx.plan;
     let log = ctx.names.log.as_str();
-    let rows = sqlx::query(&log_read_sql(&b.schema, log, REPLAY_CHUNK))
+    let rows = sqlx::query(&log_read_sql(&b.schema, log, KEYS_PER_CHUNK))
         .fetch_all(&mut *conn)
         .await
         .context("reading the change log")?;
@@ -82,7 +80,7 @@ pub(super) async fn replay_some(
         }
         *state = next;
         done += n;
-        if n < REPLAY_CHUNK {
+        if n < KEYS_PER_CHUNK {
             break;
         }
     }
