@@ -10,6 +10,8 @@ pub const ACCESS_DENIED: u16 = 1045;
 pub const BAD_DB: u16 = 1049;
 /// `ER_SERVER_SHUTDOWN`: the server is shutting down.
 pub const SERVER_SHUTDOWN: u16 = 1053;
+/// `ER_PARSE_ERROR`: a statement this server does not know.
+pub const PARSE_ERROR: u16 = 1064;
 /// `ER_DUP_ENTRY`: a unique index would hold two equal keys.
 pub const DUP_ENTRY: u16 = 1062;
 /// `ER_TOO_LONG_KEY`: an index key longer than the engine allows.

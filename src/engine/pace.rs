@@ -5,7 +5,7 @@
 //! works from any terminal or host that can reach the server, and survives a restart of the run.
 
 use crate::db::connect::ConnectionConfig;
-use crate::db::quote;
+use crate::db::{errno, quote};
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -80,9 +80,13 @@ pub fn read_sql(schema: &str) -> String {
 
 /// The server's `Threads_running`: name and value.
 pub const THREADS_RUNNING_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Threads_running'";
-/// A replica's replication status (no row: not a replica). MariaDB's spelling, and MySQL's
-/// before 8.4, which knows only `SHOW REPLICA STATUS` (and `Seconds_Behind_Source`).
-pub const REPLICA_STATUS_SQL: &str = "SHOW SLAVE STATUS";
+/// A replica's replication status (no row: not a replica): MySQL 8.0.22+ and MariaDB 10.5.1+;
+/// MySQL 8.4 knows no other spelling.
+pub const REPLICA_STATUS_SQL: &str = "SHOW REPLICA STATUS";
+/// The same on servers older than those, which know only this spelling.
+pub const SLAVE_STATUS_SQL: &str = "SHOW SLAVE STATUS";
+/// The lag column: MySQL 8.0.22+ names it for the source, MariaDB and older MySQL for the master.
+const LAG_COLUMNS: [&str; 2] = ["Seconds_Behind_Source", "Seconds_Behind_Master"];
 
 /// Records `command` for `job` (`None` clears it: that is `resume`).
 pub async fn send(
@@ -262,10 +266,13 @@ pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>>
         .connect_one()
         .await
         .with_context(|| format!("connecting to replica {replica} to read its lag"))?;
-    let row = sqlx::query(REPLICA_STATUS_SQL)
-        .fetch_optional(&mut c)
-        .await
-        .with_context(|| format!("reading SHOW SLAVE STATUS on {replica}"))?;
+    let row = match sqlx::query(REPLICA_STATUS_SQL).fetch_optional(&mut c).await {
+        Err(e) if errno::of(&e) == Some(errno::PARSE_ERROR) => {
+            sqlx::query(SLAVE_STATUS_SQL).fetch_optional(&mut c).await
+        }
+        other => other,
+    }
+    .with_context(|| format!("reading the replication status of {replica}"))?;
     let Some(row) = row else {
         return Ok(None);
     };
@@ -273,7 +280,7 @@ pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>>
     let idx = row
         .columns()
         .iter()
-        .position(|c| c.name() == "Seconds_Behind_Master");
+        .position(|c| LAG_COLUMNS.contains(&c.name()));
     let lag: Option<i64> = idx.and_then(|i| {
         row.try_get::<Option<i64>, _>(i).ok().flatten().or_else(|| {
             row.try_get::<Option<u64>, _>(i)
