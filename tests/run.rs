@@ -269,3 +269,13 @@ async fn names_a_missing_privilege() {
     let out = myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
     assert_fails_with(&out, &["missing privilege", "GRANT"], "R3adOnlyPw");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_lag_is_read_with_this_servers_spelling() {
+    let db = myrecode::db::throwaway::test_database("replica_lag");
+    // Not a replica: the status statement is understood and answers no row.
+    let lag = myrecode::engine::pace::replica_lag(&db.config)
+        .await
+        .expect("the replication status statement runs on this server");
+    assert_eq!(lag, None);
+}
