@@ -281,6 +281,7 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
             schema: schema.into(),
             name: "legacy".into(),
             row_format: "Compact".into(),
+            engine: Some("InnoDB".into()),
             key: Some(RecodeKey {
                 index: "PRIMARY".into(),
                 columns: vec!["id".into()],
@@ -300,6 +301,8 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
                 col("token", "char(32)", true, "char(32)", &[("ascii", 10)]),
             ],
             risks: Vec::new(),
+            triggers: Vec::new(),
+            foreign_keys: Vec::new(),
         }],
     };
     serde_json::to_string_pretty(&report).unwrap()

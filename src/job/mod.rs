@@ -13,5 +13,6 @@ pub mod load;
 pub mod locate;
 pub mod model;
 pub mod plan;
+pub mod refusal;
 pub mod suggest;
 pub mod target;

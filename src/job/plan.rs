@@ -494,7 +494,7 @@ pub fn scalar(s: &str) -> String {
 }
 
 /// A scalar inside a flow sequence (`[a, b]`): commas and brackets need quotes too.
-fn flow(s: &str) -> String {
+pub(crate) fn flow(s: &str) -> String {
     let q = scalar(s);
     if q.contains([',', '[', ']', '{', '}']) && !q.starts_with('"') {
         serde_json::to_string(s).expect("strings serialize")
@@ -563,6 +563,7 @@ mod tests {
             schema: "shop".into(),
             name: name.into(),
             row_format: "Dynamic".into(),
+            engine: Some("InnoDB".into()),
             key: key.then(|| RecodeKey {
                 index: "PRIMARY".into(),
                 columns: vec!["id".into()],
@@ -576,6 +577,8 @@ mod tests {
             } else {
                 vec!["no primary key and no NOT NULL unique key: it cannot be recoded online in batches. Fix: add a primary key".into()]
             },
+            triggers: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 
