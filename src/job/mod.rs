@@ -5,6 +5,7 @@
 //! names the line, the field path (`tables[1].columns[0].source`), what is wrong and the fix.
 
 pub mod check;
+pub mod choose;
 pub mod duration;
 pub mod finding;
 pub mod labels;
