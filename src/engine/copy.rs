@@ -400,56 +400,6 @@ async fn trigger_names(
     Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
 }
 
-/// Refuses what this strategy cannot do safely, with the reason and the options.
-fn refuse_unsupported(plan: &TablePlan, table: &Table, ours: &Names) -> Result<()> {
-    let name = &plan.table;
-    let foreign: Vec<&str> = table
-        .triggers
-        .iter()
-        .map(|t| t.name.as_str())
-        .filter(|t| !ours.triggers.iter().any(|o| o == t))
-        .collect();
-    if !foreign.is_empty() {
-        bail!(
-            "table '{name}' has triggers of its own ({}): the copy strategy adds its own and does not combine them. \
-             Options: drop them for the duration of the job and recreate them afterwards on the new table, \
-             or recode the columns with an offline ALTER in a maintenance window",
-            foreign.join(", ")
-        );
-    }
-    if let Some(fk) = table.foreign_keys.first() {
-        bail!(
-            "table '{name}' has foreign key '{}' ({} {}.{} -> {}.{}): a swapped-in copy would break or lose it. \
-             Options: drop the foreign key for the job and add it back after the cut-over, \
-             or recode in a maintenance window",
-            fk.name,
-            fk.direction,
-            fk.from_table,
-            fk.from_columns.join(","),
-            fk.to_table,
-            fk.to_columns.join(",")
-        );
-    }
-    for c in &plan.columns {
-        if plan.key.iter().any(|k| k.name == c.name) {
-            bail!(
-                "{name}.{}: the column is part of the paging key, which the copy strategy cannot recode. \
-                 Options: give the table a surrogate primary key, or leave this column out of the job",
-                c.name
-            );
-        }
-    }
-    for n in [&ours.shadow, &ours.old] {
-        if !sorts_after(name, n) {
-            bail!(
-                "table '{name}': its name is too long for the copy's side tables to sort after it ({n}), \
-                 which the atomic cut-over needs. Fix: rename the table to at most 51 characters for the job"
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Runs (or resumes) the copy of one table until cut over, or until asked to stop.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_table(
@@ -703,11 +653,10 @@ async fn start(
     conn: &mut MySqlConnection,
     job: &str,
     plan: &TablePlan,
-    table: &Table,
+    _table: &Table,
     n: &Names,
 ) -> Result<State> {
     let schema = plan.schema.as_str();
-    refuse_unsupported(plan, table, n)?;
     if table_exists(conn, schema, &n.old).await? && !is_sentry(conn, schema, &n.old).await? {
         bail!(
             "table '{}' was already copied once: its original is kept as {}. \
