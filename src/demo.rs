@@ -198,9 +198,11 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
         job_id: "demo".into(),
         retry_for: Duration::from_secs(30),
     };
-    let summaries = runner::run(&cfg, &job, &opts, &AtomicBool::new(false), &Lines)
-        .await?
-        .ok_or_else(|| anyhow!("the demo run did not execute"))?;
+    let runner::Outcome::Ran(summaries) =
+        runner::run(&cfg, &job, &opts, &AtomicBool::new(false), &Lines).await?
+    else {
+        return Err(anyhow!("the demo run did not execute"));
+    };
     for s in &summaries {
         println!(
             "  {}: {} rows read, {} values recoded, {} quarantined",

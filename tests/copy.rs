@@ -797,7 +797,7 @@ async fn rehearsal_describes_the_copy_and_tables_with_triggers_are_refused() {
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("has triggers of its own (audit)") && stderr.contains("Options:"),
+        stderr.contains("has triggers of its own (`audit`)") && stderr.contains("Fix:"),
         "{stderr}"
     );
     let mut c = db.config.connect_one().await.unwrap();

@@ -68,10 +68,13 @@ async fn a_job_edited_since_its_checkpoint_is_job_edited() {
     let target = "TEXT CHARACTER SET utf8mb4";
     let first = job(&db.name, "in-place", "auto", target);
     let said = Said::default();
-    let done = runner::run(&db.config, &first, &opts(), &AtomicBool::new(false), &said)
-        .await
-        .expect("the first run succeeds")
-        .expect("executed");
+    let runner::Outcome::Ran(done) =
+        runner::run(&db.config, &first, &opts(), &AtomicBool::new(false), &said)
+            .await
+            .expect("the first run succeeds")
+    else {
+        panic!("the run rehearsed instead of executing");
+    };
     assert!(done.iter().all(|s| s.done));
     let before = checksum(&db.config).await;
     let edited = job(&db.name, "in-place", "cp1251>latin1", target);
@@ -196,4 +199,44 @@ async fn cleanup_of_a_copy_still_running_is_still_copying() {
         matches!(error::find(&err), Some(EngineError::StillCopying { table }) if table == "posts"),
         "{err:#}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_table_is_refused_by_type_before_any_write() {
+    let db = test_database("err_refused");
+    exec_script(
+        &db.config,
+        &[
+            "CREATE TABLE posts (id INT PRIMARY KEY, body TEXT CHARACTER SET utf8mb4) ENGINE=MyISAM",
+            "INSERT INTO posts VALUES (1, CONVERT(_latin1 0xCFF0E8E2E5F2 USING utf8mb4))",
+        ],
+    )
+    .await;
+    let before = checksum(&db.config).await;
+    let j = job(&db.name, "in-place", "auto", "TEXT CHARACTER SET utf8mb4");
+    let err = runner::run(
+        &db.config,
+        &j,
+        &opts(),
+        &AtomicBool::new(false),
+        &Said::default(),
+    )
+    .await
+    .expect_err("in place on MyISAM is refused");
+    let Some(EngineError::Refused(r)) = error::find(&err) else {
+        panic!("not a refusal: {err:#}");
+    };
+    assert_eq!(r.tables.len(), 1);
+    assert_eq!(r.tables[0].0, "posts");
+    assert!(!retry::is_transient(&err));
+    assert_eq!(checksum(&db.config).await, before);
+    let mut c = db.config.connect_one().await.unwrap();
+    let ours: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE '%myrecode%'",
+    )
+    .bind(&db.name)
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(ours, 0, "not even the checkpoint tables");
 }

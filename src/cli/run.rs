@@ -2,8 +2,9 @@
 
 use super::common::{block_on, ConnectArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
+use crate::engine::error::{self, EngineError};
 use crate::engine::events::{self, Event, Events};
-use crate::engine::runner::{self, RunOptions};
+use crate::engine::runner::{self, Outcome, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -103,7 +104,8 @@ impl Events for RunProgress {
     }
 }
 
-/// Runs `run`: 0 done cleanly, 1 done with quarantined values or interrupted (resumable), 2 error.
+/// Runs `run`: 0 done cleanly, 1 done with quarantined values or interrupted (resumable) or a
+/// rehearsal with refused tables, 2 error (a refused table under `--execute` among them).
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
@@ -147,8 +149,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         bar.finish_and_clear();
     }
     let summaries = match result {
-        Ok(Some(s)) => s,
-        Ok(None) => return Ok(EXIT_OK),
+        Ok(Outcome::Ran(s)) => s,
+        Ok(Outcome::Rehearsed { refused: 0 }) => return Ok(EXIT_OK),
+        Ok(Outcome::Rehearsed { refused }) => {
+            eprintln!(
+                "{refused} table(s) refused (listed above): `run --execute` would stop before writing anything. \
+                 Fix the job or the tables as each line says, then rehearse again"
+            );
+            return Ok(EXIT_ATTENTION);
+        }
+        // Nothing was written, so there is nothing to resume: the refusals say what to fix.
+        Err(e) if matches!(error::find(&e), Some(EngineError::Refused(_))) => return Err(e),
         Err(e) => {
             return Err(anyhow::anyhow!(
                 "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",

@@ -6,16 +6,9 @@ use thiserror::Error;
 /// A failure a retry cannot outlive: the run stops, its progress checkpointed, and says how to go on.
 #[derive(Debug, Error)]
 pub enum EngineError {
-    /// A refusal rule said no before anything was written.
-    #[error("{reason}. {options}")]
-    Refused {
-        /// Table refused.
-        table: String,
-        /// Why, naming the object that stands in the way.
-        reason: String,
-        /// What the DBA can do instead.
-        options: String,
-    },
+    /// The refusal rules ([`crate::job::refusal`]) said no before anything was written.
+    #[error(transparent)]
+    Refused(#[from] crate::job::refusal::Refused),
     /// The job file changed for a table since its run began.
     #[error(
         "the job changed for table '{table}' since its run began (checkpoint at {rows} rows). \

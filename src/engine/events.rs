@@ -7,6 +7,11 @@ use std::time::Duration;
 /// One thing that happened in a run.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
+    /// What a run would do, table by table (a rehearsal: nothing written).
+    Rehearsal {
+        /// The rehearsal, one line per table.
+        text: &'a str,
+    },
     /// A batch committed: rows done so far, the table's estimate, the pace since this run began.
     Batch {
         /// Table name.
@@ -61,6 +66,7 @@ pub trait Events {
 pub fn line(e: &Event<'_>) -> Option<String> {
     Some(match e {
         Event::Batch { .. } => return None,
+        Event::Rehearsal { text } => text.trim_end().to_string(),
         Event::Checked { table, differed } => format!(
             "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
         ),

@@ -2,6 +2,7 @@
 
 use super::checkpoint;
 use super::copy;
+use super::error::EngineError;
 use super::events::{Event, Events};
 use super::inplace;
 use super::pace::{self, Pacer};
@@ -13,7 +14,8 @@ use crate::db::quote;
 use crate::detect::{Label, DEFAULT_THRESHOLD};
 use crate::inventory::model::{ColumnKind, Table};
 use crate::inventory::{self, Scope};
-use crate::job::model::{Cutover, Job, Strategy};
+use crate::job::model::{Cutover, Job, Strategy, TableJob};
+use crate::job::refusal::{self, Refusal, Refused};
 use crate::scan::read::key_columns;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -42,8 +44,59 @@ pub struct TableSummary {
     pub done: bool,
 }
 
-/// Turns the job's tables into plans (in place or copy), checked against the live schema.
-pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePlan>, Vec<Table>)> {
+/// One table of the job as the runner sees it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The table's name in the job.
+    pub table: String,
+    /// Its plan and live table; `None` for a refused table no plan could be made for.
+    pub planned: Option<(TablePlan, Table)>,
+    /// Why the rules refuse it; empty when it may run.
+    pub refusals: Vec<Refusal>,
+}
+
+/// The job's tables in job order, planned or refused.
+#[derive(Debug, Clone)]
+pub struct Plans {
+    /// One entry per table of the job.
+    pub entries: Vec<Entry>,
+}
+
+impl Plans {
+    /// The tables that may run, with their live tables, in job order.
+    pub fn ready(&self) -> (Vec<TablePlan>, Vec<Table>) {
+        self.entries
+            .iter()
+            .filter(|e| e.refusals.is_empty())
+            .filter_map(|e| e.planned.clone())
+            .unzip()
+    }
+
+    /// Every table with a plan, refused or not (`verify` compares what was copied before).
+    pub fn all(&self) -> Vec<TablePlan> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.planned.as_ref().map(|(p, _)| p.clone()))
+            .collect()
+    }
+
+    /// The refused tables, as the error `run --execute` stops with; `None` when none is refused.
+    pub fn refused(&self) -> Option<Refused> {
+        let tables: Vec<(String, Vec<Refusal>)> = self
+            .entries
+            .iter()
+            .filter(|e| !e.refusals.is_empty())
+            .map(|e| (e.table.clone(), e.refusals.clone()))
+            .collect();
+        (!tables.is_empty()).then_some(Refused { tables })
+    }
+}
+
+/// Turns the job's tables into plans (in place or copy), checked against the live schema;
+/// the refusal rules' verdict is kept beside each, for the caller to print or stop on. A
+/// table or column the job names but the schema lacks is an error (for a refused table, only
+/// once the refusal is resolved).
+pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
     let inv = inventory::take(
         conn,
         &Scope {
@@ -52,8 +105,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
         },
     )
     .await?;
-    let mut out = Vec::new();
-    let mut tables = Vec::new();
+    let mut entries = Vec::new();
     for tj in &job.tables {
         let Some(t) = inv.tables.iter().find(|t| t.name == tj.name) else {
             bail!(
@@ -63,88 +115,119 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<(Vec<TablePl
                 job.schema
             );
         };
-        let key = key_columns(t).ok_or_else(|| {
-            anyhow!(
-                "table '{}' has no primary key and no NOT NULL unique key, so it cannot be recoded in batches. \
-                 Fix: add a primary key (ALTER TABLE {} ADD PRIMARY KEY (...))",
-                tj.name,
-                quote::table(&job.schema, &tj.name)
-            )
-        })?;
-        if let Some(wanted) = &tj.key {
-            let names: Vec<&String> = key.iter().map(|k| &k.name).collect();
-            if names
-                .iter()
-                .map(|s| s.as_str())
-                .ne(wanted.iter().map(|s| s.as_str()))
-            {
-                bail!(
-                    "table '{}': key {:?} in the job is not the table's usable key {:?}. Fix: remove `key:` or name the primary key's columns",
-                    tj.name, wanted, names
-                );
-            }
-        }
-        let mut columns = Vec::new();
-        for cj in &tj.columns {
-            let col = t.columns.iter().find(|c| c.name == cj.name).ok_or_else(|| {
-                anyhow!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name)
-            })?;
-            let binary = col.kind == ColumnKind::Binary;
-            let utf8 = matches!(col.charset.as_deref(), Some("utf8mb4" | "utf8mb3" | "utf8"));
-            if tj.strategy == Strategy::InPlace && !binary && !utf8 {
-                bail!(
-                    "{}.{} is {} {}: in place, it cannot hold UTF-8. Fix: use strategy copy for this table",
-                    tj.name,
-                    cj.name,
-                    col.column_type,
-                    col.charset.as_deref().unwrap_or("")
-                );
-            }
-            let source = if cj.source == "auto" {
-                Source::Auto
-            } else {
-                Source::Fixed(cj.source.parse::<Label>().map_err(|_| {
-                    anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
-                })?)
-            };
-            columns.push(ColumnPlan {
-                name: cj.name.clone(),
-                source,
-                binary,
-                target: cj.target.clone(),
-            });
-        }
-        let sources: Vec<String> = tj
-            .columns
-            .iter()
-            .map(|c| format!("{}={}", c.name, c.source))
-            .collect();
-        let key_names: Vec<&str> = key.iter().map(|k| k.name.as_str()).collect();
-        let mut described = format!("{}|{}|{}", tj.name, key_names.join(","), sources.join(","));
-        if tj.strategy == Strategy::Copy {
-            let targets: Vec<&str> = tj.columns.iter().map(|c| c.target.as_str()).collect();
-            described.push_str(&format!("|copy|{}", targets.join("|")));
-        }
-        out.push(TablePlan {
-            schema: job.schema.clone(),
+        let refusals = refusal::refusals(t, tj);
+        let planned = match table_plan(job, tj, t) {
+            Ok(p) => Some((p, t.clone())),
+            Err(_) if !refusals.is_empty() => None,
+            Err(e) => return Err(e),
+        };
+        entries.push(Entry {
             table: tj.name.clone(),
-            strategy: tj.strategy,
-            fingerprint: checkpoint::fingerprint(&described),
-            key,
-            columns,
-            batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
-            target_batch_time: tj
-                .target_batch_time
-                .as_ref()
-                .unwrap_or(&job.defaults.target_batch_time)
-                .0,
-            pause: job.defaults.pause_between_batches.0,
-            threshold: DEFAULT_THRESHOLD,
-            manual_cutover: job.defaults.cutover == Cutover::Manual,
+            planned,
+            refusals,
         });
-        tables.push(t.clone());
     }
-    Ok((out, tables))
+    Ok(Plans { entries })
+}
+
+/// The plan of one job table against its live table `t`.
+fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
+    let key = key_columns(t).ok_or_else(|| {
+        anyhow!(
+            "table '{}' has no key to page over. Fix: add a primary key",
+            tj.name
+        )
+    })?;
+    let mut columns = Vec::new();
+    for cj in &tj.columns {
+        let col = t.columns.iter().find(|c| c.name == cj.name).ok_or_else(|| {
+            anyhow!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name)
+        })?;
+        let binary = col.kind == ColumnKind::Binary;
+        let source = if cj.source == "auto" {
+            Source::Auto
+        } else {
+            Source::Fixed(cj.source.parse::<Label>().map_err(|_| {
+                anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
+            })?)
+        };
+        columns.push(ColumnPlan {
+            name: cj.name.clone(),
+            source,
+            binary,
+            target: cj.target.clone(),
+        });
+    }
+    let sources: Vec<String> = tj
+        .columns
+        .iter()
+        .map(|c| format!("{}={}", c.name, c.source))
+        .collect();
+    let key_names: Vec<&str> = key.iter().map(|k| k.name.as_str()).collect();
+    let mut described = format!("{}|{}|{}", tj.name, key_names.join(","), sources.join(","));
+    if tj.strategy == Strategy::Copy {
+        let targets: Vec<&str> = tj.columns.iter().map(|c| c.target.as_str()).collect();
+        described.push_str(&format!("|copy|{}", targets.join("|")));
+    }
+    Ok(TablePlan {
+        schema: job.schema.clone(),
+        table: tj.name.clone(),
+        strategy: tj.strategy,
+        fingerprint: checkpoint::fingerprint(&described),
+        key,
+        columns,
+        batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
+        target_batch_time: tj
+            .target_batch_time
+            .as_ref()
+            .unwrap_or(&job.defaults.target_batch_time)
+            .0,
+        pause: job.defaults.pause_between_batches.0,
+        threshold: DEFAULT_THRESHOLD,
+        manual_cutover: job.defaults.cutover == Cutover::Manual,
+    })
+}
+
+/// Lifts the refusals of tables this job already finished with this very plan: a table
+/// copied and cut over may have its triggers and foreign keys back (as the refusal's fix
+/// says), and a rerun must still say "done" rather than refuse. Read-only: no checkpoint
+/// table yet means nothing finished.
+async fn lift_finished(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    plans: &mut Plans,
+    job_id: &str,
+) -> Result<()> {
+    if plans.entries.iter().all(|e| e.refusals.is_empty()) {
+        return Ok(());
+    }
+    let exists: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+    )
+    .bind(schema)
+    .bind(checkpoint::CHECKPOINT)
+    .fetch_one(&mut *conn)
+    .await?;
+    if exists == 0 {
+        return Ok(());
+    }
+    let sql = format!(
+        "SELECT COUNT(*) FROM {} WHERE job = ? AND tbl = ? AND fingerprint = ? AND done <> 0",
+        quote::table(schema, checkpoint::CHECKPOINT)
+    );
+    for e in plans.entries.iter_mut().filter(|e| !e.refusals.is_empty()) {
+        let Some((p, _)) = &e.planned else { continue };
+        let done: i64 = sqlx::query_scalar(&sql)
+            .bind(job_id)
+            .bind(&p.table)
+            .bind(&p.fingerprint)
+            .fetch_one(&mut *conn)
+            .await?;
+        if done > 0 {
+            e.refusals.clear();
+        }
+    }
+    Ok(())
 }
 
 /// Checks the UPDATE privilege on each table without changing a row.
@@ -166,10 +249,19 @@ async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Re
     Ok(())
 }
 
-/// Prints what a run would do, without writing.
-pub fn rehearsal(plans: &[TablePlan], tables: &[Table]) -> String {
+/// What a run would do, without writing: each table's plan, or why it is refused.
+pub fn rehearsal(plans: &Plans) -> String {
     let mut out = String::from("Rehearsal (nothing written; add --execute to run):\n");
-    for (p, t) in plans.iter().zip(tables) {
+    for entry in &plans.entries {
+        let (p, t) = match (&entry.planned, entry.refusals.as_slice()) {
+            (Some((p, t)), []) => (p, t),
+            (_, refusals) => {
+                for r in refusals {
+                    out.push_str(&format!("  {}: refused: {r}\n", entry.table));
+                }
+                continue;
+            }
+        };
         let key: Vec<&str> = p.key.iter().map(|k| k.name.as_str()).collect();
         let cols: Vec<String> = p
             .columns
@@ -204,6 +296,18 @@ pub fn rehearsal(plans: &[TablePlan], tables: &[Table]) -> String {
     out
 }
 
+/// How a run ended, when it did not fail.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Rehearsed (nothing written); `refused` tables would stop `--execute`.
+    Rehearsed {
+        /// How many of the job's tables are refused.
+        refused: usize,
+    },
+    /// Executed: each table run, in order, until done or stopped.
+    Ran(Vec<TableSummary>),
+}
+
 /// Runs the job: every table in order, resuming from checkpoints, retrying transient failures.
 pub async fn run(
     cfg: &ConnectionConfig,
@@ -211,14 +315,27 @@ pub async fn run(
     opts: &RunOptions,
     stop: &AtomicBool,
     events: &dyn Events,
-) -> Result<Option<Vec<TableSummary>>> {
+) -> Result<Outcome> {
     let cfg = cfg.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
-    let (plans, tables) = plans(&mut conn, job).await?;
+    let mut planned = plans(&mut conn, job).await?;
+    lift_finished(&mut conn, &job.schema, &mut planned, &opts.job_id).await?;
+    // Refused before anything that writes: the checkpoint tables, a shadow, a trigger.
+    let refused = planned.refused();
+    if opts.execute {
+        if let Some(r) = refused {
+            return Err(EngineError::Refused(r).into());
+        }
+    }
+    let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
     if !opts.execute {
-        print!("{}", rehearsal(&plans, &tables));
-        return Ok(None);
+        events.event(&Event::Rehearsal {
+            text: &rehearsal(&planned),
+        });
+        return Ok(Outcome::Rehearsed {
+            refused: refused.map_or(0, |r| r.tables.len()),
+        });
     }
     checkpoint::ensure(&mut conn, &job.schema).await?;
     let replicas = job
@@ -275,7 +392,7 @@ pub async fn run(
                             state,
                             done: false,
                         });
-                        return Ok(Some(summaries));
+                        return Ok(Outcome::Ran(summaries));
                     }
                     let done = outcome == TableOutcome::Done;
                     summaries.push(TableSummary {
@@ -284,7 +401,7 @@ pub async fn run(
                         done,
                     });
                     if !done {
-                        return Ok(Some(summaries));
+                        return Ok(Outcome::Ran(summaries));
                     }
                     break;
                 }
@@ -307,7 +424,7 @@ pub async fn run(
             }
         }
     }
-    Ok(Some(summaries))
+    Ok(Outcome::Ran(summaries))
 }
 
 /// `myrecode abort`, acted on: every copy of the job not yet swapped loses its objects
@@ -338,7 +455,8 @@ pub async fn verify_copies(
     if !job.tables.iter().any(|t| t.strategy == Strategy::Copy) {
         return Ok(Vec::new());
     }
-    let (plans, _) = plans(conn, job).await?;
+    // A table refused now (its triggers back since the cut-over, say) was copied before: compare it.
+    let plans = plans(conn, job).await?.all();
     let mut out = Vec::new();
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
         out.push((p.table.clone(), copy::verify_table(conn, job_id, p).await?));

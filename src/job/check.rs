@@ -8,6 +8,7 @@ use super::labels;
 use super::live::{Live, LiveColumn};
 use super::load::Loaded;
 use super::model::{Job, Strategy, TableJob, JOB_VERSION};
+use super::refusal;
 use super::suggest::{closest, did_you_mean};
 use super::target::{self, lob_capacity, TargetDef};
 use crate::inventory::model::{Column, ColumnKind, Table};
@@ -69,80 +70,7 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
             &mut out,
         );
     }
-    check_foreign_keys(job, live, &mut out);
     out
-}
-
-/// A string column in a foreign key must keep the charset of its counterpart: MySQL refuses
-/// to change one side alone ("Cannot change column used in a foreign key constraint").
-fn check_foreign_keys(job: &Job, live: &Live, out: &mut Vec<Finding>) {
-    let mut after: std::collections::HashMap<(&str, &str), (String, Option<String>)> =
-        Default::default();
-    for (i, t) in job.tables.iter().enumerate() {
-        for (j, c) in t.columns.iter().enumerate() {
-            if let Ok(d) = target::parse(&c.target) {
-                after.insert(
-                    (t.name.as_str(), c.name.as_str()),
-                    (format!("tables[{i}].columns[{j}].target"), d.charset),
-                );
-            }
-        }
-    }
-    let now = |table: &str, column: &str| -> Option<Option<String>> {
-        live.inventory
-            .tables
-            .iter()
-            .find(|t| t.schema == job.schema && t.name == table)?
-            .columns
-            .iter()
-            .find(|c| c.name == column)
-            .map(|c| c.charset.as_deref().map(target::normalize_charset))
-    };
-    for t in live
-        .inventory
-        .tables
-        .iter()
-        .filter(|t| t.schema == job.schema)
-    {
-        for fk in t.foreign_keys.iter().filter(|f| f.direction == "outgoing") {
-            if fk.to_schema != job.schema {
-                continue;
-            }
-            for (from, to) in fk.from_columns.iter().zip(&fk.to_columns) {
-                let (Some(from_now), Some(to_now)) =
-                    (now(&fk.from_table, from), now(&fk.to_table, to))
-                else {
-                    continue;
-                };
-                let a = after.get(&(fk.from_table.as_str(), from.as_str()));
-                let b = after.get(&(fk.to_table.as_str(), to.as_str()));
-                let Some((path, _)) = a.or(b) else { continue };
-                let cs_a = a.map(|x| x.1.clone()).unwrap_or(from_now);
-                let cs_b = b.map(|x| x.1.clone()).unwrap_or(to_now);
-                if cs_a != cs_b {
-                    let (other_t, other_c) = if a.is_some() {
-                        (&fk.to_table, to)
-                    } else {
-                        (&fk.from_table, from)
-                    };
-                    out.push(Finding::new(
-                        path.clone(),
-                        format!(
-                            "foreign key `{}` ({}.{from} -> {}.{to}) needs both columns in the same character set, but after this job they would be {} and {}",
-                            fk.name,
-                            fk.from_table,
-                            fk.to_table,
-                            cs_a.as_deref().unwrap_or("binary"),
-                            cs_b.as_deref().unwrap_or("binary")
-                        ),
-                        format!(
-                            "recode {other_t}.{other_c} in this job to the same character set, or drop the foreign key first and recreate it after"
-                        ),
-                    ));
-                }
-            }
-        }
-    }
 }
 
 /// Checks that need no server: version and batch/throttle settings.
@@ -234,7 +162,10 @@ fn check_table(
         ));
         return;
     };
-    check_key(t, path, inv, all_columns, out);
+    // Keys, strategies and what the table itself allows: the rules `plan` and `run` apply too.
+    for r in refusal::refusals(inv, t) {
+        out.push(r.finding(path));
+    }
     if t.columns.is_empty() {
         out.push(Finding::new(
             format!("{path}.columns"),
@@ -287,7 +218,7 @@ fn check_table(
             }
         };
         let cscan = scan.and_then(|s| s.iter().find(|x| x.name == c.name));
-        let ok = check_strategy(t, path, &cpath, col, &def, out);
+        let ok = check_strategy(t, &cpath, col, &def, out);
         check_target(&cpath, &c.source, col, &def, cscan, ok, out);
         targets.push((j, col, def));
     }
@@ -375,105 +306,10 @@ fn suggested_target(col: &Column) -> String {
     }
 }
 
-/// Usable keys: the primary key, or a unique key over NOT NULL columns without prefixes.
-fn usable_keys<'a>(inv: &'a Table, all: &[LiveColumn]) -> Vec<(&'a str, Vec<&'a str>)> {
-    let not_null = |c: &str| all.iter().any(|x| x.name == c && !x.nullable);
-    inv.indexes
-        .iter()
-        .filter(|i| i.unique && !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH"))
-        .filter(|i| {
-            i.name == "PRIMARY"
-                || i.parts
-                    .iter()
-                    .all(|p| p.prefix.is_none() && not_null(&p.column))
-        })
-        .map(|i| {
-            (
-                i.name.as_str(),
-                i.parts.iter().map(|p| p.column.as_str()).collect(),
-            )
-        })
-        .collect()
-}
-
-fn check_key(t: &TableJob, path: &str, inv: &Table, all: &[LiveColumn], out: &mut Vec<Finding>) {
-    let usable = usable_keys(inv, all);
-    let show = |keys: &[(&str, Vec<&str>)]| {
-        keys.iter()
-            .map(|(n, c)| format!("{n} ({})", c.join(", ")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let Some(key) = &t.key else {
-        if inv.recode_key.is_none() {
-            out.push(Finding::new(
-                format!("{path}.name"),
-                format!(
-                    "table '{}' has no primary key and no unique key over NOT NULL columns: it cannot be recoded online in batches",
-                    t.name
-                ),
-                "add a primary key (ALTER TABLE ... ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or remove this table from the job",
-            ));
-        }
-        return;
-    };
-    let mut bad = false;
-    for (k, c) in key.iter().enumerate() {
-        if !all.iter().any(|x| &x.name == c) {
-            let names: Vec<&str> = all.iter().map(|x| x.name.as_str()).collect();
-            out.push(Finding::new(
-                format!("{path}.key[{k}]"),
-                format!("unknown column '{c}' in table '{}'", t.name),
-                match closest(c, &names) {
-                    Some(s) => format!("did you mean '{s}'?"),
-                    None => format!(
-                        "name columns of '{}' (it has: {})",
-                        t.name,
-                        names.join(", ")
-                    ),
-                },
-            ));
-            bad = true;
-        }
-    }
-    if bad {
-        return;
-    }
-    let wanted: BTreeSet<&str> = key.iter().map(|s| s.as_str()).collect();
-    let matches = usable.iter().any(|(_, cols)| {
-        cols.len() == key.len() && cols.iter().copied().collect::<BTreeSet<_>>() == wanted
-    });
-    if !matches {
-        out.push(Finding::new(
-            format!("{path}.key"),
-            format!(
-                "key ({}) is not the primary key or a unique key over NOT NULL columns, so batches could skip or repeat rows",
-                key.join(", ")
-            ),
-            if usable.is_empty() {
-                "the table has no usable key: add a primary key, or remove this table from the job".to_string()
-            } else {
-                format!("use one of {}, or remove `key:` to use the default", show(&usable))
-            },
-        ));
-    }
-}
-
-/// Whether the live type can carry UTF-8 (UTF-8 charsets and binary columns).
-fn holds_utf8_now(col: &Column) -> bool {
-    match &col.charset {
-        None => true,
-        Some(cs) => matches!(
-            target::normalize_charset(cs).as_str(),
-            "utf8mb4" | "utf8mb3"
-        ),
-    }
-}
-
-/// Strategy checks; false when the column's strategy cannot work at all.
+/// Strategy checks; false when the column's strategy cannot work at all (a type that cannot
+/// hold UTF-8 under in-place, which [`refusal`] reports).
 fn check_strategy(
     t: &TableJob,
-    path: &str,
     cpath: &str,
     col: &Column,
     def: &TargetDef,
@@ -482,17 +318,7 @@ fn check_strategy(
     if t.strategy != Strategy::InPlace {
         return true;
     }
-    if !holds_utf8_now(col) {
-        out.push(Finding::new(
-            format!("{path}.strategy"),
-            format!(
-                "in-place cannot work for column '{}': it is {} {}, which cannot hold UTF-8",
-                col.name,
-                col.column_type,
-                col.charset.as_deref().unwrap_or("binary")
-            ),
-            "set `strategy: copy` (it changes the column to its target type online)",
-        ));
+    if !refusal::holds_utf8(col.charset.as_deref()) {
         return false;
     }
     let live_len = match col.data_type.as_str() {
@@ -597,7 +423,9 @@ fn check_target(
 
 /// Largest number of UTF-8 bytes one stored byte can become for this column and label.
 fn growth(col: &Column, source: &str) -> u64 {
-    if holds_utf8_now(col) && col.charset.is_some() || source.starts_with("utf-8>") {
+    if col.charset.is_some() && refusal::holds_utf8(col.charset.as_deref())
+        || source.starts_with("utf-8>")
+    {
         1
     } else {
         labels::utf8_growth(source)
@@ -1005,44 +833,46 @@ mod tests {
     }
 
     #[test]
-    fn foreign_keys_keep_both_sides_in_one_charset() {
+    fn refusals_are_findings_at_their_field() {
         let mut lv = live();
-        let mut child = lv.inventory.tables[0].clone();
-        child.name = "child".into();
-        child.columns = vec![col("a_ref", "varchar(10)", Some("latin1"), 10, true)];
-        child.indexes.retain(|i| i.name == "PRIMARY");
-        let fk = ForeignKey {
+        lv.inventory.tables[0].foreign_keys = vec![ForeignKey {
             name: "fk_a".into(),
-            direction: "outgoing".into(),
+            direction: "incoming".into(),
             from_schema: "s".into(),
             from_table: "child".into(),
             from_columns: vec!["a_ref".into()],
             to_schema: "s".into(),
             to_table: "t".into(),
             to_columns: vec!["a".into()],
-        };
-        child.foreign_keys = vec![fk];
-        lv.inventory.tables.push(child);
-        lv.tables.insert(
-            "child".into(),
-            vec![LiveColumn {
-                name: "a_ref".into(),
-                data_type: "varchar".into(),
-                nullable: true,
-            }],
+        }];
+        let text = format!(
+            "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    key: [a]\n    columns:\n{A_OK}"
         );
-        let one = format!(
-            "version: 1\nschema: s\ntables:\n  - name: t\n    strategy: copy\n    columns:\n{A_OK}"
-        );
-        let l = load_str(&one).unwrap();
+        let l = load_str(&text).unwrap();
         let f: Vec<String> = check_loaded(&l, &lv, None)
             .iter()
             .map(|f| f.render("j"))
             .collect();
-        assert_eq!(f, vec!["j:9: tables[0].columns[0].target: foreign key `fk_a` (child.a_ref -> t.a) needs both columns in the same character set, but after this job they would be latin1 and utf8mb4. Fix: recode child.a_ref in this job to the same character set, or drop the foreign key first and recreate it after"]);
-        let both = format!("{one}  - name: child\n    strategy: copy\n    columns:\n      - name: a_ref\n        source: cp1251\n        target: VARCHAR(10) CHARACTER SET utf8mb4\n");
-        let l = load_str(&both).unwrap();
-        assert!(check_loaded(&l, &lv, None).is_empty());
+        assert_eq!(f, vec![
+            "j:4: tables[0].name: table 't' is in foreign key `fk_a` (child.a_ref -> t.a): the copy strategy swaps in a new table, and the constraint would stay with the original (kept as t_myrecode_old). Fix: drop the foreign key for the job and add it back after the cut-over, or recode with an offline ALTER TABLE in a maintenance window",
+            "j:6: tables[0].key: key (a) in the job is not the key batches page over: PRIMARY (id). Fix: write `key: [id]`, or remove `key:`",
+        ]);
+        // In place, the table keeps its constraints: no refusal, and `b` (latin1) is one.
+        let text = text
+            .replace("strategy: copy", "strategy: in-place")
+            .replace("    key: [a]\n", "");
+        let l = load_str(&text).unwrap();
+        let f: Vec<String> = check_loaded(&l, &lv, None)
+            .iter()
+            .map(|f| f.render("j"))
+            .collect();
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].starts_with(
+                "j:5: tables[0].strategy: in-place cannot work for column 'a' of table 't'"
+            ),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! names the line, the field path (`tables[1].columns[0].source`), what is wrong and the fix.
 
 pub mod check;
+pub mod choose;
 pub mod duration;
 pub mod finding;
 pub mod labels;
@@ -13,5 +14,6 @@ pub mod load;
 pub mod locate;
 pub mod model;
 pub mod plan;
+pub mod refusal;
 pub mod suggest;
 pub mod target;

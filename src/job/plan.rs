@@ -3,6 +3,7 @@
 //!
 //! serde_yaml cannot write comments, so the text is built here; a test proves it loads back.
 
+use super::choose::{choose, Choice};
 use super::labels;
 use super::model::Defaults;
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
@@ -39,41 +40,46 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
         .collect();
     let mut o = String::new();
     header(&mut o, report, &schema, report_name);
+    if tables.iter().any(|t| t.engine.is_none()) {
+        let _ = writeln!(
+            o,
+            "# Note: {} was written by an older myrecode and does not record engines, triggers\n\
+             # or foreign keys, so the rules on them could not be applied here: `plan --check`\n\
+             # applies them against the live schema (or scan again to have them here).\n",
+            comment_safe(report_name)
+        );
+    }
     let _ = writeln!(o, "version: 1");
     let _ = writeln!(o, "schema: {}", scalar(&schema));
     o.push('\n');
     defaults(&mut o, &Defaults::default());
     o.push('\n');
-    let active: Vec<&&TableScan> = tables.iter().filter(|t| is_active(t)).collect();
-    if active.is_empty() {
+    let choices: Vec<Choice> = tables.iter().map(|t| choose(t)).collect();
+    if !choices.iter().any(Choice::in_job) {
         let _ = writeln!(
             o,
-            "# Nothing in this schema needs recoding; the entries below say why."
+            "{}",
+            if choices.iter().any(|c| !c.out.is_empty()) {
+                "# No table can be recoded as it stands; the entries below say why and what to fix."
+            } else {
+                "# Nothing in this schema needs recoding; the entries below say why."
+            }
         );
         let _ = writeln!(o, "tables: []");
     } else {
         let _ = writeln!(o, "tables:");
     }
-    for (i, t) in tables.iter().enumerate() {
+    for (i, (t, choice)) in tables.iter().zip(&choices).enumerate() {
         if i > 0 {
             o.push('\n');
         }
-        if is_active(t) {
-            active_table(&mut o, t);
+        if choice.in_job() {
+            active_table(&mut o, t, choice);
         } else {
-            inactive_table(&mut o, t);
+            inactive_table(&mut o, t, choice);
         }
     }
     Ok(o)
-}
-
-fn is_active(t: &TableScan) -> bool {
-    t.key.is_some() && t.strategy != ScanStrategy::None && t.columns.iter().any(in_job)
-}
-
-/// Whether a column goes into the job: it needs recoding and nothing blocks its target.
-fn in_job(c: &ColumnScan) -> bool {
-    c.strategy != ScanStrategy::None && c.blocked.is_none()
 }
 
 /// The comment for a column that needs recoding but is left out, with the scan's reason.
@@ -190,8 +196,8 @@ fn defaults(o: &mut String, d: &Defaults) {
     }
 }
 
-fn active_table(o: &mut String, t: &TableScan) {
-    let key = t.key.as_ref().expect("active tables have a key");
+fn active_table(o: &mut String, t: &TableScan, choice: &Choice) {
+    let key = t.key.as_ref().expect("tables in the job have a key");
     let _ = writeln!(o, "  - name: {}", scalar(&t.name));
     let _ = writeln!(
         o,
@@ -203,29 +209,12 @@ fn active_table(o: &mut String, t: &TableScan) {
     for r in &t.risks {
         let _ = writeln!(o, "    # risk: {}", comment_safe(r));
     }
-    // The columns left out (blocked) do not count: a table whose copy columns are all left
-    // out is rewritten in place, or not at all.
-    let strategy = if t
-        .columns
-        .iter()
-        .filter(|c| in_job(c))
-        .any(|c| c.strategy == ScanStrategy::Copy)
-    {
-        ScanStrategy::Copy
-    } else {
-        ScanStrategy::InPlace
-    };
-    let (strategy, why) = match strategy {
-        ScanStrategy::InPlace => (
-            "in-place",
-            "the column types already hold UTF-8: values are rewritten where they are",
-        ),
-        _ => (
-            "copy",
-            "a column changes type: online copy into a shadow table, then cut-over",
-        ),
-    };
-    let _ = writeln!(o, "    strategy: {strategy}   # {why}");
+    let _ = writeln!(
+        o,
+        "    strategy: {}   # {}",
+        choice.strategy.as_str(),
+        comment_safe(&choice.why)
+    );
     let _ = writeln!(
         o,
         "    key: [{}]   # {} (batches page over it)",
@@ -242,12 +231,17 @@ fn active_table(o: &mut String, t: &TableScan) {
     );
     let _ = writeln!(o, "    columns:");
     for c in &t.columns {
-        if let (Some(why), true) = (&c.blocked, c.strategy != ScanStrategy::None) {
+        let left_out_why = match (&c.blocked, choice.refused(&c.name)) {
+            (_, Some(r)) => Some(r.to_string()),
+            (Some(why), None) if c.strategy != ScanStrategy::None => Some(why.clone()),
+            _ => None,
+        };
+        if let Some(why) = left_out_why {
             let _ = writeln!(
                 o,
                 "      # - name: {}   # {}",
                 scalar(&c.name),
-                comment_safe(&left_out(c, why))
+                comment_safe(&left_out(c, &why))
             );
             let _ = writeln!(o, "      #   scan: {}", comment_safe(&evidence(c)));
         } else if c.strategy == ScanStrategy::None {
@@ -263,34 +257,36 @@ fn active_table(o: &mut String, t: &TableScan) {
     }
 }
 
-fn inactive_table(o: &mut String, t: &TableScan) {
-    let why = if t.key.is_none() {
-        t.risks
-            .iter()
-            .find(|r| r.contains("key"))
-            .cloned()
-            .unwrap_or_else(|| {
-                "no primary key and no NOT NULL unique key: it cannot be recoded online. Fix: add a primary key".into()
-            })
-    } else if let Some(c) = t
-        .columns
-        .iter()
-        .find(|c| c.strategy != ScanStrategy::None && c.blocked.is_some())
-    {
-        format!(
-            "{} {}",
-            c.name,
-            left_out(c, c.blocked.as_deref().unwrap_or_default())
-        )
-    } else {
-        "nothing to recode: every text column is ASCII, already UTF-8 or binary data".into()
-    };
+fn inactive_table(o: &mut String, t: &TableScan, choice: &Choice) {
+    let mut why: Vec<String> = choice.out.iter().map(|r| r.to_string()).collect();
+    if why.is_empty() {
+        why.push(
+            match t
+                .columns
+                .iter()
+                .find(|c| c.strategy != ScanStrategy::None && c.blocked.is_some())
+            {
+                Some(c) => format!(
+                    "{} {}",
+                    c.name,
+                    left_out(c, c.blocked.as_deref().unwrap_or_default())
+                ),
+                None => {
+                    "nothing to recode: every text column is ASCII, already UTF-8 or binary data"
+                        .into()
+                }
+            },
+        );
+    }
     let _ = writeln!(
         o,
         "  # - name: {}   # not in the job: {}",
         scalar(&t.name),
-        comment_safe(&why)
+        comment_safe(&why[0])
     );
+    for more in &why[1..] {
+        let _ = writeln!(o, "  #   and: {}", comment_safe(more));
+    }
     for c in t
         .columns
         .iter()
@@ -494,7 +490,7 @@ pub fn scalar(s: &str) -> String {
 }
 
 /// A scalar inside a flow sequence (`[a, b]`): commas and brackets need quotes too.
-fn flow(s: &str) -> String {
+pub(crate) fn flow(s: &str) -> String {
     let q = scalar(s);
     if q.contains([',', '[', ']', '{', '}']) && !q.starts_with('"') {
         serde_json::to_string(s).expect("strings serialize")
@@ -563,6 +559,7 @@ mod tests {
             schema: "shop".into(),
             name: name.into(),
             row_format: "Dynamic".into(),
+            engine: Some("InnoDB".into()),
             key: key.then(|| RecodeKey {
                 index: "PRIMARY".into(),
                 columns: vec!["id".into()],
@@ -576,6 +573,8 @@ mod tests {
             } else {
                 vec!["no primary key and no NOT NULL unique key: it cannot be recoded online in batches. Fix: add a primary key".into()]
             },
+            triggers: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 
@@ -691,7 +690,8 @@ mod tests {
         assert!(text.contains(
             "      # - name: api_token   # pure ASCII (hex tokens): stays latin1, index does not grow"
         ));
-        assert!(text.contains("  # - name: audit   # not in the job: no primary key"));
+        // Without a key but with nothing to recode, the key does not matter.
+        assert!(text.contains("  # - name: audit   # not in the job: nothing to recode"));
         assert!(text.contains("  # - name: codes   # not in the job: nothing to recode"));
         assert!(text.contains("several encodings row by row (cp1251, cp866, koi8-r)"));
         assert!(text.contains("undecidable: quarantine   # 10 undecided values"));

@@ -1,6 +1,6 @@
 //! The scan report as data: what `scan --json` writes and `plan --report` reads (schema_version 1).
 
-use crate::inventory::model::{RecodeKey, ServerInfo};
+use crate::inventory::model::{ForeignKey, RecodeKey, ServerInfo, Trigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -45,6 +45,9 @@ pub struct TableScan {
     pub name: String,
     /// Row format (decides key limits).
     pub row_format: String,
+    /// Storage engine (`InnoDB`, `MyISAM`, ...); absent from reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Key the scan paged over; `None` when the table has none (then it was not scanned).
     pub key: Option<RecodeKey>,
     /// Server's row estimate.
@@ -57,6 +60,12 @@ pub struct TableScan {
     pub columns: Vec<ColumnScan>,
     /// Table-level findings (no key, index overflow, row size), one sentence each with the fix.
     pub risks: Vec<String>,
+    /// Triggers on the table (the copy strategy refuses a table with triggers of its own).
+    #[serde(default)]
+    pub triggers: Vec<Trigger>,
+    /// Foreign keys from the table and to it (the copy strategy refuses them).
+    #[serde(default)]
+    pub foreign_keys: Vec<ForeignKey>,
 }
 
 /// One column's scan.

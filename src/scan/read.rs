@@ -231,12 +231,15 @@ async fn scan_table(
         schema: t.schema.clone(),
         name: t.name.clone(),
         row_format: t.row_format.clone(),
+        engine: Some(t.engine.clone()),
         key: t.recode_key.clone(),
         estimated_rows: t.estimated_rows,
         rows_scanned,
         strategy,
         columns,
         risks,
+        triggers: t.triggers.clone(),
+        foreign_keys: t.foreign_keys.clone(),
     })
 }
 

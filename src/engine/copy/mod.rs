@@ -55,8 +55,10 @@
 //! could not get its locks) are transient: the transaction rolls back and the run resumes
 //! from the checkpoint, re-attaching to its shadow, triggers and log; a cut-over
 //! interrupted before its rename is retried, one interrupted after it is finished.
-//! Definitive: a table with triggers of its own or with foreign keys, a job column in the
-//! paging key, a leftover `old` table, a shadow gone missing mid-copy.
+//! Definitive ([`super::error::EngineError`]): a leftover `old` table, a shadow gone missing
+//! mid-copy, a unique collision, targets too large. What the copy cannot do at all (a table with
+//! triggers of its own or foreign keys, a job column in the paging key, a name too long) is
+//! refused by [`crate::job::refusal`] before anything is written.
 
 pub mod check_sql;
 mod checker;
@@ -161,7 +163,7 @@ pub async fn run_table(
             .into())
         }
         Some(s) => s,
-        None => start(conn, job, plan, table, &n).await?,
+        None => start(conn, job, plan, &n).await?,
     };
     if state.done {
         return Ok((TableOutcome::Done, state));

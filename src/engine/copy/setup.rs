@@ -2,7 +2,7 @@
 //! that fill it, the session's staging table.
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
-use super::names::{sorts_after, Names};
+use super::names::Names;
 use super::sql::{
     self, create_like_sql, drop_table_sql, lock_for_triggers_sql, lock_wait_timeout_sql, log_ddl,
     modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
@@ -14,8 +14,7 @@ use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
-use crate::inventory::model::Table;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 
 /// Longest wait for the table locks that add the triggers and that cut over
@@ -23,66 +22,14 @@ use sqlx::{Executor, MySqlConnection};
 /// application's statements queue behind it.
 pub const CUTOVER_LOCK_WAIT: u32 = 2;
 
-/// Refuses what this strategy cannot do safely, with the reason and the options.
-pub(super) fn refuse_unsupported(plan: &TablePlan, table: &Table, ours: &Names) -> Result<()> {
-    let name = &plan.table;
-    let foreign: Vec<&str> = table
-        .triggers
-        .iter()
-        .map(|t| t.name.as_str())
-        .filter(|t| !ours.triggers.iter().any(|o| o == t))
-        .collect();
-    if !foreign.is_empty() {
-        bail!(
-            "table '{name}' has triggers of its own ({}): the copy strategy adds its own and does not combine them. \
-             Options: drop them for the duration of the job and recreate them afterwards on the new table, \
-             or recode the columns with an offline ALTER in a maintenance window",
-            foreign.join(", ")
-        );
-    }
-    if let Some(fk) = table.foreign_keys.first() {
-        bail!(
-            "table '{name}' has foreign key '{}' ({} {}.{} -> {}.{}): a swapped-in copy would break or lose it. \
-             Options: drop the foreign key for the job and add it back after the cut-over, \
-             or recode in a maintenance window",
-            fk.name,
-            fk.direction,
-            fk.from_table,
-            fk.from_columns.join(","),
-            fk.to_table,
-            fk.to_columns.join(",")
-        );
-    }
-    for c in &plan.columns {
-        if plan.key.iter().any(|k| k.name == c.name) {
-            bail!(
-                "{name}.{}: the column is part of the paging key, which the copy strategy cannot recode. \
-                 Options: give the table a surrogate primary key, or leave this column out of the job",
-                c.name
-            );
-        }
-    }
-    for n in [&ours.shadow, &ours.old] {
-        if !sorts_after(name, n) {
-            bail!(
-                "table '{name}': its name is too long for the copy's side tables to sort after it ({n}), \
-                 which the atomic cut-over needs. Fix: rename the table to at most 51 characters for the job"
-            );
-        }
-    }
-    Ok(())
-}
-
-/// A fresh start: refusals, shadow, log, triggers, priors, first checkpoint.
+/// A fresh start (the refusal rules already passed): shadow, log, triggers, priors, first checkpoint.
 pub(super) async fn start(
     conn: &mut MySqlConnection,
     job: &str,
     plan: &TablePlan,
-    table: &Table,
     n: &Names,
 ) -> Result<State> {
     let schema = plan.schema.as_str();
-    refuse_unsupported(plan, table, n)?;
     if table_exists(conn, schema, &n.old).await? && !is_sentry(conn, schema, &n.old).await? {
         return Err(EngineError::AlreadyCopied {
             table: plan.table.clone(),
