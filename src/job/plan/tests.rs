@@ -1,0 +1,299 @@
+//! Unit tests of `job::plan`, kept apart so the rules read on their own.
+
+use super::*;
+use crate::inventory::model::{RecodeKey, ServerInfo};
+use crate::job::load::load_str;
+use crate::job::model::Strategy;
+use crate::scan::model::Target;
+use std::collections::BTreeMap;
+
+fn column(
+    name: &str,
+    labels: &[(&str, u64)],
+    strategy: ScanStrategy,
+    target: Target,
+) -> ColumnScan {
+    ColumnScan {
+        name: name.into(),
+        column_type: "varchar(100)".into(),
+        charset: Some("latin1".into()),
+        collation: Some("latin1_swedish_ci".into()),
+        nullable: name != "title",
+        declared_max_chars: Some(100),
+        rows: 1000,
+        nulls: 3,
+        empty: 1,
+        labels: labels.iter().map(|(l, n)| (l.to_string(), *n)).collect(),
+        confidence: BTreeMap::new(),
+        examples: BTreeMap::new(),
+        undecided: Vec::new(),
+        undecided_total: labels
+            .iter()
+            .find(|(l, _)| *l == "unknown")
+            .map(|x| x.1)
+            .unwrap_or(0),
+        max_bytes_now: 90,
+        max_bytes_after: 170,
+        max_chars_after: 90,
+        source: None,
+        target,
+        strategy,
+        fits: true,
+        risks: Vec::new(),
+        blocked: None,
+    }
+}
+
+fn utf8(ty: &str) -> Target {
+    Target {
+        column_type: ty.into(),
+        charset: Some("utf8mb4".into()),
+        collation: Some("utf8mb4_unicode_ci".into()),
+        why: "holds Cyrillic text".into(),
+    }
+}
+
+fn table(name: &str, key: bool, strategy: ScanStrategy, columns: Vec<ColumnScan>) -> TableScan {
+    TableScan {
+        schema: "shop".into(),
+        name: name.into(),
+        row_format: "Dynamic".into(),
+        engine: Some("InnoDB".into()),
+        key: key.then(|| RecodeKey {
+            index: "PRIMARY".into(),
+            columns: vec!["id".into()],
+        }),
+        estimated_rows: 1000,
+        rows_scanned: 1000,
+        strategy,
+        columns,
+        risks: if key {
+            Vec::new()
+        } else {
+            vec!["no primary key and no NOT NULL unique key: it cannot be recoded online in batches. Fix: add a primary key".into()]
+        },
+        triggers: Vec::new(),
+        foreign_keys: Vec::new(),
+    }
+}
+
+pub(crate) fn sample_report() -> ScanReport {
+    let keep = Target {
+        column_type: "char(32)".into(),
+        charset: Some("latin1".into()),
+        collation: Some("latin1_swedish_ci".into()),
+        why: "pure ASCII (hex tokens): stays latin1, index does not grow".into(),
+    };
+    ScanReport {
+        schema_version: 1,
+        tool_version: "0.1.0".into(),
+        server: ServerInfo {
+            version: "10.11.6-MariaDB".into(),
+            flavor: "MariaDB".into(),
+            innodb_page_size: 16384,
+            default_row_format: "dynamic".into(),
+        },
+        mode: "full".into(),
+        sample_rows: None,
+        tables: vec![
+            table(
+                "customers",
+                true,
+                ScanStrategy::Copy,
+                vec![
+                    column(
+                        "name",
+                        &[
+                            ("ascii", 500),
+                            ("cp1251", 300),
+                            ("koi8-r", 150),
+                            ("cp866", 40),
+                            ("unknown", 10),
+                        ],
+                        ScanStrategy::Copy,
+                        utf8("varchar(100)"),
+                    ),
+                    column(
+                        "title",
+                        &[("cp1251", 12), ("ascii", 3)],
+                        ScanStrategy::Copy,
+                        utf8("varchar(100)"),
+                    ),
+                    column(
+                        "bio",
+                        &[("cp1251", 12), ("utf-8", 3)],
+                        ScanStrategy::Copy,
+                        utf8("varchar(100)"),
+                    ),
+                    column("api_token", &[("ascii", 1000)], ScanStrategy::None, keep),
+                    column(
+                        "we ird: #name",
+                        &[("tcvn3", 5)],
+                        ScanStrategy::Copy,
+                        utf8("text"),
+                    ),
+                ],
+            ),
+            table("audit", false, ScanStrategy::None, vec![]),
+            table(
+                "codes",
+                true,
+                ScanStrategy::None,
+                vec![column(
+                    "code",
+                    &[("ascii", 9)],
+                    ScanStrategy::None,
+                    utf8("varchar(10)"),
+                )],
+            ),
+        ],
+    }
+}
+
+#[test]
+fn generated_job_loads_back_with_every_decision() {
+    let text = generate(&sample_report(), None, "scan.json").unwrap();
+    let loaded = load_str(&text).unwrap_or_else(|e| panic!("{e:#?}\n{text}"));
+    let job = loaded.job;
+    assert_eq!(job.schema, "shop");
+    assert_eq!(job.defaults, Defaults::default());
+    assert_eq!(job.tables.len(), 1, "{text}");
+    let t = &job.tables[0];
+    assert_eq!((t.name.as_str(), t.strategy), ("customers", Strategy::Copy));
+    assert_eq!(t.key.as_deref(), Some(&["id".to_string()][..]));
+    let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["name", "title", "bio", "we ird: #name"]);
+    assert_eq!(t.columns[0].source, "auto", "mixed column");
+    assert_eq!(t.columns[1].source, "cp1251", "one encoding: fixed label");
+    assert_eq!(
+        t.columns[2].source, "auto",
+        "UTF-8 rows beside cp1251: detect"
+    );
+    assert!(text.contains("source: auto   # mostly cp1251, next to utf-8: detect row by row"));
+    assert_eq!(t.columns[3].source, "tcvn3");
+    assert_eq!(
+        t.columns[1].target,
+        "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL"
+    );
+    assert_eq!(
+        t.columns[0].target,
+        "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+    );
+    // Evidence and reasons are comments.
+    assert!(text.contains("# myrecode job:"), "{text}");
+    assert!(text.contains("myrecode plan --check job.yaml --report scan.json"));
+    assert!(
+        text.contains("# scan: 1,000 rows (3 NULL, 1 empty); ascii 500, cp1251 300, koi8-r 150, cp866 40, unknown 10; 10 undecided\n        # size: longest after recoding 170 bytes / 90 chars (now 90 bytes, declared varchar(100) latin1)\n"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "      # - name: api_token   # pure ASCII (hex tokens): stays latin1, index does not grow"
+    ));
+    // Without a key but with nothing to recode, the key does not matter.
+    assert!(text.contains("  # - name: audit   # not in the job: nothing to recode"));
+    assert!(text.contains("  # - name: codes   # not in the job: nothing to recode"));
+    assert!(text.contains("several encodings row by row (cp1251, cp866, koi8-r)"));
+    assert!(text.contains("undecidable: quarantine   # 10 undecided values"));
+    // Lines point where the locator says.
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert_eq!(
+        loaded.locator.line("tables[0].columns[1].source"),
+        Some(line_of("source: cp1251"))
+    );
+}
+
+#[test]
+fn a_blocked_column_is_left_out_with_its_reason() {
+    const WHY: &str = "index `u_name` would need 1020 bytes for one column under utf8mb4, over the limit of 767 on row format Compact: the copy would fail at its ALTER. Fix: ALTER TABLE `customers` ROW_FORMAT=DYNAMIC, then scan and plan again";
+    let mut r = sample_report();
+    r.tables[0].columns[1].blocked = Some(WHY.into());
+    let text = generate(&r, None, "scan.json").unwrap();
+    let job = load_str(&text).unwrap().job;
+    let names: Vec<&str> = job.tables[0]
+        .columns
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["name", "bio", "we ird: #name"], "{text}");
+    assert!(
+        text.contains(&format!(
+            "      # - name: title   # left out (stays latin1): {WHY}\n      #   scan: 1,000 rows"
+        )),
+        "{text}"
+    );
+
+    // With every column to recode blocked, the table is out of the job, and says why.
+    for c in &mut r.tables[0].columns {
+        c.blocked = Some(WHY.into());
+    }
+    let text = generate(&r, None, "scan.json").unwrap();
+    assert!(load_str(&text).unwrap().job.tables.is_empty(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "  # - name: customers   # not in the job: name left out (stays latin1): {WHY}\n  #   would need: name ("
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_table_whose_copy_columns_are_blocked_is_rewritten_in_place() {
+    let mut r = sample_report();
+    let mut mojibake = r.tables[0].columns[0].clone();
+    mojibake.name = "note".into();
+    mojibake.charset = Some("utf8mb4".into());
+    mojibake.strategy = ScanStrategy::InPlace;
+    for c in &mut r.tables[0].columns {
+        c.blocked = Some("index `k` would overflow".into());
+    }
+    r.tables[0].columns.push(mojibake);
+    let text = generate(&r, None, "scan.json").unwrap();
+    let t = &load_str(&text).unwrap().job.tables[0];
+    assert_eq!(t.strategy, Strategy::InPlace, "{text}");
+    assert_eq!(t.columns.len(), 1);
+    assert_eq!(t.columns[0].name, "note");
+}
+
+#[test]
+fn nothing_to_do_still_loads() {
+    let mut r = sample_report();
+    r.tables.remove(0);
+    let text = generate(&r, None, "scan.json").unwrap();
+    assert!(text.contains("tables: []"), "{text}");
+    assert!(load_str(&text).unwrap().job.tables.is_empty());
+}
+
+#[test]
+fn several_schemas_need_a_choice() {
+    let mut r = sample_report();
+    r.tables[1].schema = "other".into();
+    let e = generate(&r, None, "s.json").unwrap_err().to_string();
+    assert!(e.contains("--schema"), "{e}");
+    let text = generate(&r, Some("other"), "s.json").unwrap();
+    assert!(text.contains("schema: other"));
+    assert!(generate(&r, Some("nope"), "s.json").is_err());
+}
+
+#[test]
+fn scalars_read_back_as_written() {
+    for s in [
+        "name",
+        "we ird: #name",
+        "yes",
+        "123",
+        "null",
+        "a'b",
+        "ENUM('a','b') CHARACTER SET utf8mb4",
+        "-x",
+        "tab\there",
+        "ünï",
+        "",
+    ] {
+        let y = format!("k: {}\n", scalar(s));
+        let v: BTreeMap<String, String> =
+            serde_yaml::from_str(&y).unwrap_or_else(|e| panic!("{y}: {e}"));
+        assert_eq!(v["k"], s, "{y}");
+    }
+    assert_eq!(thousands(1234567), "1,234,567");
+    assert_eq!(thousands(12), "12");
+}

@@ -1,0 +1,337 @@
+//! Unit tests of `job::refusal`, kept apart so the rules read on their own.
+
+use super::*;
+use crate::inventory::model::{Column, ColumnKind, RowSize};
+use crate::job::model::ColumnJob;
+
+fn column(name: &str, column_type: &str, charset: Option<&str>) -> Column {
+    Column {
+        name: name.into(),
+        position: 1,
+        kind: if charset.is_some() {
+            ColumnKind::Text
+        } else {
+            ColumnKind::Binary
+        },
+        data_type: column_type.split('(').next().unwrap().into(),
+        column_type: column_type.into(),
+        charset: charset.map(str::to_string),
+        collation: None,
+        max_chars: None,
+        max_bytes: None,
+        max_bytes_utf8mb4: None,
+        nullable: true,
+        in_primary_key: false,
+        indexes: Vec::new(),
+    }
+}
+
+/// `s.posts` (InnoDB), paged by PRIMARY (id, code): `code` latin1, `body` latin1,
+/// `note` utf8mb4, `data` blob.
+fn posts() -> Table {
+    Table {
+        schema: "s".into(),
+        name: "posts".into(),
+        engine: "InnoDB".into(),
+        row_format: "Dynamic".into(),
+        estimated_rows: 0,
+        collation: None,
+        key_part_limit: 3072,
+        key_limit: 3072,
+        primary_key: Some(vec!["id".into(), "code".into()]),
+        recode_key: Some(RecodeKey {
+            index: "PRIMARY".into(),
+            columns: vec!["id".into(), "code".into()],
+        }),
+        columns: vec![
+            column("code", "varchar(20)", Some("latin1")),
+            column("body", "text", Some("latin1")),
+            column("note", "varchar(100)", Some("utf8mb4")),
+            column("data", "blob", None),
+        ],
+        indexes: Vec::new(),
+        triggers: Vec::new(),
+        foreign_keys: Vec::new(),
+        row_size: RowSize {
+            bytes: 0,
+            bytes_utf8mb4: 0,
+            limit: 65535,
+        },
+        risks: Vec::new(),
+    }
+}
+
+fn job(strategy: Strategy, columns: &[&str]) -> TableJob {
+    TableJob {
+        name: "posts".into(),
+        strategy,
+        key: None,
+        batch_size: None,
+        target_batch_time: None,
+        columns: columns
+            .iter()
+            .map(|c| ColumnJob {
+                name: c.to_string(),
+                source: "auto".into(),
+                target: "TEXT CHARACTER SET utf8mb4".into(),
+                undecidable: None,
+            })
+            .collect(),
+    }
+}
+
+fn classes(t: &Table, j: &TableJob) -> Vec<Class> {
+    refusals(t, j).iter().map(|r| r.class).collect()
+}
+
+fn trigger(name: &str) -> Trigger {
+    Trigger {
+        name: name.into(),
+        timing: "AFTER".into(),
+        event: "UPDATE".into(),
+    }
+}
+
+fn fk(name: &str, direction: &str, from: &str, to: &str) -> ForeignKey {
+    ForeignKey {
+        name: name.into(),
+        direction: direction.into(),
+        from_schema: "s".into(),
+        from_table: from.into(),
+        from_columns: vec!["post_id".into()],
+        to_schema: "s".into(),
+        to_table: to.into(),
+        to_columns: vec!["id".into()],
+    }
+}
+
+#[test]
+fn a_plain_innodb_table_is_refused_nothing() {
+    let t = posts();
+    assert!(refusals(&t, &job(Strategy::Copy, &["body"])).is_empty());
+    assert!(refusals(&t, &job(Strategy::InPlace, &["note", "data"])).is_empty());
+}
+
+#[test]
+fn own_triggers_refuse_the_copy_but_not_in_place_and_ours_do_not_count() {
+    let mut t = posts();
+    t.triggers = vec![trigger("audit")];
+    t.triggers
+        .extend(names("posts").triggers.iter().map(|n| trigger(n)));
+    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].class, r[0].at), (Class::OwnTriggers, At::Name));
+    assert_eq!(
+        r[0].to_string(),
+        "table 'posts' has triggers of its own (`audit`): the copy strategy swaps in a new table, which would not have them, and logs changes with triggers of its own. \
+         Fix: drop them for the job and create them again on the table after the cut-over, or recode with an offline ALTER TABLE in a maintenance window"
+    );
+    assert!(classes(&t, &job(Strategy::InPlace, &["note"])).is_empty());
+    // A copy under way: only our three triggers are there.
+    t.triggers.remove(0);
+    assert!(classes(&t, &job(Strategy::Copy, &["body"])).is_empty());
+}
+
+#[test]
+fn foreign_keys_either_way_refuse_the_copy_naming_each_constraint_once() {
+    let mut t = posts();
+    t.foreign_keys = vec![fk("fk_post", "incoming", "comments", "posts")];
+    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
+    assert_eq!(r.len(), 1);
+    assert_eq!((r[0].class, r[0].at), (Class::ForeignKey, At::Name));
+    assert_eq!(
+        r[0].reason,
+        "table 'posts' is in foreign key `fk_post` (comments.post_id -> posts.id): the copy strategy swaps in a new table, and the constraint would stay with the original (kept as posts_myrecode_old)"
+    );
+    assert!(r[0].fix.starts_with("drop the foreign key for the job"));
+    t.foreign_keys = vec![
+        fk("fk_author", "outgoing", "posts", "authors"),
+        fk("fk_self", "outgoing", "posts", "posts"),
+        fk("fk_self", "incoming", "posts", "posts"),
+    ];
+    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
+    assert!(
+        r[0].reason.contains(
+            "foreign key `fk_author` (posts.post_id -> authors.id), `fk_self` (posts.post_id -> posts.id):"
+        ),
+        "{}",
+        r[0].reason
+    );
+    assert!(classes(&t, &job(Strategy::InPlace, &["note"])).is_empty());
+}
+
+#[test]
+fn no_usable_key_refuses_either_strategy() {
+    let mut t = posts();
+    t.recode_key = None;
+    for s in [Strategy::Copy, Strategy::InPlace] {
+        let col = if s == Strategy::Copy { "body" } else { "note" };
+        let r = refusals(&t, &job(s, &[col]));
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!((r[0].class, r[0].at), (Class::NoUsableKey, At::Name));
+        assert_eq!(
+            r[0].to_string(),
+            "table 'posts' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it. \
+             Fix: add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or leave the table out of the job"
+        );
+    }
+}
+
+#[test]
+fn a_job_key_must_be_the_key_batches_page_over() {
+    let t = posts();
+    let mut j = job(Strategy::InPlace, &["note"]);
+    j.key = Some(vec!["id".into(), "code".into()]);
+    assert!(refusals(&t, &j).is_empty());
+    j.key = Some(vec!["code".into(), "id".into()]);
+    let r = refusals(&t, &j);
+    assert_eq!((r[0].class, r[0].at), (Class::KeyMismatch, At::Key));
+    assert_eq!(
+        r[0].to_string(),
+        "key (code, id) in the job is not the key batches page over: PRIMARY (id, code). Fix: write `key: [id, code]`, or remove `key:`"
+    );
+}
+
+#[test]
+fn a_key_column_in_a_copy_job_is_refused_by_its_position() {
+    let t = posts();
+    let r = refusals(&t, &job(Strategy::Copy, &["body", "code"]));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (r[0].class, r[0].at),
+        (Class::KeyColumnInJob, At::Column(1))
+    );
+    assert_eq!(r[0].path("tables[3]"), "tables[3].columns[1].name");
+    assert_eq!(
+        r[0].to_string(),
+        "column 'code' of table 'posts' is part of the key batches page over (PRIMARY), which the copy strategy cannot recode: it finds every row by that key. \
+         Fix: give the table a surrogate primary key, or leave this column out of the job"
+    );
+    // In place, a key column is rewritten where it is: not this refusal.
+    let mut utf8 = posts();
+    utf8.columns[0].charset = Some("utf8mb4".into());
+    assert!(classes(&utf8, &job(Strategy::InPlace, &["code"])).is_empty());
+}
+
+#[test]
+fn a_name_whose_side_tables_cannot_sort_after_it_refuses_the_copy() {
+    let mut t = posts();
+    // Over 51 characters, the side tables' names are cut at 42 and end in `~hash…`:
+    // a letter past ASCII there sorts after `~`, and the shadow would sort first.
+    t.name = format!("{}ы{}", "a".repeat(42), "b".repeat(9));
+    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].class, r[0].at), (Class::NameTooLong, At::Name));
+    assert!(
+        r[0].reason.starts_with(&format!(
+            "table '{}': its name is too long for the copy's side tables to sort after it ({}",
+            t.name,
+            names(&t.name).shadow
+        )),
+        "{}",
+        r[0].reason
+    );
+    assert_eq!(
+        r[0].fix,
+        "rename the table to at most 51 characters for the job"
+    );
+    assert!(classes(&t, &job(Strategy::InPlace, &["note"])).is_empty());
+    t.name = "a".repeat(60);
+    assert!(classes(&t, &job(Strategy::Copy, &["body"])).is_empty());
+}
+
+#[test]
+fn engines_without_transactions_refuse_in_place_only() {
+    for engine in ["MyISAM", "Aria", "MEMORY", "CSV", "ARCHIVE", ""] {
+        let mut t = posts();
+        t.engine = engine.into();
+        let r = refusals(&t, &job(Strategy::InPlace, &["note"]));
+        assert_eq!(r.len(), 1, "{engine}: {r:?}");
+        assert_eq!(
+            (r[0].class, r[0].at),
+            (Class::NonTransactionalInPlace, At::Strategy)
+        );
+        assert!(classes(&t, &job(Strategy::Copy, &["body"])).is_empty());
+    }
+    let mut t = posts();
+    t.engine = "MyISAM".into();
+    assert_eq!(
+        refusals(&t, &job(Strategy::InPlace, &["note"]))[0].to_string(),
+        "table 'posts' uses the MyISAM engine, which has no transactions: in place, a kill mid-batch would keep rewritten values and lose their backups. \
+         Fix: set `strategy: copy` (the original stays untouched until the cut-over), or convert the table first (ALTER TABLE `s`.`posts` ENGINE=InnoDB)"
+    );
+    t.engine = "innodb".into();
+    assert!(classes(&t, &job(Strategy::InPlace, &["note"])).is_empty());
+}
+
+#[test]
+fn in_place_needs_a_type_that_holds_utf8() {
+    let t = posts();
+    let r = refusals(
+        &t,
+        &job(Strategy::InPlace, &["note", "body", "data", "nope"]),
+    );
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (r[0].class, r[0].at),
+        (Class::InPlaceCannotHoldUtf8, At::Strategy)
+    );
+    assert_eq!(
+        r[0].finding("tables[0]").render("j"),
+        "j: tables[0].strategy: in-place cannot work for column 'body' of table 'posts': it is text latin1, which cannot hold UTF-8. \
+         Fix: set `strategy: copy` (it changes the column to its target type online)"
+    );
+    assert!(holds_utf8(Some("utf8")) && holds_utf8(Some("UTF8MB4")) && holds_utf8(None));
+    assert!(!holds_utf8(Some("cp1251")));
+}
+
+#[test]
+fn a_scan_report_gives_the_same_refusals_as_the_live_table() {
+    let mut t = posts();
+    t.engine = "MyISAM".into();
+    t.triggers = vec![trigger("audit")];
+    t.foreign_keys = vec![fk("fk_post", "incoming", "comments", "posts")];
+    let scan: TableScan = serde_json::from_value(serde_json::json!({
+        "schema": "s", "name": "posts", "row_format": "Dynamic", "engine": "MyISAM",
+        "key": {"index": "PRIMARY", "columns": ["id", "code"]},
+        "estimated_rows": 0, "rows_scanned": 0, "strategy": "copy", "risks": [],
+        "triggers": t.triggers, "foreign_keys": t.foreign_keys,
+        "columns": t.columns.iter().map(|c| serde_json::json!({
+            "name": c.name, "column_type": c.column_type, "charset": c.charset,
+            "collation": null, "nullable": true, "declared_max_chars": null, "rows": 0,
+            "nulls": 0, "empty": 0, "labels": {}, "confidence": {}, "examples": {},
+            "undecided": [], "undecided_total": 0, "max_bytes_now": 0, "max_bytes_after": 0,
+            "max_chars_after": 0, "source": null, "strategy": "copy", "fits": true, "risks": [],
+            "target": {"column_type": c.column_type, "charset": null, "collation": null, "why": ""}
+        })).collect::<Vec<_>>(),
+    }))
+    .unwrap();
+    for j in [
+        job(Strategy::Copy, &["body", "code"]),
+        job(Strategy::InPlace, &["note", "body"]),
+    ] {
+        assert_eq!(check(&Facts::of_scan(&scan), &j), refusals(&t, &j));
+    }
+    // A report from before engines were recorded cannot tell: nothing refused for it.
+    let mut old = scan.clone();
+    old.engine = None;
+    assert!(check(&Facts::of_scan(&old), &job(Strategy::InPlace, &["note"])).is_empty());
+}
+
+#[test]
+fn refused_tables_print_one_line_per_refusal() {
+    let mut t = posts();
+    t.recode_key = None;
+    let e = Refused {
+        tables: vec![(
+            "posts".into(),
+            refusals(&t, &job(Strategy::Copy, &["body"])),
+        )],
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with("1 table(s) of the job refused; nothing was written\n  posts: table 'posts' has no primary key"),
+        "{text}"
+    );
+    assert!(text.ends_with("then run again"), "{text}");
+}
