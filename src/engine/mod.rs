@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod checkpoint;
+pub mod columns;
 pub mod copy;
 pub mod error;
 pub mod events;

@@ -4,14 +4,15 @@
 use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::names::Names;
-use super::sql::{column_type, JobColumn, COLUMNS_SQL, TABLE_COMMENT_SQL, TRIGGERS_SQL};
+use super::sql::{JobColumn, TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use crate::db::quote;
 use crate::engine::checkpoint::State;
+use crate::engine::columns::{columns_of, key_types};
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
 use crate::engine::recode::Source;
 use crate::engine::servercodec::{self, ServerCodec};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -72,30 +73,6 @@ pub(super) async fn is_sentry(
     Ok(table_comment(conn, schema, name).await?.as_deref() == Some(SENTRY_COMMENT))
 }
 
-/// (name, full type with charset/collation, charset) of a table's stored columns, in order.
-pub(super) async fn columns_of(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    table: &str,
-) -> Result<Vec<(String, String, Option<String>)>> {
-    let rows = sqlx::query(COLUMNS_SQL)
-        .bind(schema)
-        .bind(table)
-        .fetch_all(conn)
-        .await
-        .context("reading the table's columns")?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let cs: Option<String> = r.get(2);
-            let coll: Option<String> = r.get(3);
-            let ty: String = r.get(1);
-            let ty = column_type(&ty, cs.as_deref(), coll.as_deref());
-            (r.get(0), ty, cs)
-        })
-        .collect())
-}
-
 pub(super) async fn trigger_names(
     conn: &mut MySqlConnection,
     schema: &str,
@@ -124,16 +101,7 @@ pub(super) async fn context<'a>(
     } else {
         cols.clone()
     };
-    let key_types = plan
-        .key
-        .iter()
-        .map(|k| {
-            cols.iter()
-                .find(|c| c.0 == k.name)
-                .map(|c| c.1.clone())
-                .ok_or_else(|| anyhow!("key column {} of '{}' is gone", k.name, plan.table))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let key_types = key_types(&cols, plan)?;
     let target_charsets: Vec<Option<String>> = plan
         .columns
         .iter()

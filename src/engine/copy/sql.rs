@@ -27,23 +27,8 @@ pub fn lock_wait_timeout_sql(seconds: u32) -> String {
 /// A table's comment, `?` schema and `?` table; no row at all when there is no such table.
 pub const TABLE_COMMENT_SQL: &str = "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
 
-/// A table's stored columns in order (generated ones are the server's to fill), `?` schema
-/// and `?` table: name, full type, charset, collation.
-pub const COLUMNS_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
-         CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
-         AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION";
-
 /// The triggers on a table, `?` schema and `?` table.
 pub const TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?";
-
-/// A column's type as [`COLUMNS_SQL`] gives it, with its charset and collation spelled out,
-/// so a column defined elsewhere (the staging table's key) compares as the table's does.
-pub fn column_type(ty: &str, charset: Option<&str>, collation: Option<&str>) -> String {
-    match (charset, collation) {
-        (Some(cs), Some(coll)) => format!("{ty} CHARACTER SET {cs} COLLATE {coll}"),
-        _ => ty.to_string(),
-    }
-}
 
 /// `CREATE TABLE shadow LIKE table`: the shadow starts with the table's every definition.
 pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
@@ -430,21 +415,6 @@ mod tests {
             "CREATE TABLE IF NOT EXISTS `s`.`a``b_myrecode_log` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
              key_bytes BLOB NOT NULL) ENGINE=InnoDB"
         );
-    }
-
-    #[test]
-    fn catalog_lookups_bind_their_names_and_types_spell_out_their_charset() {
-        assert_eq!(
-            COLUMNS_SQL,
-            "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
-             CAST(COLLATION_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
-             AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION"
-        );
-        assert_eq!(
-            column_type("varchar(20)", Some("cp1251"), Some("cp1251_general_ci")),
-            "varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci"
-        );
-        assert_eq!(column_type("int(11)", None, None), "int(11)");
     }
 
     #[test]

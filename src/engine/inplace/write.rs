@@ -1,0 +1,246 @@
+//! Writing one in-place batch: every changed value staged with the bytes it was decided on,
+//! one compare-and-set `UPDATE` per column joined on the stage, the few rows the application
+//! changed meanwhile re-read under lock and decided again, the originals backed up by one
+//! statement from the stage.
+
+use super::sql;
+use crate::engine::keycodec;
+use crate::engine::plan::TablePlan;
+use crate::engine::quarantine::Quarantined;
+use crate::engine::read::Key;
+use crate::engine::recode::Action;
+use anyhow::{Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+use std::collections::HashMap;
+
+/// About the most bytes of values one staging `INSERT` carries (twice that as hex): well
+/// under every server's `max_allowed_packet` (4 MiB on MySQL 5.7, 16 MiB on MariaDB, 64 MiB
+/// on MySQL 8). A bigger value goes alone.
+const STAGE_BYTES: usize = 1 << 20;
+
+/// One value to rewrite: where it is, the bytes it was decided on, what it becomes.
+pub(super) struct Change {
+    /// Index of the job column.
+    pub(super) col: usize,
+    /// The row's key, one byte string per key column.
+    pub(super) key: Key,
+    /// The label that justified it.
+    pub(super) label: String,
+    /// The bytes read.
+    pub(super) old: Vec<u8>,
+    /// The bytes to write (UTF-8 text, or bytes for a binary column).
+    pub(super) new: Vec<u8>,
+}
+
+/// What a batch wrote.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Written {
+    /// Values rewritten (each with its backup).
+    pub(super) changed: u64,
+    /// Values the application changed between the read and the write.
+    pub(super) conflicted: u64,
+}
+
+/// (Re)creates this session's staging table for a table whose key columns are `key_types`.
+pub(super) async fn create_stage(conn: &mut MySqlConnection, key_types: &[String]) -> Result<()> {
+    conn.execute(sql::stage_drop_sql().as_str()).await?;
+    conn.execute(sql::stage_ddl(key_types).as_str())
+        .await
+        .context("creating the session's staging table. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
+    Ok(())
+}
+
+/// Drops this session's staging table.
+pub(super) async fn drop_stage(conn: &mut MySqlConnection) -> Result<()> {
+    conn.execute(sql::stage_drop_sql().as_str()).await?;
+    Ok(())
+}
+
+/// Writes `changes` inside the caller's transaction `tx`, each only where its row still
+/// holds the bytes it was decided on. A value changed since is decided again by `decide`
+/// on what the row holds now (under lock) and written, quarantined (into `quarantined`)
+/// or kept accordingly.
+pub(super) async fn write(
+    tx: &mut MySqlConnection,
+    job: &str,
+    plan: &TablePlan,
+    changes: Vec<Change>,
+    decide: &dyn Fn(usize, &[u8]) -> Action,
+    quarantined: &mut Vec<Quarantined>,
+) -> Result<Written> {
+    let mut written = Written::default();
+    if changes.is_empty() {
+        return Ok(written);
+    }
+    tx.execute(sql::stage_clear_sql().as_str()).await?;
+    stage(tx, plan, &changes).await?;
+    let mut redo = Vec::new();
+    for (ci, col) in plan.columns.iter().enumerate() {
+        let staged = changes.iter().filter(|c| c.col == ci).count() as u64;
+        if staged == 0 {
+            continue;
+        }
+        let update =
+            sql::update_from_stage_sql(&plan.schema, &plan.table, &plan.key, &col.name, col.binary);
+        let matched = sqlx::query(&update)
+            .bind(&col.name)
+            .execute(&mut *tx)
+            .await
+            .with_context(|| format!("recoding a batch of {}.{}", plan.table, col.name))?
+            .rows_affected();
+        if matched < staged {
+            redo.extend(unmatched(tx, plan, ci, &changes).await?);
+        }
+    }
+    written.conflicted = redo.len() as u64;
+    for chunk in redo.chunks(1000) {
+        let sql = sql::stage_forget_sql(chunk.len());
+        let mut q = sqlx::query(&sql).persistent(false);
+        for (n, _) in chunk {
+            q = q.bind(*n as i32);
+        }
+        q.execute(&mut *tx).await?;
+    }
+    written.changed = sqlx::query(&sql::backup_from_stage_sql(&plan.schema))
+        .bind(job)
+        .bind(&plan.table)
+        .execute(&mut *tx)
+        .await
+        .context("saving original bytes to the backup table")?
+        .rows_affected();
+    let mut backups = Vec::new();
+    for (n, now) in redo {
+        let c = &changes[n];
+        let Some(now) = now else { continue };
+        let packed = keycodec::pack(&c.key);
+        let name = &plan.columns[c.col].name;
+        match decide(c.col, &now) {
+            Action::Keep => {}
+            Action::Quarantine { reason, runner_up } => quarantined.push(Quarantined {
+                col: name.clone(),
+                key: packed,
+                value: now,
+                reason,
+                runner_up,
+            }),
+            Action::Rewrite { new, label } => {
+                rewrite_one(tx, plan, c, &now, &new).await?;
+                backups.push((c.col, packed, label.to_string(), now, new));
+            }
+        }
+    }
+    written.changed += backups.len() as u64;
+    for chunk in backups.chunks(200) {
+        let sql = sql::backup_insert_sql(&plan.schema, chunk.len());
+        let mut q = sqlx::query(&sql);
+        for (ci, key, label, old, new) in chunk {
+            q = q
+                .bind(job)
+                .bind(&plan.table)
+                .bind(&plan.columns[*ci].name)
+                .bind(key)
+                .bind(label)
+                .bind(old)
+                .bind(new);
+        }
+        q.execute(&mut *tx)
+            .await
+            .context("saving original bytes to the backup table")?;
+    }
+    Ok(written)
+}
+
+/// Stages every change, in statements bounded by bytes.
+async fn stage(tx: &mut MySqlConnection, plan: &TablePlan, changes: &[Change]) -> Result<()> {
+    let packed: Vec<Vec<u8>> = changes.iter().map(|c| keycodec::pack(&c.key)).collect();
+    let mut start = 0;
+    while start < changes.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < changes.len() && (end == start || bytes <= STAGE_BYTES) {
+            let c = &changes[end];
+            bytes += c.old.len() + c.new.len() + 2 * packed[end].len() + 64;
+            end += 1;
+        }
+        let rows: Vec<sql::StageRow<'_>> = (start..end)
+            .map(|n| {
+                let c = &changes[n];
+                sql::StageRow {
+                    n,
+                    key: &c.key,
+                    col: &plan.columns[c.col].name,
+                    packed: &packed[n],
+                    label: &c.label,
+                    old: &c.old,
+                    new: &c.new,
+                }
+            })
+            .collect();
+        tx.execute(sql::stage_values_sql(plan.key.len(), &rows).as_str())
+            .await
+            .context("staging a batch's recoded values")?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// The staged changes of job column `ci` the update did not match, by index into `changes`,
+/// with what their rows hold now (locked until the batch commits; `None`: row or value gone).
+async fn unmatched(
+    tx: &mut MySqlConnection,
+    plan: &TablePlan,
+    ci: usize,
+    changes: &[Change],
+) -> Result<Vec<(usize, Option<Vec<u8>>)>> {
+    let name = &plan.columns[ci].name;
+    let rows = sqlx::query(&sql::staged_now_sql(
+        &plan.schema,
+        &plan.table,
+        &plan.key,
+        name,
+    ))
+    .bind(name)
+    .fetch_all(&mut *tx)
+    .await
+    .context("re-reading rows changed since the batch read them")?;
+    let now: HashMap<usize, Option<Vec<u8>>> = rows
+        .iter()
+        .map(|r| Ok((r.try_get::<i32, _>(0)? as usize, r.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?;
+    let mut changed: Vec<(usize, Option<Vec<u8>>)> = now
+        .into_iter()
+        .filter(|(n, v)| v.as_deref() != Some(changes[*n].new.as_slice()))
+        .collect();
+    changed.sort_by_key(|(n, _)| *n);
+    Ok(changed)
+}
+
+/// Writes one value of a row locked by [`unmatched`]; it cannot have changed meanwhile.
+async fn rewrite_one(
+    tx: &mut MySqlConnection,
+    plan: &TablePlan,
+    c: &Change,
+    now: &[u8],
+    new: &[u8],
+) -> Result<()> {
+    let col = &plan.columns[c.col];
+    let sql = sql::update_if_unchanged_sql(&plan.schema, &plan.table, &plan.key, &col.name);
+    let mut q = sqlx::query(&sql);
+    q = if col.binary {
+        q.bind(new.to_vec())
+    } else {
+        q.bind(String::from_utf8(new.to_vec()).context("a recoded value is not UTF-8")?)
+    };
+    for k in &c.key {
+        q = q.bind(k.clone());
+    }
+    let affected = q
+        .bind(now.to_vec())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if affected != 1 {
+        anyhow::bail!("row {:?} of {} changed under a row lock", c.key, plan.table);
+    }
+    Ok(())
+}
