@@ -67,8 +67,20 @@ fn safe_word(w: &str) -> &str {
 /// For key (a, b): `a >= ? AND (a > ? OR (a = ? AND b > ?))`; the leading `a >= ?`
 /// gives every optimizer a plain range on the first column.
 pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
+    bound(key, ">=", ">", ">")
+}
+
+/// `WHERE` condition for "at or before the given key", and the key index to bind for each
+/// `?`: for key (a, b), `a <= ? AND (a < ? OR (a = ? AND b <= ?))`; with [`after`] it bounds
+/// one batch's key range, so a statement over the batch reads by range on the key.
+pub fn at_most(key: &[KeyColumn]) -> (String, Vec<usize>) {
+    bound(key, "<=", "<", "<=")
+}
+
+/// A key bound in the form [`after`] and [`at_most`] take: `lead` on the first column for a
+/// plain range, then per prefix of equal columns, `strict` on the next one (`last` on the last).
+fn bound(key: &[KeyColumn], lead: &str, strict: &str, last: &str) -> (String, Vec<usize>) {
     let mut binds = vec![0];
-    let first = &key[0];
     let mut ors = Vec::new();
     for i in 0..key.len() {
         let mut ands = Vec::new();
@@ -76,8 +88,9 @@ pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
             ands.push(format!("{} = {}", quote::ident(&k.name), k.placeholder()));
             binds.push(j);
         }
+        let op = if i + 1 == key.len() { last } else { strict };
         ands.push(format!(
-            "{} > {}",
+            "{} {op} {}",
             quote::ident(&key[i].name),
             key[i].placeholder()
         ));
@@ -89,9 +102,9 @@ pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
         });
     }
     let cond = format!(
-        "{} >= {} AND ({})",
-        quote::ident(&first.name),
-        first.placeholder(),
+        "{} {lead} {} AND ({})",
+        quote::ident(&key[0].name),
+        key[0].placeholder(),
         ors.join(" OR ")
     );
     (cond, binds)
@@ -182,6 +195,22 @@ mod tests {
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)
+    }
+
+    #[test]
+    fn at_most_bounds_a_batch_from_above() {
+        let key = [KeyColumn::plain("a`"), KeyColumn::plain("b")];
+        assert_eq!(
+            at_most(&key),
+            (
+                "`a``` <= ? AND (`a``` < ? OR (`a``` = ? AND `b` <= ?))".to_string(),
+                vec![0, 0, 0, 1]
+            )
+        );
+        assert_eq!(
+            at_most(&key[..1]),
+            ("`a``` <= ? AND (`a``` <= ?)".to_string(), vec![0, 0])
+        );
     }
 
     #[test]

@@ -162,8 +162,23 @@ impl Batches for InPlace<'_> {
         let (changes, mut quarantined) = this.decided.await.context("deciding a batch")?;
         let decider = &self.decider;
         let decide = |ci: usize, bytes: &[u8]| decider.decide(ci, bytes);
-        let written =
-            write::write(&mut tx, self.job, plan, changes, &decide, &mut quarantined).await?;
+        let lower = self.state.last_key.as_deref().and_then(keycodec::unpack);
+        let written = match &this.last_key {
+            Some(upper) => {
+                let range = (lower.as_deref(), upper.as_slice());
+                write::write(
+                    &mut tx,
+                    self.job,
+                    plan,
+                    range,
+                    changes,
+                    &decide,
+                    &mut quarantined,
+                )
+                .await?
+            }
+            None => write::Written::default(),
+        };
         quarantine::save(&mut tx, &plan.schema, self.job, &plan.table, &quarantined).await?;
         let mut next = self.state.clone();
         next.rows_changed += written.changed;

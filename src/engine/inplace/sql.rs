@@ -21,20 +21,33 @@ fn stage_key(i: usize) -> String {
     quote::ident(&format!("_myrecode_k{i}"))
 }
 
+/// The stage's other columns, prefixed so that no column of the table, named bare in the
+/// key range of [`update_from_stage_sql`], can be ambiguous.
+const N: &str = "_myrecode_n";
+const COL: &str = "_myrecode_col";
+const KB: &str = "_myrecode_kb";
+const LABEL: &str = "_myrecode_label";
+const OLD: &str = "_myrecode_old";
+const NEW: &str = "_myrecode_new";
+
 /// `CREATE TEMPORARY TABLE` of the staging table: a row number, the key columns as the
 /// table types them (`key_types`, charset and collation spelled out, so the join compares
-/// as the table does and uses its key), then the column, packed key, label and both values.
+/// as the table does), indexed for the update's look-up from each row of the table, then
+/// the column, packed key, label and both values.
 pub fn stage_ddl(key_types: &[String]) -> String {
     let keys: Vec<String> = key_types
         .iter()
         .enumerate()
         .map(|(i, ty)| format!("{} {ty} NOT NULL, ", stage_key(i)))
         .collect();
+    let index: Vec<String> = (0..key_types.len()).map(stage_key).collect();
     format!(
-        "CREATE TEMPORARY TABLE {} (n INT NOT NULL PRIMARY KEY, {}col VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, \
-         kb BLOB NOT NULL, label VARCHAR(40) NOT NULL, old LONGBLOB NOT NULL, new LONGBLOB NOT NULL) ENGINE=InnoDB",
+        "CREATE TEMPORARY TABLE {} ({N} INT NOT NULL PRIMARY KEY, {}{COL} VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, \
+         {KB} BLOB NOT NULL, {LABEL} VARCHAR(40) NOT NULL, {OLD} LONGBLOB NOT NULL, {NEW} LONGBLOB NOT NULL, \
+         KEY _myrecode_by_key ({})) ENGINE=InnoDB",
         quote::ident(STAGE),
-        keys.concat()
+        keys.concat(),
+        index.join(", ")
     )
 }
 
@@ -75,7 +88,7 @@ pub fn stage_values_sql(key_columns: usize, rows: &[StageRow<'_>]) -> String {
         .map(|i| format!("{}, ", stage_key(i)))
         .collect();
     let mut out = format!(
-        "INSERT INTO {} (n, {cols}col, kb, label, old, new) VALUES ",
+        "INSERT INTO {} ({N}, {cols}{COL}, {KB}, {LABEL}, {OLD}, {NEW}) VALUES ",
         quote::ident(STAGE)
     );
     for (i, r) in rows.iter().enumerate() {
@@ -113,30 +126,43 @@ fn join_on(key: &[KeyColumn]) -> String {
         .join(" AND ")
 }
 
-/// The set-based compare-and-set of one column, `?` the column's name in the stage: every
-/// staged row whose value still holds exactly the bytes read gets its new value; a row the
-/// application changed since is left alone (the affected count tells how many matched).
-/// `binary`: the new bytes go in as they are, else as the UTF-8 text they are.
+/// The set-based compare-and-set of one column over one batch's key range: `?` the column's
+/// name in the stage, then (when `after`) the key parts the range starts after, then those
+/// it ends at, in the orders returned. Every staged row whose value still holds exactly the
+/// bytes read gets its new value; a row the application changed since is left alone (the
+/// affected count tells how many matched). The table comes first (`STRAIGHT_JOIN`), read
+/// by range on its key, so the server updates each row as it reads it rather than
+/// collecting them first, as it does for a table later in a join. `binary`: the new bytes
+/// go in as they are, else as the UTF-8 text they are.
 pub fn update_from_stage_sql(
     schema: &str,
     table: &str,
     key: &[KeyColumn],
     column: &str,
     binary: bool,
-) -> String {
+    after: bool,
+) -> (String, Vec<usize>, Vec<usize>) {
     let c = format!("{TABLE}.{}", quote::ident(column));
     let new = if binary {
-        format!("{STAGED}.new")
+        format!("{STAGED}.{NEW}")
     } else {
-        format!("CONVERT({STAGED}.new USING utf8mb4)")
+        format!("CONVERT({STAGED}.{NEW} USING utf8mb4)")
     };
-    format!(
-        "UPDATE {} AS {STAGED} JOIN {} AS {TABLE} ON {} SET {c} = {new} \
-         WHERE {STAGED}.col = ? AND CAST({c} AS BINARY) = {STAGED}.old",
-        quote::ident(STAGE),
+    let (lower, lower_binds) = if after {
+        let (cond, binds) = keyset::after(key);
+        (format!("{cond} AND "), binds)
+    } else {
+        (String::new(), Vec::new())
+    };
+    let (upper, upper_binds) = keyset::at_most(key);
+    let sql = format!(
+        "UPDATE {} AS {TABLE} STRAIGHT_JOIN {} AS {STAGED} ON {} AND {STAGED}.{COL} = ? SET {c} = {new} \
+         WHERE {lower}{upper} AND CAST({c} AS BINARY) = {STAGED}.{OLD}",
         quote::table(schema, table),
+        quote::ident(STAGE),
         join_on(key)
-    )
+    );
+    (sql, lower_binds, upper_binds)
 }
 
 /// What one column's staged rows hold now, locked, `?` the column's name in the stage: row
@@ -144,8 +170,8 @@ pub fn update_from_stage_sql(
 /// the set-based update matched fewer rows than were staged.
 pub fn staged_now_sql(schema: &str, table: &str, key: &[KeyColumn], column: &str) -> String {
     format!(
-        "SELECT {STAGED}.n, CAST({TABLE}.{} AS BINARY) FROM {} AS {STAGED} LEFT JOIN {} AS {TABLE} ON {} \
-         WHERE {STAGED}.col = ? FOR UPDATE",
+        "SELECT {STAGED}.{N}, CAST({TABLE}.{} AS BINARY) FROM {} AS {STAGED} LEFT JOIN {} AS {TABLE} ON {} \
+         WHERE {STAGED}.{COL} = ? FOR UPDATE",
         quote::ident(column),
         quote::ident(STAGE),
         quote::table(schema, table),
@@ -156,7 +182,7 @@ pub fn staged_now_sql(schema: &str, table: &str, key: &[KeyColumn], column: &str
 /// Forgets `rows` staged rows by row number (the ones the application changed first).
 pub fn stage_forget_sql(rows: usize) -> String {
     format!(
-        "DELETE FROM {} WHERE n IN ({})",
+        "DELETE FROM {} WHERE {N} IN ({})",
         quote::ident(STAGE),
         vec!["?"; rows].join(", ")
     )
@@ -167,7 +193,7 @@ pub fn stage_forget_sql(rows: usize) -> String {
 pub fn backup_from_stage_sql(schema: &str) -> String {
     format!(
         "INSERT INTO {} (job, tbl, col, key_bytes, label, old_value, new_value) \
-         SELECT ?, ?, col, kb, label, old, new FROM {}",
+         SELECT ?, ?, {COL}, {KB}, {LABEL}, {OLD}, {NEW} FROM {}",
         quote::table(schema, BACKUP),
         quote::ident(STAGE)
     )
@@ -207,13 +233,11 @@ mod tests {
 
     #[test]
     fn the_stage_types_its_key_as_the_table_does() {
-        assert_eq!(
-            stage_ddl(&["int(11)".into(), "varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci".into()]),
-            "CREATE TEMPORARY TABLE `_myrecode_cas` (n INT NOT NULL PRIMARY KEY, `_myrecode_k0` int(11) NOT NULL, \
-             `_myrecode_k1` varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci NOT NULL, \
-             col VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, kb BLOB NOT NULL, label VARCHAR(40) NOT NULL, \
-             old LONGBLOB NOT NULL, new LONGBLOB NOT NULL) ENGINE=InnoDB"
-        );
+        let ddl = stage_ddl(&[
+            "int(11)".into(),
+            "varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci".into(),
+        ]);
+        assert_eq!(ddl, "CREATE TEMPORARY TABLE `_myrecode_cas` (_myrecode_n INT NOT NULL PRIMARY KEY, `_myrecode_k0` int(11) NOT NULL, `_myrecode_k1` varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci NOT NULL, _myrecode_col VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, _myrecode_kb BLOB NOT NULL, _myrecode_label VARCHAR(40) NOT NULL, _myrecode_old LONGBLOB NOT NULL, _myrecode_new LONGBLOB NOT NULL, KEY _myrecode_by_key (`_myrecode_k0`, `_myrecode_k1`)) ENGINE=InnoDB");
         assert_eq!(
             stage_drop_sql(),
             "DROP TEMPORARY TABLE IF EXISTS `_myrecode_cas`"
@@ -229,44 +253,24 @@ mod tests {
             old: b"\xcf'",
             new: "П'".as_bytes(),
         };
-        assert_eq!(
-            stage_values_sql(2, &[row(0), row(1)]),
-            "INSERT INTO `_myrecode_cas` (n, `_myrecode_k0`, `_myrecode_k1`, col, kb, label, old, new) VALUES \
-             (0, UNHEX('37'), UNHEX('612762'), X'd0b8d0bcd18f', X'01', X'77696e646f77732d31323531', X'cf27', X'd09f27'), \
-             (1, UNHEX('37'), UNHEX('612762'), X'd0b8d0bcd18f', X'01', X'77696e646f77732d31323531', X'cf27', X'd09f27')"
-        );
+        assert_eq!(stage_values_sql(2, &[row(0), row(1)]), "INSERT INTO `_myrecode_cas` (_myrecode_n, `_myrecode_k0`, `_myrecode_k1`, _myrecode_col, _myrecode_kb, _myrecode_label, _myrecode_old, _myrecode_new) VALUES (0, UNHEX('37'), UNHEX('612762'), X'd0b8d0bcd18f', X'01', X'77696e646f77732d31323531', X'cf27', X'd09f27'), (1, UNHEX('37'), UNHEX('612762'), X'd0b8d0bcd18f', X'01', X'77696e646f77732d31323531', X'cf27', X'd09f27')");
         assert_eq!(
             stage_forget_sql(3),
-            "DELETE FROM `_myrecode_cas` WHERE n IN (?, ?, ?)"
+            "DELETE FROM `_myrecode_cas` WHERE _myrecode_n IN (?, ?, ?)"
         );
     }
 
     #[test]
     fn the_set_based_update_compares_and_sets_each_row_on_its_key() {
-        assert_eq!(
-            update_from_stage_sql("s`1", "таблица", &key(), "na me", false),
-            "UPDATE `_myrecode_cas` AS _myrecode_x JOIN `s``1`.`таблица` AS _myrecode_t \
-             ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_t.`k` = _myrecode_x.`_myrecode_k1` \
-             SET _myrecode_t.`na me` = CONVERT(_myrecode_x.new USING utf8mb4) \
-             WHERE _myrecode_x.col = ? AND CAST(_myrecode_t.`na me` AS BINARY) = _myrecode_x.old"
-        );
-        assert_eq!(
-            update_from_stage_sql("s", "t", &key()[..1], "b", true),
-            "UPDATE `_myrecode_cas` AS _myrecode_x JOIN `s`.`t` AS _myrecode_t \
-             ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` SET _myrecode_t.`b` = _myrecode_x.new \
-             WHERE _myrecode_x.col = ? AND CAST(_myrecode_t.`b` AS BINARY) = _myrecode_x.old"
-        );
-        assert_eq!(
-            staged_now_sql("s", "t", &key()[..1], "c`"),
-            "SELECT _myrecode_x.n, CAST(_myrecode_t.`c``` AS BINARY) FROM `_myrecode_cas` AS _myrecode_x \
-             LEFT JOIN `s`.`t` AS _myrecode_t ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` \
-             WHERE _myrecode_x.col = ? FOR UPDATE"
-        );
-        assert_eq!(
-            backup_from_stage_sql("a`b"),
-            "INSERT INTO `a``b`.`_myrecode_backup` (job, tbl, col, key_bytes, label, old_value, new_value) \
-             SELECT ?, ?, col, kb, label, old, new FROM `_myrecode_cas`"
-        );
+        let (sql, lower, upper) =
+            update_from_stage_sql("s`1", "таблица", &key(), "na me", false, true);
+        assert_eq!(sql, "UPDATE `s``1`.`таблица` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_t.`k` = _myrecode_x.`_myrecode_k1` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`na me` = CONVERT(_myrecode_x._myrecode_new USING utf8mb4) WHERE `id``x` >= ? AND (`id``x` > ? OR (`id``x` = ? AND `k` > ?)) AND `id``x` <= ? AND (`id``x` < ? OR (`id``x` = ? AND `k` <= ?)) AND CAST(_myrecode_t.`na me` AS BINARY) = _myrecode_x._myrecode_old");
+        assert_eq!((lower, upper), (vec![0, 0, 0, 1], vec![0, 0, 0, 1]));
+        let (sql, lower, upper) = update_from_stage_sql("s", "t", &key()[..1], "b", true, false);
+        assert_eq!(sql, "UPDATE `s`.`t` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`b` = _myrecode_x._myrecode_new WHERE `id``x` <= ? AND (`id``x` <= ?) AND CAST(_myrecode_t.`b` AS BINARY) = _myrecode_x._myrecode_old");
+        assert_eq!((lower, upper), (vec![], vec![0, 0]));
+        assert_eq!(staged_now_sql("s", "t", &key()[..1], "c`"), "SELECT _myrecode_x._myrecode_n, CAST(_myrecode_t.`c``` AS BINARY) FROM `_myrecode_cas` AS _myrecode_x LEFT JOIN `s`.`t` AS _myrecode_t ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` WHERE _myrecode_x._myrecode_col = ? FOR UPDATE");
+        assert_eq!(backup_from_stage_sql("a`b"), "INSERT INTO `a``b`.`_myrecode_backup` (job, tbl, col, key_bytes, label, old_value, new_value) SELECT ?, ?, _myrecode_col, _myrecode_kb, _myrecode_label, _myrecode_old, _myrecode_new FROM `_myrecode_cas`");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::sql;
 use crate::engine::keycodec;
 use crate::engine::plan::TablePlan;
 use crate::engine::quarantine::Quarantined;
-use crate::engine::read::Key;
+use crate::engine::read::{bind_key, Key};
 use crate::engine::recode::Action;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -56,14 +56,16 @@ pub(super) async fn drop_stage(conn: &mut MySqlConnection) -> Result<()> {
     Ok(())
 }
 
-/// Writes `changes` inside the caller's transaction `tx`, each only where its row still
-/// holds the bytes it was decided on. A value changed since is decided again by `decide`
+/// Writes `changes` of the batch whose keys run from after `range.0` (from the start
+/// without one) to `range.1` inside the caller's transaction `tx`, each only where its row
+/// still holds the bytes it was decided on. A value changed since is decided again by `decide`
 /// on what the row holds now (under lock) and written, quarantined (into `quarantined`)
 /// or kept accordingly.
 pub(super) async fn write(
     tx: &mut MySqlConnection,
     job: &str,
     plan: &TablePlan,
+    range: (Option<&[Vec<u8>]>, &[Vec<u8>]),
     changes: Vec<Change>,
     decide: &dyn Fn(usize, &[u8]) -> Action,
     quarantined: &mut Vec<Quarantined>,
@@ -80,10 +82,19 @@ pub(super) async fn write(
         if staged == 0 {
             continue;
         }
-        let update =
-            sql::update_from_stage_sql(&plan.schema, &plan.table, &plan.key, &col.name, col.binary);
-        let matched = sqlx::query(&update)
-            .bind(&col.name)
+        let (update, lower_binds, upper_binds) = sql::update_from_stage_sql(
+            &plan.schema,
+            &plan.table,
+            &plan.key,
+            &col.name,
+            col.binary,
+            range.0.is_some(),
+        );
+        let mut q = sqlx::query(&update).bind(&col.name);
+        if let Some(lower) = range.0 {
+            q = bind_key(q, lower, &lower_binds);
+        }
+        let matched = bind_key(q, range.1, &upper_binds)
             .execute(&mut *tx)
             .await
             .with_context(|| format!("recoding a batch of {}.{}", plan.table, col.name))?
