@@ -191,6 +191,9 @@ impl Batches for InPlace<'_> {
         next.done = done;
         checkpoint::save(&mut tx, &plan.schema, self.job, &plan.table, &next).await?;
         tx.commit().await.context("committing a batch")?;
+        if written != write::Written::default() {
+            write::clear_stage(conn).await?;
+        }
         self.state = next;
         Ok(if self.state.done {
             Next::Done

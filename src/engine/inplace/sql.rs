@@ -56,9 +56,10 @@ pub fn stage_drop_sql() -> String {
     format!("DROP TEMPORARY TABLE IF EXISTS {}", quote::ident(STAGE))
 }
 
-/// Empties the staging table inside the batch's transaction (`TRUNCATE` would commit it).
+/// Empties the staging table between batches: `TRUNCATE` commits, so never inside one,
+/// and costs far less than a `DELETE` of every row.
 pub fn stage_clear_sql() -> String {
-    format!("DELETE FROM {}", quote::ident(STAGE))
+    format!("TRUNCATE TABLE {}", quote::ident(STAGE))
 }
 
 /// One row of the staging table, as [`stage_values_sql`] writes it.
@@ -242,7 +243,7 @@ mod tests {
             stage_drop_sql(),
             "DROP TEMPORARY TABLE IF EXISTS `_myrecode_cas`"
         );
-        assert_eq!(stage_clear_sql(), "DELETE FROM `_myrecode_cas`");
+        assert_eq!(stage_clear_sql(), "TRUNCATE TABLE `_myrecode_cas`");
         let key = [b"7".to_vec(), b"a'b".to_vec()];
         let row = |n| StageRow {
             n,

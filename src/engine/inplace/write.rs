@@ -50,6 +50,12 @@ pub(super) async fn create_stage(conn: &mut MySqlConnection, key_types: &[String
     Ok(())
 }
 
+/// Empties the staging table after a batch committed (the stage is empty before the first).
+pub(super) async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
+    conn.execute(sql::stage_clear_sql().as_str()).await?;
+    Ok(())
+}
+
 /// Drops this session's staging table.
 pub(super) async fn drop_stage(conn: &mut MySqlConnection) -> Result<()> {
     conn.execute(sql::stage_drop_sql().as_str()).await?;
@@ -74,7 +80,6 @@ pub(super) async fn write(
     if changes.is_empty() {
         return Ok(written);
     }
-    tx.execute(sql::stage_clear_sql().as_str()).await?;
     stage(tx, plan, &changes).await?;
     let mut redo = Vec::new();
     for (ci, col) in plan.columns.iter().enumerate() {
