@@ -32,10 +32,18 @@ pub const EXIT_ERROR: u8 = 2;
              in MySQL/MariaDB and recode it to UTF-8 (utf8mb4) online.",
     long_about = None,
     after_help = "Exit codes: 0 done, 1 something needs attention, 2 error.\n\
-                  Connection: --url mysql://user@host:port/db or MYSQL_URL; password from the URL, \
-                  MYSQL_PWD, or a prompt. Passwords are never printed."
+                  Connection settings, highest precedence first: the --ask-pass prompt (only when \
+                  asked); what --url/MYSQL_URL spells out; the option file (--defaults-file FILE \
+                  alone, else ~/.my.cnf: [myrecode] over [client]); MYSQL_PWD (password); the \
+                  defaults root@localhost:3306, ssl-mode=PREFERRED. TLS: ssl-mode=DISABLED|PREFERRED|\
+                  REQUIRED|VERIFY_CA|VERIFY_IDENTITY, ssl-ca, ssl-cert, ssl-key on the URL (?ssl-mode=..) \
+                  or in the option file. --verbose says which source supplied each setting. \
+                  Passwords are never printed."
 )]
 pub struct Cli {
+    /// Say what happens on the way (which source supplied each connection setting; never a secret).
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -77,6 +85,15 @@ pub enum Command {
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("myrecode=info"))
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_target(false)
+            .without_time()
+            .init();
+    }
     let result = match cli.command {
         Command::Inventory(args) => inventory::run(args),
         Command::Scan(args) => scan::run(args),
