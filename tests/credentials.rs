@@ -155,6 +155,27 @@ fn precedence_url_over_option_file_over_mysql_pwd() {
 }
 
 #[test]
+fn a_world_writable_option_file_is_ignored_as_the_mysql_client_does() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let cnf = home.path().join(".my.cnf");
+    std::fs::write(&cnf, "[client]\nhost=192.0.2.1\npassword=Planted1\n").unwrap();
+    std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = run_in(home.path(), &[], &["inventory", "-v"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("writable by everyone and is ignored"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no server given"),
+        "the file's host was not used: {stderr}"
+    );
+    assert!(!stderr.contains("Planted1") && !stdout.contains("Planted1"));
+}
+
+#[test]
 fn bad_option_file_is_one_line_with_the_fix() {
     let home = tempfile::tempdir().unwrap();
     let cnf = home.path().join("bad.cnf");

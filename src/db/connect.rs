@@ -222,7 +222,9 @@ pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyho
     match err {
         sqlx::Error::Tls(e) => tls::explain(&at, &cfg.host, &cfg.tls, &e.to_string()),
         // rustls reports a refused certificate as an I/O error of the handshake.
-        sqlx::Error::Io(io) if looks_like_tls(&io.to_string()) => {
+        sqlx::Error::Io(io)
+            if cfg.tls.mode() != tls::SslMode::Disabled && looks_like_tls(&io.to_string()) =>
+        {
             tls::explain(&at, &cfg.host, &cfg.tls, &io.to_string())
         }
         sqlx::Error::Io(io) => Unreachable(format!(

@@ -61,7 +61,7 @@ pub fn gather(req: &Request<'_>) -> Result<Gathered> {
             .map(|p| (p, "~/.my.cnf".to_string())),
     };
     let mut from_file = false;
-    if let Some((path, shown)) = &file {
+    if let Some((path, shown)) = file.as_ref().filter(|(p, shown)| !world_writable(p, shown)) {
         let items = load(path, shown, 0)?;
         notes.push(format!("read option file {shown}"));
         for g in GROUPS {
@@ -148,6 +148,19 @@ fn load(path: &Path, shown: &str, depth: usize) -> Result<Vec<Item>> {
         }
     }
     Ok(out)
+}
+
+/// Whether anyone may write the file: then, as the mysql client does, it is ignored (anyone
+/// could point us at their server with it), and we say so on stderr.
+fn world_writable(path: &Path, shown: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let open = std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o002 != 0);
+    if open {
+        eprintln!(
+            "myrecode: warning: option file {shown} is writable by everyone and is ignored, as the mysql client does. Fix: chmod o-w {shown}"
+        );
+    }
+    open
 }
 
 fn relative_to(file: &Path, target: &Path) -> PathBuf {
