@@ -269,6 +269,26 @@ mod tests {
     }
 
     #[test]
+    fn url_with_secret_keeps_the_tls_settings_for_child_processes() {
+        let c = ConnectionConfig::from_url(
+            "mysql://bob@db.example/shop?ssl-mode=verify_ca&ssl-ca=%2Fetc%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(c.tls.mode(), tls::SslMode::VerifyCa);
+        let again = ConnectionConfig::from_url(&c.url_with_secret()).unwrap();
+        assert_eq!(again.tls, c.tls);
+        assert_eq!((again.user.as_str(), again.port), ("bob", 3306));
+    }
+
+    #[test]
+    fn contradicting_tls_settings_are_refused_before_connecting() {
+        let e = ConnectionConfig::from_url("mysql://h/?ssl-cert=/c.pem")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ssl-key") && e.contains("Fix:"), "{e}");
+    }
+
+    #[test]
     fn rejects_other_schemes() {
         let e = ConnectionConfig::from_url("postgres://x@y/z")
             .unwrap_err()
