@@ -29,7 +29,7 @@ use common::{
 };
 use futures_util::StreamExt;
 use myrecode::codec::{self, Encoding};
-use myrecode::db::connect::{ConnectionConfig, PasswordSource};
+use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::quote;
 use myrecode::db::throwaway::ThrowawayServer;
 use sqlx::{Connection, Executor, MySqlConnection, Row};
@@ -862,7 +862,7 @@ fn main() -> Result<()> {
     let (server, admin) = match &opts.url {
         Some(url) => {
             let cfg = ConnectionConfig::from_url(url)?
-                .resolve_password(PasswordSource::NoPrompt)?
+                .or_env_password()
                 .with_database(None);
             (None, cfg)
         }

@@ -12,5 +12,6 @@ pub mod detect;
 pub mod engine;
 pub mod inventory;
 pub mod job;
+pub mod rehearse;
 pub mod report;
 pub mod scan;

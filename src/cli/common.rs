@@ -1,27 +1,53 @@
 //! Arguments shared by every command that talks to a server.
 
-use crate::db::connect::{ConnectionConfig, PasswordSource};
-use anyhow::{anyhow, Result};
+use crate::db::connect::ConnectionConfig;
+use crate::db::credentials::{self, Request};
+use anyhow::Result;
+use std::path::PathBuf;
 
-/// Where to connect.
+/// Where to connect, and with which credentials and TLS settings.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConnectArgs {
-    /// Server to connect to: mysql://user[:password]@host[:port][/database]. The password may
-    /// instead come from MYSQL_PWD or a prompt; it is never printed.
+    /// Server to connect to: mysql://user[:password]@host[:port][/database][?ssl-mode=MODE&ssl-ca=FILE&ssl-cert=FILE&ssl-key=FILE&socket=PATH].
+    /// What it spells out wins over the option file; what it leaves out comes from the option
+    /// file, then MYSQL_PWD (password), then the defaults (root@localhost:3306).
     #[arg(long, env = "MYSQL_URL", hide_env_values = true, value_name = "URL")]
     pub url: Option<String>,
+    /// Read connection settings from this option file only, instead of ~/.my.cnf
+    /// ([client] group, then [myrecode] over it: user, password, host, port, socket,
+    /// database, ssl-mode, ssl-ca, ssl-cert, ssl-key).
+    #[arg(long, value_name = "FILE")]
+    pub defaults_file: Option<PathBuf>,
+    /// Type the password at a prompt (it then wins over every other source). Without it
+    /// myrecode never prompts: a user without a password connects without one.
+    #[arg(long)]
+    pub ask_pass: bool,
 }
 
 impl ConnectArgs {
-    /// Resolves the URL and password into connection settings.
+    /// Gathers the settings from every source; `--verbose` says which source supplied each.
     pub fn resolve(&self) -> Result<ConnectionConfig> {
-        let url = self.url.as_deref().ok_or_else(|| {
-            anyhow!(
-                "no server given. Fix: pass --url mysql://user@host:3306/database or set MYSQL_URL"
-            )
-        })?;
-        ConnectionConfig::from_url(url)?.resolve_password(PasswordSource::PromptIfTty)
+        resolve(Request {
+            url: self.url.as_deref(),
+            defaults_file: self.defaults_file.as_deref(),
+            ask_pass: self.ask_pass,
+        })
     }
+}
+
+/// Gathers connection settings for `req` and logs (at info level, never a secret) where each came from.
+pub fn resolve(req: Request<'_>) -> Result<ConnectionConfig> {
+    let g = credentials::gather(&req)?;
+    for note in &g.notes {
+        tracing::info!("{note}");
+    }
+    tracing::info!(
+        "connecting to {} (ssl-mode={}): {}",
+        g.config,
+        g.config.tls.mode(),
+        g.resolved.describe()
+    );
+    Ok(g.config)
 }
 
 /// Runs an async command body on a fresh runtime.

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod detect;
 pub mod inventory;
 pub mod plan;
+pub mod rehearse;
 pub mod run;
 pub mod scan;
 
@@ -31,11 +32,19 @@ pub const EXIT_ERROR: u8 = 2;
     about = "Find legacy-encoded text (cp1251, KOI8-R, CP866, ISO-8859-5, TCVN3, mojibake) \
              in MySQL/MariaDB and recode it to UTF-8 (utf8mb4) online.",
     long_about = None,
-    after_help = "Exit codes: 0 done, 1 something needs attention, 2 error.\n\
-                  Connection: --url mysql://user@host:port/db or MYSQL_URL; password from the URL, \
-                  MYSQL_PWD, or a prompt. Passwords are never printed."
+    after_help = "Exit codes: 0 done, 1 something needs attention, 2 error (rehearse: see its --help).\n\
+                  Connection settings, highest precedence first: the --ask-pass prompt (only when \
+                  asked); what --url/MYSQL_URL spells out; the option file (--defaults-file FILE \
+                  alone, else ~/.my.cnf: [myrecode] over [client]); MYSQL_PWD (password); the \
+                  defaults root@localhost:3306, ssl-mode=PREFERRED. TLS: ssl-mode=DISABLED|PREFERRED|\
+                  REQUIRED|VERIFY_CA|VERIFY_IDENTITY, ssl-ca, ssl-cert, ssl-key on the URL (?ssl-mode=..) \
+                  or in the option file. --verbose says which source supplied each setting. \
+                  Passwords are never printed."
 )]
 pub struct Cli {
+    /// Say what happens on the way (which source supplied each connection setting; never a secret).
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -72,11 +81,23 @@ pub enum Command {
     Detect(detect::Args),
     /// Show the whole flow on sample legacy databases (a throwaway server unless --url is given).
     Demo(demo::Args),
+    /// For CI: load a dump into a throwaway server, run the job (or scan → plan → run) with
+    /// verify; exit code and JUnit XML say how it went, table by table.
+    Rehearse(rehearse::Args),
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("myrecode=info"))
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_target(false)
+            .without_time()
+            .init();
+    }
     let result = match cli.command {
         Command::Inventory(args) => inventory::run(args),
         Command::Scan(args) => scan::run(args),
@@ -92,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Rehearse(args) => rehearse::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

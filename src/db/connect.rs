@@ -1,11 +1,13 @@
 //! Resolves where and how to connect, and turns connection failures into one-line errors with a fix.
 //!
-//! The password comes from the URL, `MYSQL_PWD`, or an interactive prompt, and is
-//! held only in [`ConnectionConfig`], whose `Debug` and `Display` never show it.
+//! Where the settings come from, and in which order, is [`super::settings`]' business; the
+//! password is then held only in [`ConnectionConfig`], whose `Debug` and `Display` never show it.
 
 use super::errno;
-use anyhow::{anyhow, Context, Result};
-use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions, MySqlSslMode};
+use super::settings::{Key, Settings};
+use super::tls::{self, TlsSettings};
+use anyhow::{anyhow, Result};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::{ConnectOptions, Connection, MySqlConnection, MySqlPool};
 use std::fmt;
 use std::time::Duration;
@@ -24,6 +26,8 @@ pub struct ConnectionConfig {
     pub database: Option<String>,
     /// Unix socket path, when given as `?socket=/path`.
     pub socket: Option<String>,
+    /// TLS: `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` (replicas of a job share them).
+    pub tls: TlsSettings,
 }
 
 impl fmt::Debug for ConnectionConfig {
@@ -43,73 +47,47 @@ impl fmt::Display for ConnectionConfig {
     }
 }
 
-/// Where a missing password may be looked for, in order, after the URL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PasswordSource {
-    /// Only the URL and `MYSQL_PWD`; never prompt (tests, CI, pipes).
-    NoPrompt,
-    /// Prompt on the terminal when stdin is a TTY and no other source has one.
-    PromptIfTty,
-}
-
 impl ConnectionConfig {
-    /// Parses a `mysql://user[:password]@host[:port][/database]` URL.
+    /// Parses a `mysql://user[:password]@host[:port][/database][?ssl-mode=..]` URL; what it
+    /// leaves out takes the defaults (user root, host localhost, port 3306).
     pub fn from_url(raw: &str) -> Result<Self> {
-        let parsed = url::Url::parse(raw).map_err(|e| {
-            anyhow!(
-                "invalid connection URL ({e}). Fix: write it as mysql://user@host:3306/database"
-            )
-        })?;
-        if parsed.scheme() != "mysql" && parsed.scheme() != "mariadb" {
-            return Err(anyhow!(
-                "connection URL must start with mysql:// (got {}://). Fix: write it as mysql://user@host:3306/database",
-                parsed.scheme()
-            ));
-        }
-        let host = parsed
-            .host_str()
-            .unwrap_or("localhost")
-            .trim_matches(['[', ']'])
-            .to_string();
-        let user = percent_decode(parsed.username())?;
-        let user = if user.is_empty() {
-            "root".to_string()
-        } else {
-            user
+        Self::from_settings(&Settings::from_url(raw)?)
+    }
+
+    /// Builds the settings in force, with the defaults for what none of the sources set.
+    pub fn from_settings(s: &Settings) -> Result<Self> {
+        let path = |k: Key| s.get(k).map(std::path::PathBuf::from);
+        let tls = TlsSettings {
+            mode: s.get(Key::SslMode).map(tls::SslMode::parse).transpose()?,
+            ca: path(Key::SslCa),
+            cert: path(Key::SslCert),
+            key: path(Key::SslKey),
         };
-        let password = match parsed.password() {
-            Some(p) => Some(percent_decode(p)?),
-            None => None,
-        };
-        let db = percent_decode(parsed.path().trim_start_matches('/'))?;
-        let socket = parsed
-            .query_pairs()
-            .find(|(k, _)| k == "socket")
-            .map(|(_, v)| v.into_owned());
+        tls.validate()?;
         Ok(Self {
-            host,
-            port: parsed.port().unwrap_or(3306),
-            user,
-            password,
-            database: (!db.is_empty()).then_some(db),
-            socket,
+            host: s.get(Key::Host).unwrap_or("localhost").to_string(),
+            port: s
+                .get(Key::Port)
+                .map(|p| p.parse::<u16>())
+                .transpose()
+                .map_err(|_| {
+                    anyhow!("the port is not a number. Fix: write a number from 1 to 65535")
+                })?
+                .unwrap_or(3306),
+            user: s.get(Key::User).unwrap_or("root").to_string(),
+            password: s.get(Key::Password).map(str::to_string),
+            database: s.get(Key::Database).map(str::to_string),
+            socket: s.get(Key::Socket).map(str::to_string),
+            tls,
         })
     }
 
-    /// Fills a missing password from `MYSQL_PWD` or, if allowed, an interactive prompt.
-    pub fn resolve_password(mut self, source: PasswordSource) -> Result<Self> {
+    /// Fills a missing password from `MYSQL_PWD` (for servers lent to the tests).
+    pub fn or_env_password(mut self) -> Self {
         if self.password.is_none() {
-            if let Ok(pw) = std::env::var("MYSQL_PWD") {
-                self.password = Some(pw);
-            } else if source == PasswordSource::PromptIfTty
-                && std::io::IsTerminal::is_terminal(&std::io::stdin())
-            {
-                let prompt = format!("Password for {}@{}: ", self.user, self.host);
-                let pw = rpassword::prompt_password(prompt).context("cannot read the password")?;
-                self.password = Some(pw);
-            }
+            self.password = std::env::var("MYSQL_PWD").ok();
         }
-        Ok(self)
+        self
     }
 
     /// Returns a copy pointing at another default database.
@@ -134,6 +112,9 @@ impl ConnectionConfig {
         if let Some(s) = &self.socket {
             u.query_pairs_mut().append_pair("socket", s);
         }
+        for (k, v) in self.tls.query_pairs() {
+            u.query_pairs_mut().append_pair(k, &v);
+        }
         u.to_string()
     }
 
@@ -147,7 +128,6 @@ impl ConnectionConfig {
             .host(&self.host)
             .port(self.port)
             .username(&self.user)
-            .ssl_mode(MySqlSslMode::Preferred)
             .charset("utf8mb4")
             .log_statements(tracing::log::LevelFilter::Debug)
             .log_slow_statements(tracing::log::LevelFilter::Warn, Duration::from_secs(10));
@@ -160,7 +140,7 @@ impl ConnectionConfig {
         if let Some(s) = &self.socket {
             o = o.socket(s);
         }
-        o
+        self.tls.apply(o)
     }
 
     /// Opens one connection, with failures explained (wrong password, unknown database, unreachable host).
@@ -195,13 +175,6 @@ impl ConnectionConfig {
     }
 }
 
-fn percent_decode(s: &str) -> Result<String> {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8()
-        .map(|c| c.into_owned())
-        .map_err(|_| anyhow!("the connection URL has a percent-encoded part that is not UTF-8"))
-}
-
 fn utf8_percent_encode_path(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
@@ -221,8 +194,13 @@ pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyho
             .map(|e| e.number())
             .unwrap_or(0);
         return match code {
+            errno::ACCESS_DENIED if cfg.password.is_none() => anyhow!(
+                "access denied for user '{}' at {at}: no password was given (myrecode prompts only when asked). \
+                 Fix: put it in ~/.my.cnf under [client] (password=...) or a --defaults-file, set MYSQL_PWD, or pass --ask-pass to type it",
+                cfg.user
+            ),
             errno::ACCESS_DENIED => anyhow!(
-                "access denied for user '{}' at {at}: wrong user name or password. Fix: check the user in --url and the password (in the URL, MYSQL_PWD, or typed at the prompt)",
+                "access denied for user '{}' at {at}: wrong user name or password. Fix: check the user and the password where they come from (the URL, --defaults-file or ~/.my.cnf, MYSQL_PWD, or --ask-pass; --verbose says which)",
                 cfg.user
             ),
             errno::DB_ACCESS_DENIED => anyhow!(
@@ -242,13 +220,26 @@ pub fn explain_connect_error(cfg: &ConnectionConfig, err: &sqlx::Error) -> anyho
         };
     }
     match err {
+        sqlx::Error::Tls(e) => tls::explain(&at, &cfg.host, &cfg.tls, &e.to_string()),
+        // rustls reports a refused certificate as an I/O error of the handshake.
+        sqlx::Error::Io(io)
+            if cfg.tls.mode() != tls::SslMode::Disabled && looks_like_tls(&io.to_string()) =>
+        {
+            tls::explain(&at, &cfg.host, &cfg.tls, &io.to_string())
+        }
         sqlx::Error::Io(io) => Unreachable(format!(
             "cannot reach the MySQL server at {at}: {io}. Fix: check host and port in --url and that the server is running"
         ))
         .into(),
-        sqlx::Error::Tls(e) => anyhow!("TLS handshake with {at} failed: {e}"),
         other => anyhow!("cannot connect to {at}: {other}"),
     }
+}
+
+fn looks_like_tls(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    ["certificate", "tls", "handshake", "alert"]
+        .iter()
+        .any(|w| t.contains(w))
 }
 
 #[cfg(test)]
@@ -275,6 +266,26 @@ mod tests {
         let again = ConnectionConfig::from_url(&c.url_with_secret()).unwrap();
         assert_eq!(again.password(), Some("p@ss"));
         assert_eq!(again.database.as_deref(), Some("we ird"));
+    }
+
+    #[test]
+    fn url_with_secret_keeps_the_tls_settings_for_child_processes() {
+        let c = ConnectionConfig::from_url(
+            "mysql://bob@db.example/shop?ssl-mode=verify_ca&ssl-ca=%2Fetc%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(c.tls.mode(), tls::SslMode::VerifyCa);
+        let again = ConnectionConfig::from_url(&c.url_with_secret()).unwrap();
+        assert_eq!(again.tls, c.tls);
+        assert_eq!((again.user.as_str(), again.port), ("bob", 3306));
+    }
+
+    #[test]
+    fn contradicting_tls_settings_are_refused_before_connecting() {
+        let e = ConnectionConfig::from_url("mysql://h/?ssl-cert=/c.pem")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ssl-key") && e.contains("Fix:"), "{e}");
     }
 
     #[test]

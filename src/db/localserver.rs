@@ -29,7 +29,7 @@ fn search_path() -> Vec<PathBuf> {
     dirs
 }
 
-fn find_program(names: &[&str]) -> Option<PathBuf> {
+pub(super) fn find_program(names: &[&str]) -> Option<PathBuf> {
     for dir in search_path() {
         for name in names {
             let p = dir.join(name);
@@ -78,7 +78,8 @@ rm -rf "$dir"
 "#;
 
 impl LocalServer {
-    pub(super) fn start(binary: &Path) -> Result<Self> {
+    /// Starts a server of ours; `extra` server options (TLS certificates, say) follow ours.
+    pub(super) fn start(binary: &Path, extra: &[String]) -> Result<Self> {
         let version_out = Command::new(binary)
             .arg("--version")
             .output()
@@ -102,7 +103,8 @@ impl LocalServer {
         let mut last_err = None;
         for _ in 0..3 {
             let port = free_port()?;
-            let args = server_args(&root, port, mariadb);
+            let mut args = server_args(&root, port, mariadb);
+            args.extend(extra.iter().cloned());
             let mut server = LocalServer {
                 root: root.clone(),
                 binary: binary.to_path_buf(),
@@ -148,7 +150,8 @@ impl LocalServer {
         Err(last_err.unwrap_or_else(|| anyhow!("the throwaway server did not start")))
     }
 
-    fn socket_root(&self) -> ConnectionConfig {
+    /// `root` without a password over the server's socket, as the data directory was made.
+    pub(super) fn socket_root(&self) -> ConnectionConfig {
         let sock = self.root.join("server.sock");
         let url = format!(
             "mysql://root@127.0.0.1:{}/?socket={}",

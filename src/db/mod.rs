@@ -1,10 +1,14 @@
 //! Everything that talks to a server: connection, quoting, raw-byte reads, throwaway servers.
 
 pub mod connect;
+pub mod credentials;
 pub mod errno;
 pub mod keyset;
 mod localserver;
+pub mod optionfile;
 pub mod quote;
 pub mod redact;
+pub mod settings;
 mod testuser;
 pub mod throwaway;
+pub mod tls;

@@ -9,8 +9,8 @@
 //! when our process exits, however it exits (a test binary never runs destructors of statics,
 //! and a killed one runs nothing).
 
-use super::connect::{ConnectionConfig, PasswordSource};
-use super::localserver::{find_server_binary, LocalServer};
+use super::connect::ConnectionConfig;
+use super::localserver::{find_program, find_server_binary, LocalServer};
 use super::testuser::{block_on, block_on_thread, create_test_user};
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::Executor;
@@ -63,7 +63,7 @@ impl ThrowawayServer {
         if let Ok(url) = std::env::var("MYSQL_TEST_URL") {
             let admin = ConnectionConfig::from_url(&url)
                 .context("MYSQL_TEST_URL is not a valid mysql:// URL")?
-                .resolve_password(PasswordSource::NoPrompt)?
+                .or_env_password()
                 .with_database(None);
             block_on(async { admin.connect_one().await.map(|_| ()) })
                 .context("MYSQL_TEST_URL is set but its server cannot be used")?;
@@ -82,15 +82,7 @@ impl ThrowawayServer {
             }
         }
         match find_server_binary() {
-            Some(bin) => LocalServer::start(&bin).map(|local| {
-                let description =
-                    format!("{} (throwaway, {})", local.version, local.root.display());
-                Self {
-                    admin: local.admin.clone(),
-                    backing: Backing::Local(Box::new(local)),
-                    description,
-                }
-            }),
+            Some(bin) => Self::local(&bin, &[]),
             None => {
                 let extra = if notes.is_empty() {
                     String::new()
@@ -100,6 +92,47 @@ impl ThrowawayServer {
                 Err(anyhow!("{HOW_TO_GET_A_SERVER}{extra}"))
             }
         }
+    }
+
+    /// Starts a local server of our own with extra server options (`--ssl-cert=...`, say):
+    /// `MYSQL_TEST_URL` and containers are passed over, since only our own `mariadbd`/`mysqld`
+    /// takes options.
+    pub fn start_local_with(extra: &[String]) -> Result<Self> {
+        let extra = extra.to_vec();
+        std::thread::spawn(move || match find_server_binary() {
+            Some(bin) => Self::local(&bin, &extra),
+            None => Err(anyhow!(
+                "no mariadbd or mysqld on the PATH to start with server options. \
+                 Fix: `apt-get install -y mariadb-server` (`bash .ci/run` does it for you)"
+            )),
+        })
+        .join()
+        .map_err(|_| anyhow!("the server start-up thread panicked"))?
+    }
+
+    fn local(bin: &std::path::Path, extra: &[String]) -> Result<Self> {
+        LocalServer::start(bin, extra).map(|local| {
+            let description = format!("{} (throwaway, {})", local.version, local.root.display());
+            Self {
+                admin: local.admin.clone(),
+                backing: Backing::Local(Box::new(local)),
+                description,
+            }
+        })
+    }
+
+    /// `root` with no password over the socket, as a fresh local server has it; `None` for a
+    /// server we did not start ourselves.
+    pub fn passwordless_root(&self) -> Option<ConnectionConfig> {
+        match &self.backing {
+            Backing::Local(l) => Some(l.socket_root()),
+            _ => None,
+        }
+    }
+
+    /// Whether the server is lent to us (`MYSQL_TEST_URL`): what we create there, we drop.
+    pub fn is_lent(&self) -> bool {
+        matches!(self.backing, Backing::External)
     }
 
     /// One server shared by every test of this process, started on first use.
@@ -216,6 +249,11 @@ pub fn test_database(hint: &str) -> TestDatabase {
             server.description()
         )
     })
+}
+
+/// The `mariadb`/`mysql` command-line client, where the server's packages put it.
+pub fn find_client() -> Option<PathBuf> {
+    find_program(&["mariadb", "mysql"])
 }
 
 fn docker_may_answer() -> bool {

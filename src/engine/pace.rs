@@ -293,7 +293,7 @@ pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>>
 }
 
 /// A replica named in the job (`host[:port]` or a URL without a password), reached with the
-/// job's own user and password.
+/// job's own user, password and TLS settings.
 pub fn replica_config(main: &ConnectionConfig, spec: &str) -> Result<ConnectionConfig> {
     let mut c = main.with_database(None);
     c.socket = None;
@@ -350,14 +350,19 @@ mod tests {
 
     #[test]
     fn replicas_take_the_jobs_credentials_and_their_own_address() {
-        let main = ConnectionConfig::from_url("mysql://app:secret@db1:3307/shop").unwrap();
+        let main = ConnectionConfig::from_url(
+            "mysql://app:secret@db1:3307/shop?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ca.pem",
+        )
+        .unwrap();
         let r = replica_config(&main, "db2:3308").unwrap();
+        assert_eq!(r.tls, main.tls, "replicas use the job's TLS settings");
         assert_eq!(
             (r.host.as_str(), r.port, r.user.as_str()),
             ("db2", 3308, "app")
         );
         assert_eq!(r.password(), Some("secret"));
         let r = replica_config(&main, "mysql://repl@db3/").unwrap();
+        assert_eq!(r.tls.mode(), crate::db::tls::SslMode::VerifyIdentity);
         assert_eq!(
             (r.host.as_str(), r.port, r.user.as_str()),
             ("db3", 3306, "repl")

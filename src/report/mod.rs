@@ -2,4 +2,5 @@
 
 pub mod html;
 pub mod inventory;
+pub mod junit;
 pub mod scan;

@@ -1,0 +1,84 @@
+//! `myrecode rehearse`: load a dump into a throwaway server, run the job (or scan → plan →
+//! the planned job) with verify, and give CI a verdict: an exit code and a JUnit XML report.
+
+use super::common::block_on;
+use crate::engine::runner;
+use crate::rehearse::{self, dump, verdict};
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+
+/// Arguments of `rehearse`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit codes (the worst table decides):\n  \
+    0  every table recoded and verified, or nothing to recode\n  \
+    1  undecided values: left as they were, listed in _myrecode_quarantine\n  \
+    2  error: no verdict (the dump did not load, the job is invalid, no server)\n  \
+    3  a table is refused by the rules (`run --execute` would stop on it), or left out by plan\n  \
+    4  a table was not finished, or verify could not prove a recoded value\n\n\
+    Example (CI):\n  myrecode rehearse --dump prod-schema.sql.gz --job job.yaml --junit rehearsal.xml")]
+pub struct Args {
+    /// The dump to load: SQL as mysqldump/mariadb-dump write it, plain or gzip (recognised by its bytes).
+    #[arg(long, value_name = "FILE")]
+    dump: PathBuf,
+    /// The job to rehearse; without it, every schema the dump holds is scanned in full and the planned job is run.
+    #[arg(long, value_name = "FILE")]
+    job: Option<PathBuf>,
+    /// Write the verdict as JUnit XML here: one test case per table (recoded passes; refused, undecided or unproven fails, saying why).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// The database a dump without `USE` statements loads into (default: the job's schema, else `rehearsal`).
+    #[arg(long, value_name = "NAME")]
+    database: Option<String>,
+}
+
+/// Runs `rehearse`; the exit code is the verdict (see the after-help).
+pub fn run(args: Args) -> Result<u8> {
+    // Every input is checked before a server is started.
+    drop(dump::open(&args.dump)?);
+    dump::client()?;
+    let job = args.job.as_deref().map(runner::load_job).transpose()?;
+    if let Some(path) = &args.junit {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            bail!(
+                "the directory of --junit {} does not exist. Fix: create it, or write the report elsewhere",
+                path.display()
+            );
+        }
+    }
+    let database = args
+        .database
+        .clone()
+        .or_else(|| job.as_ref().map(|j| j.schema.clone()))
+        .unwrap_or_else(|| "rehearsal".into());
+    let opts = rehearse::Options {
+        dump: args.dump.clone(),
+        job,
+        database,
+    };
+    let r = match block_on(rehearse::rehearse(&opts)) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(path) = &args.junit {
+                let text = crate::db::redact::redact_error(&e);
+                std::fs::write(path, crate::report::junit::to_junit_error(&text)).ok();
+            }
+            return Err(e);
+        }
+    };
+    println!();
+    for t in &r.results {
+        println!("{}", t.line());
+    }
+    println!("{}", verdict::summary(&r.results));
+    if let Some(path) = &args.junit {
+        let xml = crate::report::junit::to_junit(&r.results, &r.server, r.seconds);
+        std::fs::write(path, xml)
+            .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
+        println!("JUnit report: {}", path.display());
+    }
+    Ok(verdict::exit_code(&r.results))
+}

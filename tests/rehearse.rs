@@ -1,0 +1,375 @@
+//! `myrecode rehearse` end to end: dumps made with `mariadb-dump` from the throwaway server
+//! (a sample legacy database, and tables seeded with undecidable values and a trigger), each
+//! rehearsed on a throwaway server of its own; the exit code and the JUnit XML (parsed back
+//! here) agree with the summary the command prints.
+
+mod common;
+
+use common::legacy::*;
+use common::{exec_script, myrecode, texts};
+use myrecode::codec::Encoding::*;
+use myrecode::db::throwaway::{find_client, test_database, TestDatabase};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Dumps `db` with mariadb-dump (or mysqldump) into `path`; `--databases` adds `CREATE
+/// DATABASE` and `USE`, as a whole-server dump has them.
+fn dump(db: &TestDatabase, path: &Path, with_use: bool, gzip: bool) {
+    let program = ["mariadb-dump", "mysqldump"]
+        .iter()
+        .flat_map(|n| ["/usr/bin", "/usr/local/bin", "/usr/local/mysql/bin"].map(|d| Path::new(d).join(n)))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!("mariadb-dump is needed to make the test's dump. Fix: apt-get install -y mariadb-client")
+        });
+    assert!(
+        find_client().is_some(),
+        "the mariadb client is needed. Fix: apt-get install -y mariadb-client"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("dump.cnf");
+    let admin = db.config.with_database(None);
+    std::fs::write(&cnf, myrecode::rehearse::dump::client_options(&admin)).unwrap();
+    let mut cmd = Command::new(program);
+    cmd.arg(format!("--defaults-file={}", cnf.display())).args([
+        "--single-transaction",
+        "--triggers",
+        "--routines",
+    ]);
+    if with_use {
+        cmd.arg("--databases");
+    }
+    let out = cmd.arg(&db.name).output().unwrap();
+    assert!(
+        out.status.success(),
+        "mariadb-dump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = if gzip {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&out.stdout).unwrap();
+        enc.finish().unwrap()
+    } else {
+        out.stdout
+    };
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// What `rehearse` said: exit code, stdout, stderr, and the JUnit XML it wrote.
+struct Rehearsed {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    xml: String,
+}
+
+fn rehearse(dump: &Path, extra: &[&str], dir: &Path) -> Rehearsed {
+    let junit = dir.join("report.xml");
+    let mut args = vec![
+        "rehearse",
+        "--dump",
+        dump.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = myrecode(None, &args);
+    let (stdout, stderr) = texts(&out);
+    let xml = std::fs::read_to_string(&junit)
+        .unwrap_or_else(|e| panic!("no JUnit report ({e}): {stdout}\n{stderr}"));
+    Rehearsed {
+        code: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+        xml,
+    }
+}
+
+/// The number the printed summary line puts before `phrase` (`"refused"`, `"table(s)"`, ...).
+fn count(stdout: &str, phrase: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("rehearse: "))
+        .unwrap_or_else(|| panic!("no summary line: {stdout}"));
+    let at = line
+        .find(&format!(" {phrase}"))
+        .unwrap_or_else(|| panic!("no {phrase:?} in {line}"));
+    let digits: String = line[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.chars().rev().collect::<String>().parse().unwrap()
+}
+
+/// A parsed test case: (suite, name, failure type, failure message).
+type Case = (String, String, Option<String>, Option<String>);
+
+/// Parses the JUnit XML and checks its totals against its test cases.
+fn cases(xml: &str) -> Vec<Case> {
+    let doc =
+        roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("invalid XML ({e}): {xml}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let mut out = Vec::new();
+    for suite in root.children().filter(|n| n.has_tag_name("testsuite")) {
+        let mut failed = 0;
+        let mut n = 0;
+        for tc in suite.children().filter(|n| n.has_tag_name("testcase")) {
+            n += 1;
+            let failure = tc.children().find(|n| n.has_tag_name("failure"));
+            failed += failure.is_some() as u64;
+            out.push((
+                suite.attribute("name").unwrap().to_string(),
+                tc.attribute("name").unwrap().to_string(),
+                failure
+                    .and_then(|f| f.attribute("type"))
+                    .map(str::to_string),
+                failure
+                    .and_then(|f| f.attribute("message"))
+                    .map(str::to_string),
+            ));
+        }
+        assert_eq!(suite.attribute("tests"), Some(n.to_string().as_str()));
+        assert_eq!(
+            suite.attribute("failures"),
+            Some(failed.to_string().as_str())
+        );
+    }
+    let failed = out.iter().filter(|c| c.2.is_some()).count();
+    assert_eq!(
+        root.attribute("tests"),
+        Some(out.len().to_string().as_str())
+    );
+    assert_eq!(
+        root.attribute("failures"),
+        Some(failed.to_string().as_str())
+    );
+    out
+}
+
+/// Checks that the XML's counts are the printed summary's.
+fn agree(r: &Rehearsed) -> Vec<Case> {
+    let c = cases(&r.xml);
+    let n = |phrase: &str| count(&r.stdout, phrase);
+    let kind = |k: &str| c.iter().filter(|x| x.2.as_deref() == Some(k)).count() as u64;
+    assert_eq!(n("table(s)"), c.len() as u64, "{}", r.stdout);
+    assert_eq!(
+        n("failed"),
+        c.iter().filter(|x| x.2.is_some()).count() as u64
+    );
+    assert_eq!(n("refused"), kind("refused"));
+    assert_eq!(n("with undecided values"), kind("undecided"));
+    assert_eq!(n("unproven"), kind("unproven"));
+    assert_eq!(
+        n("recoded") + n("with nothing to recode"),
+        c.iter().filter(|x| x.2.is_none()).count() as u64
+    );
+    assert!(
+        r.stdout.contains("Throwaway server removed."),
+        "{}",
+        r.stdout
+    );
+    c
+}
+
+#[tokio::test]
+async fn a_clean_sample_dump_gzip_recodes_and_exits_0() {
+    let db = test_database("reh_clean");
+    let (_, ddl, data) = myrecode::demo::SAMPLES[2];
+    let stmts: Vec<String> = myrecode::demo::statements(ddl)
+        .into_iter()
+        .chain(myrecode::demo::statements(data))
+        .collect();
+    let refs: Vec<&str> = stmts.iter().map(String::as_str).collect();
+    exec_script(&db.config, &refs).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalogue.sql.gz");
+    dump(&db, &path, true, true);
+    let r = rehearse(&path, &[], dir.path());
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let c = agree(&r);
+    assert!(c.iter().all(|x| x.0 == db.name && x.2.is_none()), "{c:?}");
+    for t in ["san_pham", "danh_muc", "cua_hang"] {
+        assert!(c.iter().any(|x| x.1 == t), "{t} missing: {c:?}");
+        assert!(
+            r.stdout.contains(&format!("{}.{t}: recoded ", db.name)),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
+/// Legacy cp1251 text in `notes`, with `undecidable` rows the detector cannot decide.
+async fn seed_notes(db: &TestDatabase, undecidable: &[i64]) {
+    exec_script(
+        &db.config,
+        &["CREATE TABLE notes (id INT NOT NULL PRIMARY KEY, body TEXT CHARACTER SET latin1) ENGINE=InnoDB"],
+    )
+    .await;
+    let mut rows: Vec<(i64, Vec<u8>)> = RUSSIAN
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i as i64 + 1, bytes(Windows1251, t)))
+        .collect();
+    for id in undecidable {
+        let mut v = format!("Order {id} ").into_bytes();
+        v.extend_from_slice(&[0x9A, 0x9B]);
+        rows.push((*id, v));
+    }
+    insert_raw(&db.config, "notes", "body", &rows).await;
+}
+
+#[tokio::test]
+async fn undecided_values_fail_their_table_and_exit_1() {
+    let db = test_database("reh_undecided");
+    seed_notes(&db, &[1002, 2002]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.sql");
+    dump(&db, &path, false, false);
+    let r = rehearse(&path, &[], dir.path());
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let c = agree(&r);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].1, "notes");
+    assert_eq!(c[0].2.as_deref(), Some("undecided"));
+    let msg = c[0].3.as_deref().unwrap();
+    assert!(msg.contains("2 undecided value(s)"), "{msg}");
+    assert_eq!(count(&r.stdout, "value(s))"), 2, "{}", r.stdout);
+}
+
+#[tokio::test]
+async fn a_table_with_a_trigger_is_refused_and_exits_3_with_a_job() {
+    let db = test_database("reh_refused");
+    seed_notes(&db, &[]).await;
+    exec_script(
+        &db.config,
+        &[
+            "CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, title VARCHAR(200) CHARACTER SET latin1, hits INT NOT NULL DEFAULT 0) ENGINE=InnoDB",
+            "CREATE TRIGGER audit BEFORE UPDATE ON posts FOR EACH ROW SET NEW.hits = NEW.hits + 1",
+        ],
+    )
+    .await;
+    let rows: Vec<(i64, Vec<u8>)> = RUSSIAN
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i as i64 + 1, bytes(Windows1251, t)))
+        .collect();
+    insert_raw(&db.config, "posts", "title", &rows).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forum.sql");
+    dump(&db, &path, false, false);
+    let job: PathBuf = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ntables:\n\
+             \x20 - name: posts\n    strategy: copy\n    columns:\n      - name: title\n        source: auto\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n\
+             \x20 - name: notes\n    strategy: copy\n    columns:\n      - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let r = rehearse(&path, &["--job", job.to_str().unwrap()], dir.path());
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    let c = agree(&r);
+    let posts = c.iter().find(|x| x.1 == "posts").expect("posts reported");
+    assert_eq!(posts.2.as_deref(), Some("refused"));
+    assert!(
+        posts
+            .3
+            .as_deref()
+            .unwrap()
+            .contains("has triggers of its own (`audit`)"),
+        "{posts:?}"
+    );
+    let notes = c.iter().find(|x| x.1 == "notes").expect("notes reported");
+    assert_eq!(
+        notes.2, None,
+        "the other table still runs and passes: {c:?}"
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "{}.notes: recoded 20 value(s) (copy, 20 rows read); verified",
+            db.name
+        )),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn bad_input_is_refused_before_a_server_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = myrecode(None, &["rehearse", "--dump", "/no/such/dump.sql"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read the dump /no/such/dump.sql") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("Starting a throwaway server"), "{stdout}");
+    let dump = dir.path().join("d.sql");
+    std::fs::write(&dump, "SELECT 1;\n").unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "version: 1\nschema: s\ntables: nope\n").unwrap();
+    let out = myrecode(
+        None,
+        &[
+            "rehearse",
+            "--dump",
+            dump.to_str().unwrap(),
+            "--job",
+            job.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not valid") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("Starting a throwaway server"), "{stdout}");
+}
+
+#[test]
+fn a_dump_that_does_not_load_is_an_error_in_the_report_and_the_server_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("broken.sql");
+    std::fs::write(
+        &dump,
+        "CREATE TABLE t (id INT PRIMARY KEY);\nINSERT INTO t VALUES (1);\nTHIS IS NOT SQL;\n",
+    )
+    .unwrap();
+    let junit = dir.path().join("report.xml");
+    let out = myrecode(
+        None,
+        &[
+            "rehearse",
+            "--dump",
+            dump.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("loading the dump")
+            && stderr.contains("at line 3")
+            && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("Throwaway server removed."), "{stdout}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("an <error>");
+    assert!(
+        error.attribute("message").unwrap().contains("at line 3"),
+        "{xml}"
+    );
+}
