@@ -62,6 +62,15 @@ pub fn stage_clear_sql() -> String {
     format!("TRUNCATE TABLE {}", quote::ident(STAGE))
 }
 
+/// Whether this session may read committed: the binary log is off or logs rows (InnoDB
+/// refuses `READ COMMITTED` writes into a statement-based binary log).
+pub const MAY_READ_COMMITTED_SQL: &str = "SELECT @@log_bin = 0 OR @@binlog_format <> 'STATEMENT'";
+
+/// The batch's `UPDATE` reads every row of its key range: read committed, the rows it does
+/// not write are unlocked as soon as they are read and no gap is locked, so the application
+/// waits only on the rows being rewritten.
+pub const READ_COMMITTED_SQL: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
 /// One row of the staging table, as [`stage_values_sql`] writes it.
 pub struct StageRow<'a> {
     /// Row number within the batch.

@@ -41,8 +41,15 @@ pub(super) struct Written {
     pub(super) conflicted: u64,
 }
 
-/// (Re)creates this session's staging table for a table whose key columns are `key_types`.
+/// (Re)creates this session's staging table for a table whose key columns are `key_types`,
+/// and reads committed where the server allows it (see [`sql::READ_COMMITTED_SQL`]).
 pub(super) async fn create_stage(conn: &mut MySqlConnection, key_types: &[String]) -> Result<()> {
+    let may: Option<i64> = sqlx::query_scalar(sql::MAY_READ_COMMITTED_SQL)
+        .fetch_one(&mut *conn)
+        .await?;
+    if may == Some(1) {
+        conn.execute(sql::READ_COMMITTED_SQL).await?;
+    }
     conn.execute(sql::stage_drop_sql().as_str()).await?;
     conn.execute(sql::stage_ddl(key_types).as_str())
         .await
