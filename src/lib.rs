@@ -13,4 +13,5 @@ pub mod engine;
 pub mod inventory;
 pub mod job;
 pub mod report;
+pub mod review;
 pub mod scan;

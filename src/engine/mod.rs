@@ -9,6 +9,7 @@
 pub mod batch;
 pub mod checkpoint;
 pub mod copy;
+pub mod decisions;
 pub mod error;
 pub mod events;
 pub mod inplace;
