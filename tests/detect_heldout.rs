@@ -63,7 +63,7 @@ fn heldout_targets_alone_and_per_column() {
     // per column >= 99.9%. These floors are today's figures, so nothing slides back.
     assert!(pct(&legacy, legacy.correct) >= 95.5, "{table}");
     assert!(pct(&moj, moj.correct) >= 96.5, "{table}");
-    assert!(pct(&column, column.correct) >= 99.5, "{table}");
+    assert!(pct(&column, column.correct) >= 99.7, "{table}");
 }
 
 #[test]

@@ -65,6 +65,10 @@ const UNIFORM_SHARE: f32 = 0.85;
 /// Per-letter evidence such a reading still needs: rare names and words score poorly,
 /// a wrong table's reading far worse.
 const UNIFORM_PER_LETTER: f32 = -1.5;
+/// The same floor in a TCVN3 column: Vietnamese catalogs and addresses hold foreign names
+/// ("Querétaro", "Rhône") that the syllable model tolls as not Vietnamese, while a wrong
+/// table's reading of TCVN3 bytes is Cyrillic or symbol soup that never gets this far.
+const UNIFORM_PER_LETTER_TCVN3: f32 = -6.0;
 /// How far another believable reading may be ahead of the column's before the column
 /// cannot decide (nats).
 const UNIFORM_MARGIN: f32 = 3.0;
@@ -590,7 +594,15 @@ fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict
     // Odd case is allowed ("МакДональд", "КиБ"): its toll is in the score, and a wrong
     // table's flipped case ("пРИВЕТ") costs far more than the floor allows.
     let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0;
-    if !clean || c.score / letters < UNIFORM_PER_LETTER {
+    let floor = match label {
+        Label::Legacy(Encoding::Tcvn3)
+        | Label::Mojibake {
+            real: Encoding::Tcvn3,
+            ..
+        } => UNIFORM_PER_LETTER_TCVN3,
+        _ => UNIFORM_PER_LETTER,
+    };
+    if !clean || c.score / letters < floor {
         return None;
     }
     let prior = ctx.prior?;
