@@ -14,4 +14,5 @@ pub mod inventory;
 pub mod job;
 pub mod rehearse;
 pub mod report;
+pub mod review;
 pub mod scan;

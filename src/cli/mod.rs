@@ -6,11 +6,13 @@
 pub mod common;
 pub mod control;
 pub mod convert;
+pub mod decide;
 pub mod demo;
 pub mod detect;
 pub mod inventory;
 pub mod plan;
 pub mod rehearse;
+pub mod review;
 pub mod run;
 pub mod scan;
 
@@ -61,6 +63,8 @@ pub enum Command {
     Plan(plan::Args),
     /// Execute a job in resumable batches (rehearses unless --execute is given).
     Run(run::RunArgs),
+    /// List the values a run left undecided, every reading side by side, and write a decision file.
+    Review(review::Args),
     /// Prove a run: every changed value decodes from and re-encodes to its backed-up original.
     Verify(run::JobArgs),
     /// Undo a run: put the original bytes back where the application has not changed them since.
@@ -103,6 +107,7 @@ pub fn main() -> ExitCode {
         Command::Scan(args) => scan::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Run(args) => run::run(args),
+        Command::Review(args) => review::run(args),
         Command::Verify(args) => run::verify(args),
         Command::Rollback(args) => run::rollback(args),
         Command::Pause(args) => control::steer(args, control::Steer::Pause),

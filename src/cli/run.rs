@@ -30,6 +30,9 @@ pub struct RunArgs {
     /// How long to keep retrying a lost server before stopping (resumably), in seconds.
     #[arg(long, default_value_t = 120, value_name = "SECS")]
     retry_for: u64,
+    /// The DBA's decisions on undecided values (from `myrecode review --out`), applied after the pass.
+    #[arg(long, value_name = "FILE")]
+    decisions: Option<PathBuf>,
 }
 
 /// Arguments of `verify` and `rollback`.
@@ -108,12 +111,17 @@ impl Events for RunProgress {
 /// rehearsal with refused tables, 2 error (a refused table under `--execute` among them).
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
-    let cfg = args.conn.resolve()?;
     let opts = RunOptions {
         execute: args.execute,
         job_id: job_id(&args.job, &args.job_id),
         retry_for: Duration::from_secs(args.retry_for),
     };
+    // Checked before the first write: a bad decision file stops nothing half-done.
+    let decisions = match &args.decisions {
+        Some(p) => Some(super::decide::load(p, &job, &opts.job_id)?),
+        None => None,
+    };
+    let cfg = args.conn.resolve()?;
     let stop = Arc::new(AtomicBool::new(false));
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(1);
@@ -168,6 +176,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         }
     };
     let mut attention = false;
+    if let Some(d) = &decisions {
+        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d)?;
+    }
     for s in &summaries {
         let st = &s.state;
         println!(
@@ -179,7 +190,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             st.rows_conflicted,
             if s.done { "" } else { " (not finished)" }
         );
-        attention |= st.rows_quarantined > 0 || !s.done;
+        // With decisions, what is still undecided was counted when they were applied.
+        attention |= (decisions.is_none() && st.rows_quarantined > 0) || !s.done;
     }
     if summaries.iter().any(|s| !s.done) {
         println!("Interrupted; finished batches are checkpointed. Resume with: {resume}");

@@ -30,9 +30,11 @@ pub fn binary_reason(bytes: &[u8], valid_utf8: bool) -> Option<&'static str> {
                 return Some(what);
             }
         }
-        // zlib: CMF 0x78 and a header checksum divisible by 31.
+        // zlib: CMF 0x78 and a header checksum divisible by 31, without a preset
+        // dictionary (FDICT, 0x20): "x " (0x78 0x20) opens text, never a stream we meet.
         if bytes[0] == 0x78
             && (u16::from(bytes[0]) << 8 | u16::from(bytes[1])) % 31 == 0
+            && bytes[1] & 0x20 == 0
             && !valid_utf8
         {
             return Some("zlib header");
@@ -62,6 +64,8 @@ mod tests {
         assert!(binary_reason(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", false).is_some());
         assert!(binary_reason(b"\x78\x9c\xcb\x48\xcd\xc9\xc9\x07\x00", false).is_some());
         assert!(binary_reason(b"ab\x01\xe9", false).is_some());
+        // "x перечислять" in cp1251 opens with a valid zlib checksum but FDICT set.
+        assert!(binary_reason(b"x \xef\xe5\xf0\xe5", false).is_none());
         assert!(binary_reason("Привет\tмир\r\n".as_bytes(), true).is_none());
         assert!(binary_reason(b"\xcf\xf0\xe8\xe2\xe5\xf2", false).is_none());
     }

@@ -63,6 +63,34 @@ pub fn lower(c: char) -> char {
     }
 }
 
+/// Characters real text almost never holds, in a UTF-8 reading: C1 controls, phonetic and
+/// combining marks standing alone, archaic Greek, historic and minority Cyrillic, Syriac,
+/// Thaana, NKo, historic and minority scripts, technical symbols, Braille, mathematical
+/// operators, rare CJK, presentation forms, private use. A short legacy value whose bytes
+/// happen to be valid UTF-8 reads as these ("Ні" in cp1251 is U+0373, archaic Greek; "так"
+/// in CP866 is U+282A, Braille).
+pub fn rare_in_text(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x80..=0x9F
+            | 0x250..=0x36F
+            | 0x370..=0x385
+            | 0x3CF..=0x3FF
+            | 0x460..=0x48F
+            | 0x492..=0x52F
+            | 0x700..=0x8FF
+            | 0x1680..=0x1DFF
+            | 0x2200..=0x23FF
+            | 0x2800..=0x2DFF
+            | 0x3400..=0x4DBF
+            | 0xA000..=0xABFF
+            | 0xE000..=0xF8FF
+            | 0xFB50..=0xFDFF
+            | 0xFE70..=0xFEFF
+            | 0xFFF0..=0xFFFF
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,30 @@ impl ColumnPrior {
             .map_or(self.unseen, |(_, b)| *b)
     }
 
+    /// The share of the column's rows that read as `label` (0..1).
+    pub fn share(&self, label: Label) -> f32 {
+        // The bonus is ln(share · K) and never reaches its upper clamp (share ≤ 1).
+        self.bonus(label).exp() / K
+    }
+
+    /// The reading most of the column's rows share, with its share. KOI8-R and KOI8-U
+    /// count as one: they differ in eight bytes, and a KOI8-U row without them reads as KOI8-R.
+    pub fn dominant(&self) -> Option<(Label, f32)> {
+        let (label, _) = self
+            .bonus
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .copied()?;
+        let share = self
+            .bonus
+            .iter()
+            .filter(|(l, _)| same_family(*l, label))
+            .map(|(_, b)| b.exp() / K)
+            .sum::<f32>()
+            .min(1.0);
+        Some((label, share))
+    }
+
     /// The labels the column's rows favoured, most favoured first.
     pub fn ranked(&self) -> Vec<Label> {
         let mut b = self.bonus.clone();
@@ -43,6 +67,27 @@ impl ColumnPrior {
             bonus: counts.iter().map(|&(l, c)| (l, f(c))).collect(),
             unseen: f(0.0),
         }
+    }
+}
+
+/// True when two labels read the same bytes alike but for a few: KOI8-R and KOI8-U, alone or
+/// as the same mojibake chain.
+pub fn same_family(a: Label, b: Label) -> bool {
+    use crate::codec::Encoding::{Koi8R, Koi8U};
+    let koi = |e| matches!(e, Koi8R | Koi8U);
+    match (a, b) {
+        (Label::Legacy(x), Label::Legacy(y)) => x == y || (koi(x) && koi(y)),
+        (
+            Label::Mojibake {
+                real: x,
+                read_as: r,
+            },
+            Label::Mojibake {
+                real: y,
+                read_as: s,
+            },
+        ) => r == s && (x == y || (koi(x) && koi(y))),
+        _ => a == b,
     }
 }
 

@@ -42,6 +42,46 @@ pub enum RepairStep {
     DecodeLossless(Encoding),
 }
 
+/// Every reading `review` offers beside the scored ones: the legacy encodings and the
+/// mojibake chains detection knows, so a DBA may choose one the models ranked low.
+pub const REVIEW_LABELS: &[Label] = &[
+    Label::Utf8,
+    Label::Legacy(Encoding::Windows1251),
+    Label::Legacy(Encoding::Koi8R),
+    Label::Legacy(Encoding::Koi8U),
+    Label::Legacy(Encoding::Ibm866),
+    Label::Legacy(Encoding::Iso8859_5),
+    Label::Legacy(Encoding::Tcvn3),
+    Label::Mojibake {
+        real: Encoding::Utf8,
+        read_as: Encoding::Latin1,
+    },
+    Label::Mojibake {
+        real: Encoding::Utf8,
+        read_as: Encoding::Windows1251,
+    },
+    Label::Mojibake {
+        real: Encoding::Windows1251,
+        read_as: Encoding::Latin1,
+    },
+    Label::Mojibake {
+        real: Encoding::Koi8R,
+        read_as: Encoding::Latin1,
+    },
+    Label::Mojibake {
+        real: Encoding::Ibm866,
+        read_as: Encoding::Latin1,
+    },
+    Label::Mojibake {
+        real: Encoding::Iso8859_5,
+        read_as: Encoding::Latin1,
+    },
+    Label::Mojibake {
+        real: Encoding::Tcvn3,
+        read_as: Encoding::Latin1,
+    },
+];
+
 /// The short name of an encoding as it appears in labels.
 pub fn encoding_name(e: Encoding) -> &'static str {
     match e {

@@ -54,6 +54,37 @@ const UTF8_BONUS: f32 = 3.0;
 /// Latin-1 or cp1251 text almost never forms valid multi-byte UTF-8.
 const CHAIN_UTF8_SEQ: f32 = 5.0;
 
+/// Toll (nats) on the UTF-8 reading of short valid UTF-8 per character rare in text: the
+/// bytes are then as likely legacy text that happens to be valid UTF-8.
+const RARE_UTF8: f32 = 4.0;
+/// Short valid UTF-8 up to this many bytes also gets the legacy readings.
+const SHORT_UTF8: usize = 16;
+/// Share of a column's rows from which the column decides a short value whose reading in
+/// the column's encoding is well-formed text (class 1 of issue 16).
+const UNIFORM_SHARE: f32 = 0.85;
+/// Per-letter evidence such a reading still needs: rare names and words score poorly,
+/// a wrong table's reading far worse.
+const UNIFORM_PER_LETTER: f32 = -1.5;
+/// The same floor in a TCVN3 column: Vietnamese catalogs and addresses hold foreign names
+/// ("Querétaro", "Rhône") that the syllable model tolls as not Vietnamese, while a wrong
+/// table's reading of TCVN3 bytes is Cyrillic or symbol soup that never gets this far.
+const UNIFORM_PER_LETTER_TCVN3: f32 = -6.0;
+/// How far another believable reading may be ahead of the column's before the column
+/// cannot decide (nats).
+const UNIFORM_MARGIN: f32 = 3.0;
+
+/// A reading this far ahead of every other (nats) is believed even when its own evidence is
+/// low (rare names, place names the models never saw), if it is well-formed text ...
+const CLEAR_LEAD: f32 = 6.0;
+/// ... and not far below real text per letter: foreign text read through a Cyrillic table
+/// costs two nats or more per letter.
+const LEAD_PER_LETTER: f32 = -1.0;
+
+/// Own evidence (nats) a reading other than the one a uniform column shares needs.
+const AGAINST_COLUMN: f32 = 8.0;
+/// Lead (nats) a value of one to three letters needs over every other reading, alone.
+const SHORT_LEAD: f32 = 7.0;
+
 /// Prior (nats) of the `tcvn3>latin1` chain against genuine UTF-8.
 const TCVN3_CHAIN_PRIOR: f32 = -2.0;
 /// Valid UTF-8 whose best mojibake reading is at least this likely, yet not
@@ -168,10 +199,17 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
         Some(s) => {
             chain_candidates(s, &mut cands);
             // CP866 lower-case "р-я" + two of "а-п" is a valid 3-byte UTF-8
-            // sequence ("тим" = U+2A2C), so short values with 3-byte
-            // characters may be legacy text that happens to be valid UTF-8.
-            if bytes.len() <= 12 && bytes.iter().any(|&b| (0xE0..0xF0).contains(&b)) {
-                legacy_candidates(bytes, 0.0, Label::Legacy, &mut cands);
+            // sequence ("тим" = U+2A2C), and a cp1251 capital + "і" a 2-byte one
+            // ("Ні" = U+0373): short values with 3-byte or rare characters may be
+            // legacy text that happens to be valid UTF-8, so UTF-8 is one
+            // reading among the others, tolled per rare character.
+            let mut rare = 0;
+            if bytes.len() <= SHORT_UTF8 {
+                rare = s.chars().filter(|&c| chars::rare_in_text(c)).count();
+                let three = bytes.iter().any(|&b| (0xE0..0xF0).contains(&b));
+                if rare > 0 || (three && bytes.len() <= 12) {
+                    legacy_candidates(bytes, 0.0, Label::Legacy, &mut cands);
+                }
             }
             if cands.is_empty() {
                 return Analysis::Fixed(Verdict::fixed(
@@ -184,7 +222,7 @@ pub(crate) fn analyze(bytes: &[u8]) -> Analysis {
             let text = text::score_chars(s.chars());
             cands.push(Cand {
                 label: Label::Utf8,
-                score: text.score + UTF8_BONUS,
+                score: text.score + UTF8_BONUS - RARE_UTF8 * rare as f32,
                 text,
             });
         }
@@ -259,7 +297,15 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
         if let Ok(inner) = std::str::from_utf8(&raw) {
             let seqs = utf8_sequences(inner) as f32;
             let text = text::score_chars(inner.chars());
-            let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(20.0);
+            // Un-mangling that yields rare characters (CP866 "чоктав" is valid UTF-8 after
+            // a latin1 undo) earns no evidence from them.
+            let rare = if inner.len() <= 2 * SHORT_UTF8 {
+                inner.chars().filter(|&c| chars::rare_in_text(c)).count() as f32
+            } else {
+                0.0
+            };
+            let score = text.score + (CHAIN_UTF8_SEQ * seqs).min(20.0)
+                - (CHAIN_UTF8_SEQ + RARE_UTF8) * rare;
             out.push(Cand {
                 label: Label::Mojibake {
                     real: Encoding::Utf8,
@@ -268,6 +314,10 @@ fn chain_candidates(s: &str, out: &mut Vec<Cand>) {
                 score,
                 text,
             });
+            // Short legacy bytes may form such UTF-8 by chance: read them as legacy too.
+            if rare > 0.0 && read_as == Encoding::Latin1 && raw.len() <= SHORT_UTF8 {
+                legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
+            }
         } else if read_as == Encoding::Latin1 {
             legacy_candidates(&raw, 0.0, |real| Label::Mojibake { real, read_as }, out);
             // Vietnamese UTF-8 in Latin-1 letters ("lóa") re-reads as other
@@ -336,6 +386,25 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     }
 
     if label == Label::Utf8 {
+        // Rare characters in a column whose rows are legacy text: likely a legacy value
+        // that is valid UTF-8 by chance, which no reading decides. List it.
+        let legacy_column = ctx
+            .prior
+            .and_then(|p| p.dominant())
+            .is_some_and(|(l, share)| l.needs_recode() && share >= UNIFORM_SHARE);
+        if legacy_column
+            && bytes.len() <= SHORT_UTF8
+            && std::str::from_utf8(bytes).is_ok_and(|s| s.chars().any(chars::rare_in_text))
+        {
+            reasons.push(Cow::Borrowed("rare characters as UTF-8 in a legacy column"));
+            return Verdict {
+                label: Label::Unknown,
+                confidence: 1.0 - conf,
+                decoded: None,
+                runner_up: runner,
+                reasons,
+            };
+        }
         let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
         return Verdict {
             label,
@@ -352,9 +421,31 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
         && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
             >= RELAXED_PER_LETTER;
+    // A column that nearly all reads one way lets another rewriting reading through only on
+    // strong evidence of the value's own: "^[нН]" in a cp1251 column is not KOI8-R. In a
+    // UTF-8 column, valid UTF-8 is never re-read as a legacy table, however well it reads.
+    let against_column = ctx
+        .prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| {
+            share >= UNIFORM_SHARE
+                && !column::same_family(l, label)
+                && (cands[best].score < AGAINST_COLUMN
+                    || (l == Label::Utf8 && utf8 && label.is_legacy()))
+        });
+    // One to three letters alone ("МБ", "є") read as text under several tables: only a
+    // clear lead over every other reading decides them.
+    let short_close = ctx.prior.is_none()
+        && cands[best].text.non_ascii_letters <= 3
+        && cands
+            .iter()
+            .enumerate()
+            .any(|(i, o)| i != best && cands[best].score - o.score < SHORT_LEAD);
     if conf >= ctx.threshold
         && evidence >= MIN_EVIDENCE
         && (looks_like_text(&cands[best]) || vouched)
+        && !against_column
+        && !short_close
     {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict {
@@ -372,6 +463,14 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             ctx.threshold
         )));
     }
+    if !against_column {
+        if let Some(v) = clear_lead(bytes, &cands, best) {
+            return v;
+        }
+    }
+    if let Some(v) = column_decides(bytes, &cands, ctx) {
+        return v;
+    }
     let runner_up = Some((label, conf));
     if utf8 {
         // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
@@ -380,7 +479,17 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             .zip(&probs)
             .find(|(c, _)| c.label == Label::Utf8)
             .map_or(0.0, |(_, p)| *p);
-        if conf < SUSPECT_CHAIN {
+        // A legacy reading beat UTF-8 that reads as rare characters: the bytes are
+        // likely legacy text; list them rather than call them UTF-8.
+        let rare_utf8 = std::str::from_utf8(bytes)
+            .is_ok_and(|s| bytes.len() <= SHORT_UTF8 && s.chars().any(chars::rare_in_text));
+        // In a column whose rows are UTF-8, valid UTF-8 is UTF-8 unless its own evidence
+        // says otherwise strongly (see `against_column`).
+        let utf8_column = ctx
+            .prior
+            .and_then(|p| p.dominant())
+            .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
+        if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
             let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
             return Verdict {
                 label: Label::Utf8,
@@ -425,6 +534,99 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         runner_up,
         reasons,
     }
+}
+
+/// True when a reading is well-formed text: no odd case, symbol or script switch in a word.
+fn well_formed(c: &Cand) -> bool {
+    c.text.odd_case_words == 0 && c.text.odd_symbols == 0 && c.text.mixed_words == 0
+}
+
+/// The best reading wins by a clear lead over every other and is well-formed text: rare
+/// names score low under every model, yet the wrong tables score far lower.
+fn clear_lead(bytes: &[u8], cands: &[Cand], best: usize) -> Option<Verdict> {
+    let c = &cands[best];
+    if !c.label.needs_recode() || !well_formed(c) {
+        return None;
+    }
+    let letters = c.text.non_ascii_letters.max(1) as f32;
+    if c.score / letters < LEAD_PER_LETTER {
+        return None;
+    }
+    let second = cands
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best)
+        .map(|(_, o)| o.score)
+        .fold(NULL_SCORE - CLEAR_LEAD, f32::max);
+    if c.score - second < CLEAR_LEAD {
+        return None;
+    }
+    let decoded = c.label.repair(bytes)?;
+    Some(Verdict {
+        label: c.label,
+        confidence: DEFAULT_THRESHOLD,
+        decoded: Some(decoded),
+        runner_up: None,
+        reasons: vec![Cow::Owned(format!(
+            "{} well-formed and {:.0} nats ahead of every other reading",
+            c.label,
+            c.score - second
+        ))],
+    })
+}
+
+/// A column whose rows nearly all read one way decides a value whose reading that way is
+/// well-formed text, unless another believable reading is clearly better (class 1 of
+/// issue 16). Only a lossless repair is ever returned.
+fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict> {
+    let (label, share) = ctx.prior?.dominant()?;
+    if share < UNIFORM_SHARE || !label.needs_recode() {
+        return None;
+    }
+    // Within the KOI8 family the value's own bytes choose: a KOI8-U letter is box drawing
+    // in KOI8-R, and such a reading is not clean.
+    let c = cands
+        .iter()
+        .filter(|c| column::same_family(c.label, label))
+        .max_by(|a, b| a.score.total_cmp(&b.score))?;
+    let label = c.label;
+    let letters = c.text.non_ascii_letters.max(1) as f32;
+    // Odd case is allowed ("МакДональд", "КиБ"): its toll is in the score, and a wrong
+    // table's flipped case ("пРИВЕТ") costs far more than the floor allows.
+    let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0;
+    let floor = match label {
+        Label::Legacy(Encoding::Tcvn3)
+        | Label::Mojibake {
+            real: Encoding::Tcvn3,
+            ..
+        } => UNIFORM_PER_LETTER_TCVN3,
+        _ => UNIFORM_PER_LETTER,
+    };
+    if !clean || c.score / letters < floor {
+        return None;
+    }
+    let prior = ctx.prior?;
+    let rival = cands
+        .iter()
+        .filter(|o| {
+            !column::same_family(o.label, label) && (looks_like_text(o) || o.label == Label::Utf8)
+        })
+        .map(|o| o.score + prior.bonus(o.label))
+        .fold(f32::MIN, f32::max);
+    if rival - (c.score + prior.bonus(label)) > UNIFORM_MARGIN {
+        return None;
+    }
+    let decoded = label.repair(bytes)?;
+    Some(Verdict {
+        label,
+        confidence: share.min(0.99),
+        decoded: Some(decoded),
+        runner_up: None,
+        reasons: vec![Cow::Owned(format!(
+            "the column reads as {label} ({:.0}% of rows) and so does this value, well-formed",
+            share * 100.0
+        ))],
+    })
 }
 
 /// Every reading of a value with its score (nats), best first: for reports

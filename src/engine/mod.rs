@@ -10,6 +10,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod columns;
 pub mod copy;
+pub mod decisions;
 pub mod error;
 pub mod events;
 pub mod inplace;

@@ -10,7 +10,7 @@
 mod sql;
 mod write;
 
-pub use sql::update_if_unchanged_sql;
+pub use sql::{backup_insert_sql, update_if_unchanged_sql};
 
 use super::batch::{self, Batches, Next};
 use super::checkpoint::{self, State};
