@@ -30,19 +30,17 @@ pub enum Event<'a> {
         /// Rows that differed (changed since copied) and were queued for replay.
         differed: u64,
     },
-    /// A copy is caught up and waits for `myrecode cutover` (`cutover: manual`).
+    /// The job's copies are caught up and wait for `myrecode cutover` (`cutover: manual`).
     Ready {
-        /// Table name.
-        table: &'a str,
+        /// The tables the one cut-over will swap.
+        tables: &'a [String],
     },
-    /// A copy was swapped in.
+    /// The job's copies were swapped in, all at one instant.
     CutOver {
-        /// Table name.
-        table: &'a str,
-        /// How long the table's reads and writes were paused.
+        /// The tables swapped.
+        tables: &'a [String],
+        /// How long their reads and writes were paused.
         pause: Duration,
-        /// Where the original is kept for rollback.
-        kept_as: &'a str,
     },
     /// `myrecode abort` removed a copy's objects before its cut-over.
     CopyAborted {
@@ -70,16 +68,18 @@ pub fn line(e: &Event<'_>) -> Option<String> {
         Event::Checked { table, differed } => format!(
             "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
         ),
-        Event::Ready { table } => format!(
-            "ready: {table} is copied and caught up; replaying writes until `myrecode cutover` (cutover: manual)"
+        Event::Ready { tables } => format!(
+            "ready: {} {} copied and caught up; replaying writes until `myrecode cutover` swaps {} at one instant (cutover: manual)",
+            tables.join(", "),
+            if tables.len() == 1 { "is" } else { "are" },
+            if tables.len() == 1 { "it" } else { "them all" }
         ),
-        Event::CutOver {
-            table,
-            pause,
-            kept_as,
-        } => format!(
-            "cut-over: {table} now has the recoded columns; reads and writes paused {:.1} ms; the original is kept as {kept_as} for rollback until `myrecode cleanup`",
-            pause.as_secs_f64() * 1000.0
+        Event::CutOver { tables, pause } => format!(
+            "cut-over: {} now {} the recoded columns, swapped at one instant; reads and writes paused {:.1} ms; each original is kept as <table>{} for rollback until `myrecode cleanup`",
+            tables.join(", "),
+            if tables.len() == 1 { "has" } else { "have" },
+            pause.as_secs_f64() * 1000.0,
+            "_myrecode_old"
         ),
         Event::CopyAborted { table } => {
             format!("aborted: {table}: copy objects removed; the table was never changed")
@@ -107,14 +107,14 @@ mod tests {
 
     #[test]
     fn lines_name_the_table_and_what_to_do() {
+        let tables = ["posts".to_string(), "users".to_string()];
         let e = Event::CutOver {
-            table: "posts",
+            tables: &tables,
             pause: Duration::from_micros(12_345),
-            kept_as: "posts_myrecode_old",
         };
         assert_eq!(
             line(&e).unwrap(),
-            "cut-over: posts now has the recoded columns; reads and writes paused 12.3 ms; the original is kept as posts_myrecode_old for rollback until `myrecode cleanup`"
+            "cut-over: posts, users now have the recoded columns, swapped at one instant; reads and writes paused 12.3 ms; each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
         );
         let s = State::default();
         let batch = Event::Batch {
@@ -124,8 +124,10 @@ mod tests {
             rows_per_sec: 1.0,
         };
         assert!(line(&batch).is_none());
-        assert!(line(&Event::Ready { table: "t" })
-            .unwrap()
-            .contains("`myrecode cutover`"));
+        assert!(line(&Event::Ready {
+            tables: &tables[..1]
+        })
+        .unwrap()
+        .contains("`myrecode cutover`"));
     }
 }

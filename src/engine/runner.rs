@@ -115,7 +115,12 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
                 job.schema
             );
         };
-        let refusals = refusal::refusals(t, tj);
+        let mut refusals = refusal::refusals(t, tj);
+        refusals.extend(refusal::foreign_key_splits(
+            &refusal::Facts::of_table(t),
+            tj,
+            &job.tables,
+        ));
         let planned = match table_plan(job, tj, t) {
             Ok(p) => Some((p, t.clone())),
             Err(_) if !refusals.is_empty() => None,
@@ -351,13 +356,35 @@ pub async fn run(
         job.defaults.max_replica_lag.0,
         replicas,
     );
-    let mut summaries = Vec::new();
-    for (plan, table) in plans.iter().zip(&tables) {
+    let copies: Vec<TablePlan> = plans
+        .iter()
+        .filter(|p| p.strategy == Strategy::Copy)
+        .cloned()
+        .collect();
+    // Only a job whose copied tables are in a foreign key reads and moves constraints.
+    let with_fks = plans
+        .iter()
+        .zip(&tables)
+        .any(|(p, t)| p.strategy == Strategy::Copy && !t.foreign_keys.is_empty());
+    if with_fks {
+        copy::group::prepare(&mut conn, &copies).await?;
+    }
+    // Each table in job order (copies only up to ready), then the copies' one cut-over.
+    let mut steps: Vec<Step<'_>> = plans
+        .iter()
+        .zip(&tables)
+        .map(|(p, t)| Step::Table(p, t))
+        .collect();
+    if !copies.is_empty() {
+        steps.push(Step::CutOver);
+    }
+    let mut summaries: Vec<TableSummary> = Vec::new();
+    for step in steps {
         let mut failing_since: Option<Instant> = None;
         let mut attempt = 0;
         loop {
-            let ran = match plan.strategy {
-                Strategy::InPlace => {
+            let ran = match step {
+                Step::Table(plan, table) if plan.strategy == Strategy::InPlace => {
                     inplace::run_table(
                         &mut conn,
                         &opts.job_id,
@@ -368,42 +395,51 @@ pub async fn run(
                         events,
                     )
                     .await
+                    .map(|(o, s)| (o, vec![(plan.table.clone(), s)]))
                 }
-                Strategy::Copy => {
-                    copy::run_table(
-                        &mut conn,
-                        &cfg,
-                        &opts.job_id,
-                        plan,
-                        table,
-                        stop,
-                        &mut pacer,
-                        events,
-                    )
-                    .await
-                }
+                Step::Table(plan, table) => copy::prepare_table(
+                    &mut conn,
+                    &cfg,
+                    &opts.job_id,
+                    plan,
+                    table,
+                    stop,
+                    &mut pacer,
+                    events,
+                )
+                .await
+                .map(|(o, s)| (o, vec![(plan.table.clone(), s)])),
+                Step::CutOver => copy::group::cut_over_group(
+                    &mut conn,
+                    &cfg,
+                    &opts.job_id,
+                    &copies,
+                    with_fks,
+                    stop,
+                    &mut pacer,
+                    events,
+                )
+                .await
+                .map(|g| (g.outcome, g.states)),
             };
             match ran {
-                Ok((outcome, state)) => {
-                    if outcome == TableOutcome::Aborted {
-                        abort_rest(&mut conn, job, plans.as_slice(), &opts.job_id, events).await?;
-                        summaries.push(TableSummary {
-                            table: plan.table.clone(),
-                            state,
-                            done: false,
-                        });
-                        return Ok(Outcome::Ran(summaries));
+                Ok((outcome, states)) => {
+                    for (table, state) in states {
+                        let done = state.done;
+                        match summaries.iter_mut().find(|s| s.table == table) {
+                            Some(s) => *s = TableSummary { table, state, done },
+                            None => summaries.push(TableSummary { table, state, done }),
+                        }
                     }
-                    let done = outcome == TableOutcome::Done;
-                    summaries.push(TableSummary {
-                        table: plan.table.clone(),
-                        state,
-                        done,
-                    });
-                    if !done {
-                        return Ok(Outcome::Ran(summaries));
+                    match outcome {
+                        TableOutcome::Aborted => {
+                            abort_rest(&mut conn, job, plans.as_slice(), &opts.job_id, events)
+                                .await?;
+                            return Ok(Outcome::Ran(summaries));
+                        }
+                        TableOutcome::Interrupted => return Ok(Outcome::Ran(summaries)),
+                        TableOutcome::Done => break,
                     }
-                    break;
                 }
                 Err(e) if retry::is_transient(&e) => {
                     let since = *failing_since.get_or_insert_with(Instant::now);
@@ -413,7 +449,7 @@ pub async fn run(
                             opts.retry_for
                         )));
                     }
-                    tracing::warn!(table = %plan.table, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
+                    tracing::warn!(step = %step, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
                     tokio::time::sleep(retry::backoff(attempt)).await;
                     attempt += 1;
                     if let Ok(c) = cfg.connect_one().await {
@@ -427,6 +463,22 @@ pub async fn run(
     Ok(Outcome::Ran(summaries))
 }
 
+/// One step of a run: a table (in place to the end, a copy up to ready), or the copies' cut-over.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Table(&'a TablePlan, &'a Table),
+    CutOver,
+}
+
+impl std::fmt::Display for Step<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Table(p, _) => write!(f, "{}", p.table),
+            Step::CutOver => write!(f, "the cut-over"),
+        }
+    }
+}
+
 /// `myrecode abort`, acted on: every copy of the job not yet swapped loses its objects
 /// (the originals were never changed); the command is then cleared.
 pub async fn abort_rest(
@@ -436,6 +488,7 @@ pub async fn abort_rest(
     job_id: &str,
     events: &dyn Events,
 ) -> Result<()> {
+    copy::group::abandon(conn, &job.schema, job_id).await?;
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
         if copy::abort_table(conn, &job.schema, &p.table, job_id).await? {
             events.event(&Event::CopyAborted { table: &p.table });

@@ -275,7 +275,7 @@ mod tests {
             from_schema: "s".into(),
             from_table: "posts".into(),
             from_columns: vec!["author".into()],
-            to_schema: "s".into(),
+            to_schema: "shop".into(),
             to_table: "authors".into(),
             to_columns: vec!["id".into()],
         }];

@@ -24,8 +24,10 @@ const TRANSACTIONAL_ENGINE: &str = "InnoDB";
 pub enum Class {
     /// Copy: the table has triggers of its own.
     OwnTriggers,
-    /// Copy: a foreign key references the table or goes out from it.
+    /// Copy: a foreign key to or from a table in another schema.
     ForeignKey,
+    /// Copy: a foreign key joins text columns that would end up in different character sets.
+    ForeignKeyCharsetSplit,
     /// No primary key and no unique key over NOT NULL columns to page over.
     NoUsableKey,
     /// The job's `key:` is not the key batches page over.
@@ -210,7 +212,7 @@ pub fn check(t: &Facts, job: &TableJob) -> Vec<Refusal> {
     match job.strategy {
         Strategy::Copy => {
             own_triggers(t, &mut out);
-            foreign_keys(t, &mut out);
+            foreign_keys_across_schemas(t, &mut out);
             name_too_long(t, &mut out);
             key_columns_in_job(t, job, &mut out);
         }
@@ -288,18 +290,20 @@ fn own_triggers(t: &Facts, out: &mut Vec<Refusal>) {
     }
 }
 
-fn foreign_keys(t: &Facts, out: &mut Vec<Refusal>) {
+fn foreign_keys_across_schemas(t: &Facts, out: &mut Vec<Refusal>) {
     let mut shown: Vec<String> = Vec::new();
     for fk in t.foreign_keys {
+        if fk.from_schema == fk.to_schema {
+            continue;
+        }
         let s = format!(
             "{} ({}.{} -> {}.{})",
             quote::ident(&fk.name),
+            fk.from_schema,
             fk.from_table,
-            fk.from_columns.join(","),
-            fk.to_table,
-            fk.to_columns.join(",")
+            fk.to_schema,
+            fk.to_table
         );
-        // A self-reference is listed once outgoing and once incoming.
         if !shown.contains(&s) {
             shown.push(s);
         }
@@ -311,13 +315,84 @@ fn foreign_keys(t: &Facts, out: &mut Vec<Refusal>) {
         class: Class::ForeignKey,
         at: At::Name,
         reason: format!(
-            "table '{}' is in foreign key {}: the copy strategy swaps in a new table, and the constraint would stay with the original (kept as {})",
+            "table '{}' is in foreign key {} across schemas: the one cut-over moves the constraints of one schema",
             t.name,
-            shown.join(", "),
-            names(t.name).old
+            shown.join(", ")
         ),
         fix: "drop the foreign key for the job and add it back after the cut-over, or recode with an offline ALTER TABLE in a maintenance window".into(),
     });
+}
+
+/// The character set a column ends up in: its target's for a column of a copied table in
+/// the job, its own otherwise; `None` for a column that is not text.
+fn charset_after(job: Option<&TableJob>, column: &str, now: Option<&str>) -> Option<String> {
+    let now = now.map(normalize_charset);
+    let Some(cj) = job
+        .filter(|j| j.strategy == Strategy::Copy)
+        .and_then(|j| j.columns.iter().find(|c| c.name == column))
+    else {
+        return now;
+    };
+    match super::target::parse(&cj.target) {
+        Ok(def) if def.is_binary() => None,
+        Ok(def) => def.charset.map(|c| normalize_charset(&c)).or(now),
+        Err(_) => now,
+    }
+}
+
+/// Foreign keys joining text columns that the job leaves in different character sets (one
+/// side recoded, the other not, or both to different sets): the server cannot keep such a
+/// constraint, so the job is refused before it writes. `all` is every table entry of the job.
+pub fn foreign_key_splits(t: &Facts, job: &TableJob, all: &[TableJob]) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for fk in t.foreign_keys {
+        if fk.from_schema != fk.to_schema || seen.contains(&fk.name) {
+            continue;
+        }
+        let outgoing = fk.from_schema == t.schema && fk.from_table == t.name;
+        let other = if outgoing {
+            &fk.to_table
+        } else {
+            &fk.from_table
+        };
+        let other_job = all.iter().find(|j| &j.name == other);
+        for (from, to) in fk.from_columns.iter().zip(&fk.to_columns) {
+            let (mine, theirs) = if outgoing { (from, to) } else { (to, from) };
+            // The constraint holds today: both sides share this column's character set.
+            let now = t
+                .columns
+                .iter()
+                .find(|c| c.name == mine.as_str())
+                .and_then(|c| c.charset);
+            if now.is_none() {
+                continue;
+            }
+            let here = charset_after(Some(job), mine, now);
+            let there = charset_after(other_job, theirs, now);
+            if here != there {
+                seen.push(fk.name.clone());
+                let side = |table: &str, col: &str, cs: &Option<String>| {
+                    format!("{table}.{col} ({})", cs.as_deref().unwrap_or("binary"))
+                };
+                out.push(Refusal {
+                    class: Class::ForeignKeyCharsetSplit,
+                    at: At::Name,
+                    reason: format!(
+                        "foreign key {} would join {} to {} after the cut-over: the server keeps no constraint between text columns of different character sets",
+                        quote::ident(&fk.name),
+                        side(t.name, mine, &here),
+                        side(other, theirs, &there)
+                    ),
+                    fix: format!(
+                        "recode both columns in this job with targets of the same character set (add {other}.{theirs} with `strategy: copy`), or leave both out"
+                    ),
+                });
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn name_too_long(t: &Facts, out: &mut Vec<Refusal>) {

@@ -3,12 +3,15 @@
 
 use super::context::{is_sentry, table_exists, Ctx};
 use super::cutover_sql::{
-    auto_increment_sql, cutover_lock_sql, kill_query_sql, mark_pattern, rename_sql, sentry_ddl,
-    show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL, RENAME_QUEUED_SQL,
+    auto_increment_sql, cutover_lock_sql, drop_sentries_sql, kill_query_sql, mark_pattern,
+    rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
+    RENAME_QUEUED_SQL,
 };
+use super::foreign::{apply_moves, plan_moves, settle_moves};
+use super::foreign_sql::foreign_key_checks_sql;
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
-use super::sql::{drop_existing_table_sql, drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
+use super::sql::{drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
 use super::Phase;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
@@ -53,33 +56,40 @@ pub(super) async fn settle_leftover_cutover(
     .into())
 }
 
-/// Swaps the shadow in (see the module docs), retrying; returns how long the table was locked.
+/// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
+/// how long the tables were locked.
 pub(super) async fn cut_over(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
-    ctx: &Ctx<'_>,
+    ctxs: &[Ctx<'_>],
     job: &str,
-    state: &mut State,
+    foreign_keys: bool,
+    states: &mut [State],
 ) -> Result<Duration> {
+    let schema = ctxs[0].plan.schema.as_str();
     let mut attempt = 0;
     loop {
-        match try_cut_over(conn, cfg, ctx, job, state).await {
+        match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states).await {
             Ok(d) => return Ok(d),
             Err(e) if attempt + 1 < CUTOVER_ATTEMPTS => {
-                tracing::warn!(table = %ctx.plan.table, error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
+                tracing::warn!(tables = ctxs.len(), error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
                 attempt += 1;
                 tokio::time::sleep(crate::engine::retry::backoff(attempt)).await;
-                settle_leftover_cutover(conn, &ctx.plan.schema).await?;
-                if !table_exists(conn, &ctx.plan.schema, &ctx.names.shadow).await? {
-                    // The rename did happen (its reply was lost): the swap is done.
+                settle_leftover_cutover(conn, schema).await?;
+                if !table_exists(conn, schema, &ctxs[0].names.shadow).await? {
+                    // The rename did happen (its reply was lost): every table is swapped.
                     return Ok(Duration::ZERO);
                 }
-                replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
+                settle_moves(conn, schema, job, false).await?;
+                for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+                    create_stage(conn, ctx).await?;
+                    replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
+                }
             }
             Err(e) => {
                 return Err(e.context(format!(
-                    "the cut-over of '{}' failed {} times; the copy stays attached and checkpointed: run again",
-                    ctx.plan.table,
+                    "the cut-over of {} table(s) failed {} times; the copies stay attached and checkpointed: run again",
+                    ctxs.len(),
                     attempt + 1
                 )))
             }
@@ -100,21 +110,38 @@ pub fn auto_increment_of(create: &str) -> Option<u64> {
 pub(super) async fn try_cut_over(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
-    ctx: &Ctx<'_>,
+    ctxs: &[Ctx<'_>],
     job: &str,
-    state: &mut State,
+    foreign_keys: bool,
+    states: &mut [State],
 ) -> Result<Duration> {
-    let b = ctx.plan;
-    let (schema, n) = (b.schema.as_str(), &ctx.names);
-    if table_exists(conn, schema, &n.old).await? {
-        if !is_sentry(conn, schema, &n.old).await? {
-            return Err(EngineError::NotOurSentry { old: ctx.t(&n.old) }.into());
+    let schema = ctxs[0].plan.schema.as_str();
+    for ctx in ctxs {
+        let old = &ctx.names.old;
+        if table_exists(conn, schema, old).await? {
+            if !is_sentry(conn, schema, old).await? {
+                return Err(EngineError::NotOurSentry { old: ctx.t(old) }.into());
+            }
+        } else {
+            conn.execute(sentry_ddl(schema, old).as_str())
+                .await
+                .context("creating the cut-over sentry table")?;
         }
-    } else {
-        conn.execute(sentry_ddl(schema, &n.old).as_str())
-            .await
-            .context("creating the cut-over sentry table")?;
     }
+    let tables: Vec<(&str, &super::names::Names)> = ctxs
+        .iter()
+        .map(|c| (c.plan.table.as_str(), &c.names))
+        .collect();
+    let planned = if foreign_keys {
+        plan_moves(conn, schema, job, &tables).await?
+    } else {
+        Vec::new()
+    };
+    let also: Vec<(&str, &str)> = planned
+        .iter()
+        .filter(|m| m.from == m.to)
+        .map(|m| (m.schema.as_str(), m.from.as_str()))
+        .collect();
     let mut locker = cfg.connect_one().await?;
     let mut renamer = cfg.connect_one().await?;
     let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
@@ -126,30 +153,41 @@ pub(super) async fn try_cut_over(
     locker
         .execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
-    create_stage(&mut locker, ctx).await?;
     // With autocommit off, COMMIT ends each drain chunk without releasing the table locks.
     locker.execute(AUTOCOMMIT_OFF).await?;
     locker
-        .execute(cutover_lock_sql(schema, &b.table, n).as_str())
+        .execute(cutover_lock_sql(schema, &tables, &also).as_str())
         .await
-        .context("locking the table for the cut-over")?;
+        .context("locking the tables for the cut-over")?;
     let paused = Instant::now();
     let drained = async {
-        let mut next = state.clone();
-        while replay_chunk(&mut locker, ctx, job, &mut next, &mut HashSet::new()).await? > 0 {
+        let mut next = states.to_vec();
+        for (ctx, state) in ctxs.iter().zip(next.iter_mut()) {
+            if log_len(&mut locker, ctx).await? > 0 {
+                // A session's temporary table may be created under LOCK TABLES.
+                create_stage(&mut locker, ctx).await?;
+                while replay_chunk(&mut locker, ctx, job, state, &mut HashSet::new()).await? > 0 {
+                    locker.execute(COMMIT).await?;
+                    clear_stage(&mut locker).await?;
+                }
+            }
             locker.execute(COMMIT).await?;
-            clear_stage(&mut locker).await?;
+            let create: String = sqlx::query(&show_create_sql(schema, &ctx.plan.table))
+                .fetch_one(&mut locker)
+                .await?
+                .try_get(1)?;
+            if let Some(counter) = auto_increment_of(&create) {
+                locker
+                    .execute(auto_increment_sql(schema, &ctx.names.shadow, counter).as_str())
+                    .await
+                    .context("carrying AUTO_INCREMENT over to the shadow")?;
+            }
         }
-        locker.execute(COMMIT).await?;
-        let create: String = sqlx::query(&show_create_sql(schema, &b.table))
-            .fetch_one(&mut locker)
-            .await?
-            .try_get(1)?;
-        if let Some(counter) = auto_increment_of(&create) {
+        if !planned.is_empty() {
             locker
-                .execute(auto_increment_sql(schema, &n.shadow, counter).as_str())
-                .await
-                .context("carrying AUTO_INCREMENT over to the shadow")?;
+                .execute(foreign_key_checks_sql(false).as_str())
+                .await?;
+            apply_moves(&mut locker, &planned).await?;
         }
         if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
             .ok()
@@ -165,10 +203,11 @@ pub(super) async fn try_cut_over(
         Ok(drained) => drained,
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
-            return Err(e.context("draining the change log under the cut-over lock"));
+            settle_moves(conn, schema, job, false).await?;
+            return Err(e.context("draining the change logs under the cut-over lock"));
         }
     };
-    let rename_sql = rename_sql(schema, &b.table, n);
+    let rename_sql = rename_sql(schema, &tables);
     let rename = async {
         renamer
             .execute(rename_sql.as_str())
@@ -186,18 +225,19 @@ pub(super) async fn try_cut_over(
                 break;
             }
             if Instant::now() > give_up {
-                // The sentry is still there: unlocked now, a late rename can only fail.
+                // The sentries are still there: unlocked now, a late rename can only fail.
                 let _ = locker.execute(UNLOCK_TABLES).await;
                 let _ = conn.execute(kill_query_sql(renamer_id).as_str()).await;
                 bail!("the rename never queued behind the cut-over lock");
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        // Drained and the rename queued first in line: the sentry goes, then the lock.
+        // Drained, and the rename holds the gate and waits first in line: the sentries go,
+        // then the lock.
         let dropped = locker
-            .execute(drop_existing_table_sql(schema, &n.old).as_str())
+            .execute(drop_sentries_sql(schema, &tables).as_str())
             .await
-            .context("dropping the cut-over sentry");
+            .context("dropping the cut-over sentries");
         locker.execute(UNLOCK_TABLES).await?;
         dropped.map(|_| ())
     };
@@ -205,7 +245,7 @@ pub(super) async fn try_cut_over(
     let pause = paused.elapsed();
     released?;
     renamed?;
-    *state = next;
+    states.clone_from_slice(&next);
     Ok(pause)
 }
 

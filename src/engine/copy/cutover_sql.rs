@@ -3,7 +3,7 @@
 //! tell a queued rename.
 
 use super::names::Names;
-use super::sql::SRC;
+use super::sql::{GATE, GATE_SWAP};
 use crate::db::quote;
 use crate::engine::checkpoint::{CHECKPOINT, QUARANTINE};
 
@@ -46,18 +46,32 @@ pub fn sentry_ddl(schema: &str, old: &str) -> String {
     )
 }
 
-/// Locks every table the drain under the cut-over lock touches: the table (and under the
-/// copy's alias, read), the shadow, the sentry, the log and the bookkeeping tables.
-pub fn cutover_lock_sql(schema: &str, table: &str, n: &Names) -> String {
-    let t = quote::table(schema, table);
-    format!(
-        "LOCK TABLES {t} WRITE, {t} AS {SRC} READ, {} WRITE, {} WRITE, {} WRITE, {} WRITE, {} WRITE",
-        quote::table(schema, &n.shadow),
-        quote::table(schema, &n.old),
-        quote::table(schema, &n.log),
-        quote::table(schema, CHECKPOINT),
-        quote::table(schema, QUARANTINE)
-    )
+/// Locks every table the drain under the cut-over lock touches, for every table of the
+/// cut-over at once: each table, its shadow, its sentry and its log, and the bookkeeping tables.
+/// `also`: tables outside the cut-over whose foreign keys move (schema, table).
+pub fn cutover_lock_sql(schema: &str, tables: &[(&str, &Names)], also: &[(&str, &str)]) -> String {
+    let mut locks = Vec::new();
+    for (table, n) in tables {
+        for name in [*table, &n.shadow, &n.old, &n.log] {
+            locks.push(format!("{} WRITE", quote::table(schema, name)));
+        }
+    }
+    for (s, t) in also {
+        locks.push(format!("{} WRITE", quote::table(s, t)));
+    }
+    for name in [CHECKPOINT, QUARANTINE] {
+        locks.push(format!("{} WRITE", quote::table(schema, name)));
+    }
+    format!("LOCK TABLES {}", locks.join(", "))
+}
+
+/// Drops the sentries of the cut-over's tables, in one statement.
+pub fn drop_sentries_sql(schema: &str, tables: &[(&str, &Names)]) -> String {
+    let olds: Vec<String> = tables
+        .iter()
+        .map(|(_, n)| quote::table(schema, &n.old))
+        .collect();
+    format!("DROP TABLE {}", olds.join(", "))
 }
 
 /// `SHOW CREATE TABLE`, for the table's next `AUTO_INCREMENT`.
@@ -73,14 +87,20 @@ pub fn auto_increment_sql(schema: &str, shadow: &str, next: u64) -> String {
     )
 }
 
-/// The swap, marked so a rerun finds it queued: the table becomes the old one, the shadow the table.
-pub fn rename_sql(schema: &str, table: &str, n: &Names) -> String {
-    let t = quote::table(schema, table);
-    format!(
-        "RENAME {MARK} TABLE {t} TO {}, {} TO {t}",
-        quote::table(schema, &n.old),
-        quote::table(schema, &n.shadow)
-    )
+/// The swap of every table of the cut-over, in one statement (all or none), marked so a rerun
+/// finds it queued: each table becomes its old one, each shadow the table. It first renames
+/// the gate away and back: the gate sorts first, so the rename holds it before it waits for
+/// any table, and every application write (whose triggers name the gate) waits behind it.
+pub fn rename_sql(schema: &str, tables: &[(&str, &Names)]) -> String {
+    let gate = quote::table(schema, GATE);
+    let swap = quote::table(schema, GATE_SWAP);
+    let mut pairs = vec![format!("{gate} TO {swap}"), format!("{swap} TO {gate}")];
+    for (table, n) in tables {
+        let t = quote::table(schema, table);
+        pairs.push(format!("{t} TO {}", quote::table(schema, &n.old)));
+        pairs.push(format!("{} TO {t}", quote::table(schema, &n.shadow)));
+    }
+    format!("RENAME {MARK} TABLE {}", pairs.join(", "))
 }
 
 #[cfg(test)]
@@ -91,17 +111,26 @@ mod tests {
     #[test]
     fn cut_over_statements_quote_every_name() {
         let n = names("a`b c");
+        let m = names("ё");
+        let both = [("a`b c", &n), ("ё", &m)];
         assert_eq!(
-            cutover_lock_sql("база", "a`b c", &n),
-            "LOCK TABLES `база`.`a``b c` WRITE, `база`.`a``b c` AS _myrecode_src READ, \
+            cutover_lock_sql("база", &both, &[("b", "c")]),
+            "LOCK TABLES `база`.`a``b c` WRITE, \
              `база`.`a``b c_myrecode_new` WRITE, `база`.`a``b c_myrecode_old` WRITE, \
-             `база`.`a``b c_myrecode_log` WRITE, `база`.`_myrecode_checkpoint` WRITE, \
-             `база`.`_myrecode_quarantine` WRITE"
+             `база`.`a``b c_myrecode_log` WRITE, `база`.`ё` WRITE, `база`.`ё_myrecode_new` WRITE, \
+             `база`.`ё_myrecode_old` WRITE, `база`.`ё_myrecode_log` WRITE, `b`.`c` WRITE, \
+             `база`.`_myrecode_checkpoint` WRITE, `база`.`_myrecode_quarantine` WRITE"
         );
         assert_eq!(
-            rename_sql("база", "a`b c", &n),
-            "RENAME /* myrecode cut-over */ TABLE `база`.`a``b c` TO `база`.`a``b c_myrecode_old`, \
-             `база`.`a``b c_myrecode_new` TO `база`.`a``b c`"
+            rename_sql("база", &both),
+            "RENAME /* myrecode cut-over */ TABLE `база`.`!myrecode_gate` TO `база`.`!myrecode_gate~`, \
+             `база`.`!myrecode_gate~` TO `база`.`!myrecode_gate`, \
+             `база`.`a``b c` TO `база`.`a``b c_myrecode_old`, `база`.`a``b c_myrecode_new` TO `база`.`a``b c`, \
+             `база`.`ё` TO `база`.`ё_myrecode_old`, `база`.`ё_myrecode_new` TO `база`.`ё`"
+        );
+        assert_eq!(
+            drop_sentries_sql("s", &both[..1]),
+            "DROP TABLE `s`.`a``b c_myrecode_old`"
         );
         assert_eq!(
             sentry_ddl("s", "order_myrecode_old"),
@@ -121,6 +150,6 @@ mod tests {
     #[test]
     fn a_queued_rename_is_found_by_its_mark() {
         assert_eq!(mark_pattern(), "%myrecode cut-over%");
-        assert!(rename_sql("s", "t", &names("t")).contains(&mark_pattern().replace('%', "")));
+        assert!(rename_sql("s", &[("t", &names("t"))]).contains(&mark_pattern().replace('%', "")));
     }
 }

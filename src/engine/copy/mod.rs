@@ -67,6 +67,9 @@ mod copier;
 mod cutover;
 pub mod cutover_sql;
 mod decide;
+mod foreign;
+pub mod foreign_sql;
+pub mod group;
 pub mod names;
 mod replay;
 mod setup;
@@ -81,7 +84,7 @@ pub use verify::{verify_table, CopyFindings};
 use self::checker::check_batch;
 use self::context::{context, is_sentry, table_exists, Ctx};
 use self::copier::{copy_batch, Pipeline};
-use self::cutover::{cut_over, finish, settle_leftover_cutover};
+use self::cutover::{finish, settle_leftover_cutover};
 use self::replay::{log_len, replay_some};
 use self::setup::{create_stage, ensure_triggers, start};
 use self::sql::drop_table_sql;
@@ -89,7 +92,7 @@ use super::batch::{self, Batches, Next};
 use super::checkpoint::{self, State};
 use super::error::EngineError;
 use super::events::{Event, Events};
-use super::pace::{self, Pacer};
+use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use crate::db::connect::ConnectionConfig;
 use crate::inventory::model::Table;
@@ -97,7 +100,6 @@ use anyhow::Result;
 use sqlx::{Executor, MySqlConnection};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 /// Where a copy is; stored by name in its checkpoint, so a rerun resumes in the same phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,9 +140,11 @@ impl Phase {
 /// The log is "nearly drained" (cut over now) below this many rows.
 const DRAIN_BEFORE_CUTOVER: i64 = 50;
 
-/// Runs (or resumes) the copy of one table until cut over, or until asked to stop.
+/// Runs (or resumes) the copy of one table until it is ready for the cut-over (copied,
+/// checked, its log nearly drained; [`group::cut_over_group`] swaps the job's tables together),
+/// or until asked to stop. A table already swapped comes back done.
 #[allow(clippy::too_many_arguments)]
-pub async fn run_table(
+pub async fn prepare_table(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     job: &str,
@@ -171,32 +175,8 @@ pub async fn run_table(
     settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     let mut state = state;
-    // A cut-over interrupted after its rename: the table is already the new one.
-    if !table_exists(conn, schema, &ctx.names.shadow).await? {
-        if table_exists(conn, schema, &ctx.names.old).await?
-            && !is_sentry(conn, schema, &ctx.names.old).await?
-        {
-            finish(conn, &ctx, job, &mut state).await?;
-            return Ok((TableOutcome::Done, state));
-        }
-        return Err(EngineError::ShadowGone {
-            table: plan.table.clone(),
-            shadow: ctx.names.shadow.clone(),
-        }
-        .into());
-    }
-    if table_exists(conn, schema, &ctx.names.old).await? {
-        if !is_sentry(conn, schema, &ctx.names.old).await? {
-            return Err(EngineError::ShadowAndOriginal {
-                table: plan.table.clone(),
-                shadow: ctx.names.shadow.clone(),
-                old: ctx.names.old.clone(),
-            }
-            .into());
-        }
-        // A cut-over interrupted before its rename: the sentry goes, the copy goes on.
-        conn.execute(drop_table_sql(schema, &ctx.names.old).as_str())
-            .await?;
+    if let Some(done) = settle_table(conn, &ctx, job, &mut state).await? {
+        return Ok((done, state));
     }
     ensure_triggers(conn, &ctx).await?;
     create_stage(conn, &ctx).await?;
@@ -219,7 +199,6 @@ pub async fn run_table(
         pipe,
         state,
         differed: 0,
-        waiting_said: false,
         events,
     };
     let outcome = batch::run(
@@ -232,26 +211,46 @@ pub async fn run_table(
         events,
     )
     .await?;
-    let mut state = work.state;
-    match outcome {
-        TableOutcome::Done => {}
-        TableOutcome::Interrupted => return Ok((outcome, state)),
-        TableOutcome::Aborted => {
-            abort_table(conn, &plan.schema, &plan.table, job).await?;
-            return Ok((outcome, state));
+    // Aborted: the runner removes every copy of the job, cascade triggers first.
+    Ok((outcome, work.state))
+}
+
+/// What an earlier run left of this table's cut-over, settled: swapped already (the rename
+/// ran; finished now, `Some(Done)`), or the sentry of a cut-over interrupted before its
+/// rename (dropped; the copy goes on, `None`).
+async fn settle_table(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+) -> Result<Option<TableOutcome>> {
+    let (schema, plan) = (ctx.plan.schema.as_str(), ctx.plan);
+    if !table_exists(conn, schema, &ctx.names.shadow).await? {
+        if table_exists(conn, schema, &ctx.names.old).await?
+            && !is_sentry(conn, schema, &ctx.names.old).await?
+        {
+            finish(conn, ctx, job, state).await?;
+            return Ok(Some(TableOutcome::Done));
         }
+        return Err(EngineError::ShadowGone {
+            table: plan.table.clone(),
+            shadow: ctx.names.shadow.clone(),
+        }
+        .into());
     }
-    let pause = cut_over(conn, cfg, &ctx, job, &mut state).await?;
-    events.event(&Event::CutOver {
-        table: &plan.table,
-        pause,
-        kept_as: &ctx.names.old,
-    });
-    finish(conn, &ctx, job, &mut state).await?;
-    if plan.manual_cutover {
-        pace::send(conn, schema, job, None).await?;
+    if table_exists(conn, schema, &ctx.names.old).await? {
+        if !is_sentry(conn, schema, &ctx.names.old).await? {
+            return Err(EngineError::ShadowAndOriginal {
+                table: plan.table.clone(),
+                shadow: ctx.names.shadow.clone(),
+                old: ctx.names.old.clone(),
+            }
+            .into());
+        }
+        conn.execute(drop_table_sql(schema, &ctx.names.old).as_str())
+            .await?;
     }
-    Ok((TableOutcome::Done, state))
+    Ok(None)
 }
 
 /// The copy's batches: a copy, check or replay step, by phase, until ready to cut over.
@@ -262,8 +261,6 @@ struct Copy<'a, 'c> {
     state: State,
     /// Rows the check pass found different (and queued for replay).
     differed: u64,
-    /// Whether `ready` was said (once) while waiting for `myrecode cutover`.
-    waiting_said: bool,
     events: &'a dyn Events,
 }
 
@@ -297,17 +294,7 @@ impl Batches for Copy<'_, '_> {
             Phase::Replaying | Phase::Done => {
                 replay_some(conn, ctx, job, &mut self.state, 20, &mut HashSet::new()).await?;
                 if log_len(conn, ctx).await? < DRAIN_BEFORE_CUTOVER {
-                    let go = !plan.manual_cutover
-                        || pace::read(conn, &plan.schema, job).await?
-                            == Some(pace::Command::Cutover);
-                    if go {
-                        return Ok(Next::Done);
-                    }
-                    if !self.waiting_said {
-                        self.events.event(&Event::Ready { table: &plan.table });
-                        self.waiting_said = true;
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    return Ok(Next::Done);
                 }
                 return Ok(Next::More { pause: false });
             }

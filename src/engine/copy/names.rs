@@ -13,6 +13,9 @@ pub struct Names {
     pub log: String,
     /// Triggers: after insert, after update, after delete.
     pub triggers: [String; 3],
+    /// Triggers on a parent logging the rows its cascading actions change in the job's
+    /// tables: before update, before delete.
+    pub cascade: [String; 2],
 }
 
 /// The names for table `table`; long names are shortened with a hash so they stay unique.
@@ -32,6 +35,7 @@ pub fn names(table: &str) -> Names {
         old: fit("old"),
         log: fit("log"),
         triggers: [fit("ins"), fit("upd"), fit("del")],
+        cascade: [fit("bup"), fit("bde")],
     }
 }
 

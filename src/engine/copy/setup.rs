@@ -4,8 +4,8 @@
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
 use super::names::Names;
 use super::sql::{
-    self, create_like_sql, drop_table_sql, lock_for_triggers_sql, lock_wait_timeout_sql, log_ddl,
-    modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
+    self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
+    log_ddl, modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
 };
 use super::Phase;
 use crate::db::keyset::KeyColumn;
@@ -103,6 +103,9 @@ pub(super) async fn create_triggers(
     if missing.is_empty() {
         return Ok(());
     }
+    conn.execute(gate_ddl(schema).as_str())
+        .await
+        .context("creating the cut-over gate table")?;
     conn.execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
     conn.execute(lock_for_triggers_sql(schema, table, &n.log).as_str())

@@ -9,8 +9,12 @@ use crate::engine::servercodec::ServerCodec;
 
 /// Name of the session temporary table holding a batch's recoded values.
 pub const STAGE: &str = "_myrecode_stage";
-/// Alias of the table in the copying `INSERT … SELECT` (the cut-over locks it under this name too).
-pub const SRC: &str = "_myrecode_src";
+/// The gate every application write to a copied table passes (the change-log triggers name
+/// it): the cut-over's rename takes it first, so no write reaches an original once the rename
+/// is queued. Its first character sorts before any table name the refusal rules accept.
+pub const GATE: &str = "!myrecode_gate";
+/// The gate's name for the instant of the rename (it is renamed away and back within it).
+pub const GATE_SWAP: &str = "!myrecode_gate~";
 /// Every connection of a copy reads at this level: the check pass compares one snapshot.
 pub const REPEATABLE_READ: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
 /// Prefix of the staging table's columns, chosen not to clash with the table's own names.
@@ -97,24 +101,38 @@ pub fn trigger_ddl(schema: &str, table: &str, n: &Names, key: &[KeyColumn]) -> [
     let t = quote::table(schema, table);
     let log = quote::table(schema, &n.log);
     let trg = |i: usize| quote::table(schema, &n.triggers[i]);
+    // The branch never runs, but the server locks every table a trigger names before the
+    // application's statement starts: this is what puts each write behind the gate.
+    let gate = format!(
+        "IF 0 THEN DO (SELECT 1 FROM {} LIMIT 1); END IF;",
+        quote::table(schema, GATE)
+    );
     [
         format!(
-            "CREATE TRIGGER {} AFTER INSERT ON {t} FOR EACH ROW INSERT INTO {log} (key_bytes) VALUES ({})",
+            "CREATE TRIGGER {} AFTER INSERT ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
             trg(0),
             pack_expr("NEW", key)
         ),
         format!(
-            "CREATE TRIGGER {} AFTER UPDATE ON {t} FOR EACH ROW INSERT INTO {log} (key_bytes) VALUES ({}), ({})",
+            "CREATE TRIGGER {} AFTER UPDATE ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}), ({}); END",
             trg(1),
             pack_expr("OLD", key),
             pack_expr("NEW", key)
         ),
         format!(
-            "CREATE TRIGGER {} AFTER DELETE ON {t} FOR EACH ROW INSERT INTO {log} (key_bytes) VALUES ({})",
+            "CREATE TRIGGER {} AFTER DELETE ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
             trg(2),
             pack_expr("OLD", key)
         ),
     ]
+}
+
+/// Creates the gate (see [`GATE`]) if it is missing.
+pub fn gate_ddl(schema: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (g TINYINT) ENGINE=InnoDB COMMENT='myrecode: the cut-over gate of copied tables'",
+        quote::table(schema, GATE)
+    )
 }
 
 /// `WHERE` condition for "at or before the given key", and the key index to bind for each `?`.
@@ -255,7 +273,8 @@ pub fn replace_select(
     staged_key: Option<&[KeyColumn]>,
     cond: &str,
 ) -> String {
-    let src = SRC;
+    // No alias: the cut-over locks many tables at once, and one alias cannot be locked twice.
+    let src = quote::table(schema, table);
     let list: Vec<String> = cols.iter().map(|c| quote::ident(c)).collect();
     let select: Vec<String> = cols
         .iter()
@@ -264,7 +283,7 @@ pub fn replace_select(
             let Some(j) = job.iter().position(|jc| &jc.name == c) else {
                 return own;
             };
-            let default = job[j].default_expr(src);
+            let default = job[j].default_expr(&src);
             if staged_key.is_none() {
                 return default;
             }
@@ -296,11 +315,10 @@ pub fn replace_select(
         None => String::new(),
     };
     format!(
-        "INSERT INTO {} ({}) SELECT {} FROM {} AS {src}{join} WHERE {cond}",
+        "INSERT INTO {} ({}) SELECT {} FROM {src}{join} WHERE {cond}",
         quote::table(schema, shadow),
         list.join(", "),
         select.join(", "),
-        quote::table(schema, table)
     )
 }
 
@@ -427,6 +445,16 @@ mod tests {
         assert!(
             ddl[1].contains("CAST(OLD.`id` AS BINARY)")
                 && ddl[1].contains("CAST(NEW.`id` AS BINARY)")
+        );
+        for d in &ddl {
+            assert!(
+                d.contains("FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; INSERT INTO `s`.`t_myrecode_log`"),
+                "{d}"
+            );
+        }
+        assert_eq!(
+            gate_ddl("s"),
+            "CREATE TABLE IF NOT EXISTS `s`.`!myrecode_gate` (g TINYINT) ENGINE=InnoDB COMMENT='myrecode: the cut-over gate of copied tables'"
         );
     }
 
@@ -556,7 +584,7 @@ mod tests {
         };
         assert_eq!(
             replace_select("s", "t", "n", &["id".into(), "b".into()], &[jc("b", false, None)], None, "`id` = ?"),
-            "INSERT INTO `s`.`n` (`id`, `b`) SELECT _myrecode_src.`id`, _myrecode_src.`b` FROM `s`.`t` AS _myrecode_src WHERE `id` = ?"
+            "INSERT INTO `s`.`n` (`id`, `b`) SELECT `s`.`t`.`id`, `s`.`t`.`b` FROM `s`.`t` WHERE `id` = ?"
         );
         let cp1251 = crate::codec::Encoding::Windows1251;
         let sc = ServerCodec::from_server(Label::Legacy(cp1251), &servercodec::ours(cp1251));
@@ -567,18 +595,17 @@ mod tests {
         assert!(
             sql.contains(
                 "CASE x.`_myrecode_s0` WHEN 1 THEN CONVERT(x.`_myrecode_v0` USING utf8mb4) \
-             WHEN 2 THEN _myrecode_src.`b` \
-             ELSE CONVERT(CAST(_myrecode_src.`b` AS BINARY) USING `cp1251`) END"
+             WHEN 2 THEN `s`.`t`.`b` \
+             ELSE CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `cp1251`) END"
             ),
             "{sql}"
         );
         assert!(sql.contains(
-            "CASE x.`_myrecode_s1` WHEN 1 THEN x.`_myrecode_v1` WHEN 2 THEN _myrecode_src.`c` ELSE _myrecode_src.`c` END"
+            "CASE x.`_myrecode_s1` WHEN 1 THEN x.`_myrecode_v1` WHEN 2 THEN `s`.`t`.`c` ELSE `s`.`t`.`c` END"
         ));
-        assert!(sql
-            .contains("LEFT JOIN `_myrecode_stage` AS x ON _myrecode_src.`id` = x.`_myrecode_k0`"));
+        assert!(sql.contains("LEFT JOIN `_myrecode_stage` AS x ON `s`.`t`.`id` = x.`_myrecode_k0`"));
         // Nothing staged: no join, the server converts every value.
         let sql = replace_select("s", "t", "n", &cols, &jobs, None, "1");
-        assert!(sql.contains("SELECT _myrecode_src.`id`, CONVERT(CAST(_myrecode_src.`b` AS BINARY) USING `cp1251`), _myrecode_src.`c` FROM"), "{sql}");
+        assert!(sql.contains("SELECT `s`.`t`.`id`, CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `cp1251`), `s`.`t`.`c` FROM"), "{sql}");
     }
 }

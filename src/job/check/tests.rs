@@ -238,7 +238,7 @@ fn refusals_are_findings_at_their_field() {
     lv.inventory.tables[0].foreign_keys = vec![ForeignKey {
         name: "fk_a".into(),
         direction: "incoming".into(),
-        from_schema: "s".into(),
+        from_schema: "other".into(),
         from_table: "child".into(),
         from_columns: vec!["a_ref".into()],
         to_schema: "s".into(),
@@ -254,7 +254,7 @@ fn refusals_are_findings_at_their_field() {
         .map(|f| f.render("j"))
         .collect();
     assert_eq!(f, vec![
-        "j:4: tables[0].name: table 't' is in foreign key `fk_a` (child.a_ref -> t.a): the copy strategy swaps in a new table, and the constraint would stay with the original (kept as t_myrecode_old). Fix: drop the foreign key for the job and add it back after the cut-over, or recode with an offline ALTER TABLE in a maintenance window",
+        "j:4: tables[0].name: table 't' is in foreign key `fk_a` (other.child -> s.t) across schemas: the one cut-over moves the constraints of one schema. Fix: drop the foreign key for the job and add it back after the cut-over, or recode with an offline ALTER TABLE in a maintenance window",
         "j:6: tables[0].key: key (a) in the job is not the key batches page over: PRIMARY (id). Fix: write `key: [id]`, or remove `key:`",
     ]);
     // In place, the table keeps its constraints: no refusal, and `b` (latin1) is one.

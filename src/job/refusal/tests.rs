@@ -133,31 +133,60 @@ fn own_triggers_refuse_the_copy_but_not_in_place_and_ours_do_not_count() {
 }
 
 #[test]
-fn foreign_keys_either_way_refuse_the_copy_naming_each_constraint_once() {
+fn foreign_keys_in_the_schema_are_carried_and_across_schemas_refused() {
     let mut t = posts();
-    t.foreign_keys = vec![fk("fk_post", "incoming", "comments", "posts")];
-    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
-    assert_eq!(r.len(), 1);
-    assert_eq!((r[0].class, r[0].at), (Class::ForeignKey, At::Name));
-    assert_eq!(
-        r[0].reason,
-        "table 'posts' is in foreign key `fk_post` (comments.post_id -> posts.id): the copy strategy swaps in a new table, and the constraint would stay with the original (kept as posts_myrecode_old)"
-    );
-    assert!(r[0].fix.starts_with("drop the foreign key for the job"));
     t.foreign_keys = vec![
         fk("fk_author", "outgoing", "posts", "authors"),
         fk("fk_self", "outgoing", "posts", "posts"),
         fk("fk_self", "incoming", "posts", "posts"),
     ];
+    // The one cut-over moves the schema's constraints with the tables.
+    assert!(classes(&t, &job(Strategy::Copy, &["body"])).is_empty());
+    let mut other = fk("fk_post", "incoming", "comments", "posts");
+    other.from_schema = "forum".into();
+    t.foreign_keys.push(other);
     let r = refusals(&t, &job(Strategy::Copy, &["body"]));
-    assert!(
-        r[0].reason.contains(
-            "foreign key `fk_author` (posts.post_id -> authors.id), `fk_self` (posts.post_id -> posts.id):"
-        ),
-        "{}",
-        r[0].reason
+    assert_eq!(r.len(), 1);
+    assert_eq!((r[0].class, r[0].at), (Class::ForeignKey, At::Name));
+    assert_eq!(
+        r[0].reason,
+        "table 'posts' is in foreign key `fk_post` (forum.comments -> s.posts) across schemas: the one cut-over moves the constraints of one schema"
     );
+    assert!(r[0].fix.starts_with("drop the foreign key for the job"));
     assert!(classes(&t, &job(Strategy::InPlace, &["note"])).is_empty());
+}
+
+#[test]
+fn a_foreign_key_between_text_columns_is_refused_unless_both_sides_change_together() {
+    let mut t = posts();
+    let mut text_fk = fk("fk_code", "incoming", "orders", "posts");
+    text_fk.from_columns = vec!["post_code".into()];
+    text_fk.to_columns = vec!["code".into()];
+    t.foreign_keys = vec![text_fk];
+    let mine = job(Strategy::Copy, &["code"]);
+    let facts = Facts::of_table(&t);
+    // `orders.post_code` stays latin1 while `posts.code` becomes utf8mb4.
+    let r = foreign_key_splits(&facts, &mine, std::slice::from_ref(&mine));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].class, Class::ForeignKeyCharsetSplit);
+    assert_eq!(
+        r[0].to_string(),
+        "foreign key `fk_code` would join posts.code (utf8mb4) to orders.post_code (latin1) after the cut-over: the server keeps no constraint between text columns of different character sets. \
+         Fix: recode both columns in this job with targets of the same character set (add orders.post_code with `strategy: copy`), or leave both out"
+    );
+    // Both sides to utf8mb4 in the same job: one cut-over, no refusal.
+    let mut orders = job(Strategy::Copy, &["post_code"]);
+    orders.name = "orders".into();
+    assert!(foreign_key_splits(&facts, &mine, &[mine.clone(), orders.clone()]).is_empty());
+    // Both recoded, but to different sets.
+    orders.columns[0].target = "VARCHAR(20) CHARACTER SET utf8mb3".into();
+    assert_eq!(
+        foreign_key_splits(&facts, &mine, &[mine.clone(), orders]).len(),
+        1
+    );
+    // Neither side changes (the column is not in the job): nothing to refuse.
+    let body_only = job(Strategy::Copy, &["body"]);
+    assert!(foreign_key_splits(&facts, &body_only, std::slice::from_ref(&body_only)).is_empty());
 }
 
 #[test]

@@ -1,0 +1,433 @@
+//! Foreign keys across the job's one cut-over, pure: which constraints move and where, the
+//! statements that move them and put them back, and the triggers that log the rows a
+//! cascading action changes (cascades fire no triggers of the child, so the child's own
+//! change-log triggers never see them).
+//!
+//! A shadow is created `LIKE` its table, which copies no foreign key. Under the cut-over lock
+//! every constraint that touches a table of the cut-over is moved: one whose child is in the
+//! cut-over goes from the child to the child's shadow; one whose child stays (outside the
+//! job) is redefined on that child. Either way it references the shadow of a parent in the
+//! cut-over (the rename carries the reference over to the table's name: InnoDB updates the
+//! children of a renamed parent) or the parent itself when that stays. Names, columns and
+//! actions are kept. `foreign_key_checks` is off for the move, so no row is checked again:
+//! the rows are those the constraints already held, recoded.
+
+use super::names::Names;
+use super::sql::{pack_expr, GATE};
+use crate::db::keyset::KeyColumn;
+use crate::db::quote;
+
+/// Every foreign key whose child is in schema `?` (bound twice), one row per column pair in
+/// order (a constraint across schemas is refused before, by the rules): name, child schema, child, column, parent schema, parent, referenced
+/// column, `ON UPDATE`, `ON DELETE`.
+pub const FOREIGN_KEYS_SQL: &str = "SELECT CAST(k.CONSTRAINT_NAME AS CHAR), CAST(k.TABLE_SCHEMA AS CHAR), \
+CAST(k.TABLE_NAME AS CHAR), CAST(k.COLUMN_NAME AS CHAR), CAST(k.REFERENCED_TABLE_SCHEMA AS CHAR), \
+CAST(k.REFERENCED_TABLE_NAME AS CHAR), CAST(k.REFERENCED_COLUMN_NAME AS CHAR), \
+CAST(r.UPDATE_RULE AS CHAR), CAST(r.DELETE_RULE AS CHAR) \
+FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r \
+ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME \
+WHERE k.TABLE_SCHEMA = ? AND r.CONSTRAINT_SCHEMA = ? AND k.REFERENCED_TABLE_NAME IS NOT NULL \
+ORDER BY k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION";
+
+/// Turns the session's foreign-key checks off (for the move) or on.
+pub fn foreign_key_checks_sql(on: bool) -> String {
+    format!("SET SESSION foreign_key_checks = {}", u8::from(on))
+}
+
+/// One foreign key as the catalog defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKey {
+    /// Constraint name (unique in its schema).
+    pub name: String,
+    /// Schema of the referencing (child) table.
+    pub child_schema: String,
+    /// The referencing table.
+    pub child: String,
+    /// Its columns, in order.
+    pub columns: Vec<String>,
+    /// Schema of the referenced (parent) table.
+    pub parent_schema: String,
+    /// The referenced table.
+    pub parent: String,
+    /// The referenced columns, in order.
+    pub referenced: Vec<String>,
+    /// `ON UPDATE` action (`CASCADE`, `SET NULL`, `RESTRICT`, `NO ACTION`, `SET DEFAULT`).
+    pub on_update: String,
+    /// `ON DELETE` action.
+    pub on_delete: String,
+}
+
+/// One catalog row of [`FOREIGN_KEYS_SQL`], in its column order.
+pub type ForeignKeyRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+);
+
+/// Groups the catalog's column-pair rows into constraints.
+pub fn collect(rows: Vec<ForeignKeyRow>) -> Vec<ForeignKey> {
+    let mut out: Vec<ForeignKey> = Vec::new();
+    for (name, cs, child, col, ps, parent, refc, upd, del) in rows {
+        match out
+            .iter_mut()
+            .find(|f| f.name == name && f.child_schema == cs && f.child == child)
+        {
+            Some(f) => {
+                f.columns.push(col);
+                f.referenced.push(refc);
+            }
+            None => out.push(ForeignKey {
+                name,
+                child_schema: cs,
+                child,
+                columns: vec![col],
+                parent_schema: ps,
+                parent,
+                referenced: vec![refc],
+                on_update: upd,
+                on_delete: del,
+            }),
+        }
+    }
+    out
+}
+
+/// The `CONSTRAINT … FOREIGN KEY … REFERENCES …` clause of `fk`, referencing `parent` (in the
+/// parent's schema) instead of the parent's own name.
+pub fn clause(fk: &ForeignKey, parent: &str) -> String {
+    let cols: Vec<String> = fk.columns.iter().map(|c| quote::ident(c)).collect();
+    let refs: Vec<String> = fk.referenced.iter().map(|c| quote::ident(c)).collect();
+    format!(
+        "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}) ON DELETE {} ON UPDATE {}",
+        quote::ident(&fk.name),
+        cols.join(", "),
+        quote::table(&fk.parent_schema, parent),
+        refs.join(", "),
+        action(&fk.on_delete),
+        action(&fk.on_update)
+    )
+}
+
+/// The catalog's rule as SQL, anything unknown read as the server's default (`RESTRICT`).
+fn action(rule: &str) -> &'static str {
+    match rule.to_ascii_uppercase().as_str() {
+        "CASCADE" => "CASCADE",
+        "SET NULL" => "SET NULL",
+        "SET DEFAULT" => "SET DEFAULT",
+        "NO ACTION" => "NO ACTION",
+        _ => "RESTRICT",
+    }
+}
+
+/// One constraint's move at the cut-over: dropped from `from`, added to `to` with `moved`;
+/// put back (a cut-over that did not rename) by dropping it from `to` and adding `original` to `from`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// Constraint name.
+    pub name: String,
+    /// Schema of the child table.
+    pub schema: String,
+    /// The table it is on before the move (the child).
+    pub from: String,
+    /// The table it is on after the move (the child's shadow, or the child itself).
+    pub to: String,
+    /// Its clause as it was.
+    pub original: String,
+    /// Its clause after the move.
+    pub moved: String,
+}
+
+/// The moves for a cut-over of `tables` (each with its side tables' names) in `schema`.
+pub fn moves(fks: &[ForeignKey], schema: &str, tables: &[(&str, &Names)]) -> Vec<Move> {
+    let shadow_of = |s: &str, t: &str| {
+        (s == schema)
+            .then(|| tables.iter().find(|(x, _)| *x == t))
+            .flatten()
+            .map(|(_, n)| n.shadow.clone())
+    };
+    fks.iter()
+        .filter_map(|fk| {
+            let child_shadow = shadow_of(&fk.child_schema, &fk.child);
+            let parent_shadow = shadow_of(&fk.parent_schema, &fk.parent);
+            if child_shadow.is_none() && parent_shadow.is_none() {
+                return None;
+            }
+            Some(Move {
+                name: fk.name.clone(),
+                schema: fk.child_schema.clone(),
+                from: fk.child.clone(),
+                to: child_shadow.unwrap_or_else(|| fk.child.clone()),
+                original: clause(fk, &fk.parent),
+                moved: clause(fk, parent_shadow.as_deref().unwrap_or(&fk.parent)),
+            })
+        })
+        .collect()
+}
+
+/// `ALTER TABLE … DROP FOREIGN KEY`.
+pub fn drop_sql(schema: &str, table: &str, name: &str) -> String {
+    format!(
+        "ALTER TABLE {} DROP FOREIGN KEY {}",
+        quote::table(schema, table),
+        quote::ident(name)
+    )
+}
+
+/// `ALTER TABLE … ADD` a constraint clause.
+pub fn add_sql(schema: &str, table: &str, clause: &str) -> String {
+    format!("ALTER TABLE {} ADD {clause}", quote::table(schema, table))
+}
+
+/// Name of the table recording a cut-over's moves until its rename ran, so a cut-over killed
+/// between a drop and its add puts every constraint back.
+pub const MOVES: &str = "_myrecode_moves";
+
+/// DDL of [`MOVES`].
+pub fn moves_ddl(schema: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, \
+         child_schema VARCHAR(64) NOT NULL, from_table VARCHAR(64) NOT NULL, to_table VARCHAR(64) NOT NULL, \
+         original TEXT NOT NULL, moved TEXT NOT NULL, PRIMARY KEY (job, child_schema, name)) \
+         ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        quote::table(schema, MOVES)
+    )
+}
+
+/// Records one move (`?` job, name, child schema, from, to, original, moved).
+pub fn record_sql(schema: &str) -> String {
+    format!(
+        "REPLACE INTO {} (job, name, child_schema, from_table, to_table, original, moved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        quote::table(schema, MOVES)
+    )
+}
+
+/// A job's recorded moves (`?` job).
+pub fn recorded_sql(schema: &str) -> String {
+    format!(
+        "SELECT name, child_schema, from_table, to_table, original, moved FROM {} WHERE job = ? ORDER BY child_schema, name",
+        quote::table(schema, MOVES)
+    )
+}
+
+/// Forgets a job's recorded moves (`?` job).
+pub fn forget_sql(schema: &str) -> String {
+    format!("DELETE FROM {} WHERE job = ?", quote::table(schema, MOVES))
+}
+
+/// Whether constraint `?` name is on table `?` (schema `?`): one row if so.
+pub const CONSTRAINT_ON_SQL: &str = "SELECT 1 FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ? AND CONSTRAINT_NAME = ?";
+
+/// Whether a referential action changes or removes the child's rows (and so must be logged).
+pub fn cascades(rule: &str) -> bool {
+    matches!(
+        rule.to_ascii_uppercase().as_str(),
+        "CASCADE" | "SET NULL" | "SET DEFAULT"
+    )
+}
+
+/// A child of the cut-over that a parent's cascading action changes: its log and paging key.
+pub struct Cascaded<'a> {
+    /// The constraint.
+    pub fk: &'a ForeignKey,
+    /// The child's change log.
+    pub log: &'a str,
+    /// The child's paging key (what its log holds).
+    pub key: &'a [KeyColumn],
+}
+
+/// `BEFORE UPDATE` and `BEFORE DELETE` triggers on a parent (names `names`) that log, into each
+/// child's change log, the keys of the child rows its cascading actions are about to change:
+/// the rows still hold the old values then. An update logs only when a referenced column
+/// changes. `None` for an event no constraint cascades on.
+pub fn cascade_trigger_ddl(
+    schema: &str,
+    parent: &str,
+    names: &[String; 2],
+    children: &[Cascaded<'_>],
+) -> [Option<String>; 2] {
+    let gate = format!(
+        "IF 0 THEN DO (SELECT 1 FROM {} LIMIT 1); END IF;",
+        quote::table(schema, GATE)
+    );
+    let body = |on_update: bool| -> Option<String> {
+        let parts: Vec<String> = children
+            .iter()
+            .filter(|c| {
+                cascades(if on_update {
+                    &c.fk.on_update
+                } else {
+                    &c.fk.on_delete
+                })
+            })
+            .map(|c| {
+                let child = quote::table(&c.fk.child_schema, &c.fk.child);
+                let matches: Vec<String> =
+                    c.fk.columns
+                        .iter()
+                        .zip(&c.fk.referenced)
+                        .map(|(col, r)| {
+                            format!("{child}.{} = OLD.{}", quote::ident(col), quote::ident(r))
+                        })
+                        .collect();
+                let insert = format!(
+                    "INSERT INTO {} (key_bytes) SELECT {} FROM {child} WHERE {};",
+                    quote::table(schema, c.log),
+                    pack_expr(&child, c.key),
+                    matches.join(" AND ")
+                );
+                if on_update {
+                    let changed: Vec<String> =
+                        c.fk.referenced
+                            .iter()
+                            .map(|r| format!("OLD.{r} <=> NEW.{r}", r = quote::ident(r)))
+                            .collect();
+                    format!("IF NOT ({}) THEN {insert} END IF;", changed.join(" AND "))
+                } else {
+                    insert
+                }
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    };
+    let t = quote::table(schema, parent);
+    let make = |i: usize, event: &str, body: Option<String>| {
+        body.map(|b| {
+            format!(
+                "CREATE TRIGGER {} BEFORE {event} ON {t} FOR EACH ROW BEGIN {gate} {b} END",
+                quote::table(schema, &names[i])
+            )
+        })
+    };
+    [
+        make(0, "UPDATE", body(true)),
+        make(1, "DELETE", body(false)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::copy::names;
+
+    fn fk(name: &str, child: &str, parent: &str, upd: &str, del: &str) -> ForeignKey {
+        ForeignKey {
+            name: name.into(),
+            child_schema: "s".into(),
+            child: child.into(),
+            columns: vec!["p id".into()],
+            parent_schema: "s".into(),
+            parent: parent.into(),
+            referenced: vec!["id".into()],
+            on_update: upd.into(),
+            on_delete: del.into(),
+        }
+    }
+
+    #[test]
+    fn catalog_rows_group_into_constraints() {
+        let row = |c: &str, r: &str| {
+            (
+                "fk".to_string(),
+                "s".to_string(),
+                "c".to_string(),
+                c.to_string(),
+                "s".to_string(),
+                "p".to_string(),
+                r.to_string(),
+                "CASCADE".to_string(),
+                "SET NULL".to_string(),
+            )
+        };
+        let fks = collect(vec![row("a", "x"), row("b", "y")]);
+        assert_eq!(fks.len(), 1);
+        assert_eq!(fks[0].columns, ["a", "b"]);
+        assert_eq!(fks[0].referenced, ["x", "y"]);
+    }
+
+    #[test]
+    fn constraints_move_to_the_shadows_and_reference_the_parents_shadow() {
+        let (c, p) = (names("c`"), names("p"));
+        let tables = [("c`", &c), ("p", &p)];
+        let fks = [
+            fk("in", "c`", "p", "CASCADE", "SET NULL"),
+            fk("up", "c`", "outside", "RESTRICT", "NO ACTION"),
+            fk("down", "outside", "p", "no action", "CASCADE"),
+            fk("none", "x", "y", "CASCADE", "CASCADE"),
+        ];
+        let m = moves(&fks, "s", &tables);
+        assert_eq!(m.len(), 3);
+        assert_eq!(
+            (m[0].from.as_str(), m[0].to.as_str()),
+            ("c`", "c`_myrecode_new")
+        );
+        assert_eq!(
+            m[0].moved,
+            "CONSTRAINT `in` FOREIGN KEY (`p id`) REFERENCES `s`.`p_myrecode_new` (`id`) ON DELETE SET NULL ON UPDATE CASCADE"
+        );
+        assert_eq!(
+            m[0].original,
+            "CONSTRAINT `in` FOREIGN KEY (`p id`) REFERENCES `s`.`p` (`id`) ON DELETE SET NULL ON UPDATE CASCADE"
+        );
+        assert_eq!(m[1].to, "c`_myrecode_new");
+        assert!(m[1]
+            .moved
+            .contains("REFERENCES `s`.`outside` (`id`) ON DELETE NO ACTION ON UPDATE RESTRICT"));
+        assert_eq!(
+            (m[2].from.as_str(), m[2].to.as_str()),
+            ("outside", "outside")
+        );
+        assert!(m[2].moved.contains("REFERENCES `s`.`p_myrecode_new`"));
+        assert_eq!(
+            drop_sql("s", "c`", "in"),
+            "ALTER TABLE `s`.`c``` DROP FOREIGN KEY `in`"
+        );
+        assert_eq!(
+            add_sql("s", "c`_myrecode_new", &m[0].moved),
+            format!("ALTER TABLE `s`.`c``_myrecode_new` ADD {}", m[0].moved)
+        );
+    }
+
+    #[test]
+    fn parents_log_the_children_their_cascades_change() {
+        let f = fk("in", "c", "p", "CASCADE", "SET NULL");
+        let r = fk("r", "d", "p", "RESTRICT", "RESTRICT");
+        let key = [KeyColumn::plain("id")];
+        let n = names("p");
+        let children = [
+            Cascaded {
+                fk: &f,
+                log: "c_myrecode_log",
+                key: &key,
+            },
+            Cascaded {
+                fk: &r,
+                log: "d_myrecode_log",
+                key: &key,
+            },
+        ];
+        let [upd, del] = cascade_trigger_ddl("s", "p", &n.cascade, &children);
+        let upd = upd.unwrap();
+        assert!(upd.starts_with("CREATE TRIGGER `s`.`p_myrecode_bup` BEFORE UPDATE ON `s`.`p` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; IF NOT (OLD.`id` <=> NEW.`id`) THEN INSERT INTO `s`.`c_myrecode_log` (key_bytes) SELECT CONCAT("), "{upd}");
+        assert!(
+            upd.contains("FROM `s`.`c` WHERE `s`.`c`.`p id` = OLD.`id`; END IF; END"),
+            "{upd}"
+        );
+        assert!(
+            !upd.contains("d_myrecode_log"),
+            "RESTRICT changes no child row"
+        );
+        assert!(del.unwrap().contains("BEFORE DELETE"));
+        let [u, d] = cascade_trigger_ddl("s", "p", &n.cascade, &children[1..]);
+        assert!(u.is_none() && d.is_none());
+        assert_eq!(
+            foreign_key_checks_sql(false),
+            "SET SESSION foreign_key_checks = 0"
+        );
+    }
+}
