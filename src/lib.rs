@@ -16,3 +16,4 @@ pub mod rehearse;
 pub mod report;
 pub mod review;
 pub mod scan;
+pub mod status;

@@ -15,6 +15,7 @@ pub mod rehearse;
 pub mod review;
 pub mod run;
 pub mod scan;
+pub mod status;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -75,6 +76,9 @@ pub enum Command {
     Resume(run::JobArgs),
     /// Let a copy waiting under `cutover: manual` swap its table in.
     Cutover(run::JobArgs),
+    /// Show where a job stands, per table: phase, rows, pace, ETA, change-log backlog, why it
+    /// waits, whether it waits for `cutover` (reads only; from any terminal).
+    Status(status::Args),
     /// Stop a job; copies not yet swapped lose their shadow, triggers and log (the tables were never changed).
     Abort(run::JobArgs),
     /// After a finished copy: drop the original tables kept for rollback, and the change logs.
@@ -113,6 +117,7 @@ pub fn main() -> ExitCode {
         Command::Pause(args) => control::steer(args, control::Steer::Pause),
         Command::Resume(args) => control::steer(args, control::Steer::Resume),
         Command::Cutover(args) => control::steer(args, control::Steer::Cutover),
+        Command::Status(args) => status::run(args),
         Command::Abort(args) => control::steer(args, control::Steer::Abort),
         Command::Cleanup(args) => control::cleanup(args),
         Command::Convert(args) => convert::run(args),

@@ -12,6 +12,8 @@ pub const BAD_DB: u16 = 1049;
 pub const SERVER_SHUTDOWN: u16 = 1053;
 /// `ER_PARSE_ERROR`: a statement this server does not know.
 pub const PARSE_ERROR: u16 = 1064;
+/// `ER_DUP_FIELDNAME`: a column of that name exists already.
+pub const DUP_FIELDNAME: u16 = 1060;
 /// `ER_DUP_ENTRY`: a unique index would hold two equal keys.
 pub const DUP_ENTRY: u16 = 1062;
 /// `ER_TOO_LONG_KEY`: an index key longer than the engine allows.

@@ -5,7 +5,7 @@
 //! none of it: nothing skipped, nothing recoded twice (the backup's unique key on
 //! job, table, column and key hash enforces the second).
 
-use crate::db::quote;
+use crate::db::{errno, quote};
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 
@@ -28,6 +28,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
                 rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0,
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+                rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             quote::table(schema, CHECKPOINT)
@@ -63,15 +64,44 @@ fn per_value_ddl(schema: &str, table: &str, payload: &str) -> String {
     )
 }
 
-/// Whether the checkpoint table has its `phase` column, `?` schema and `?` table: a count.
-pub const HAS_PHASE_SQL: &str = "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = 'phase'";
+/// Columns the checkpoint table gained after its first release, with their definitions:
+/// [`ensure`] adds those an existing table lacks, so a job begun by an older myrecode goes on
+/// (`updated_at` was there from the start; it is listed so a hand-made table is mended too).
+pub const CHECKPOINT_ADDED: &[(&str, &str)] = &[
+    ("phase", "VARCHAR(16) NOT NULL DEFAULT ''"),
+    (
+        "updated_at",
+        "TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)",
+    ),
+    ("rows_per_sec", "DOUBLE NULL"),
+    ("rate_rows", "BIGINT NOT NULL DEFAULT 0"),
+    ("rate_at", "TIMESTAMP(6) NULL"),
+];
 
-/// Adds `phase` to a checkpoint table made before the copy strategy.
-pub fn add_phase_sql(schema: &str) -> String {
-    format!(
-        "ALTER TABLE {} ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''",
-        quote::table(schema, CHECKPOINT)
-    )
+/// The column names of a table, `?` schema and `?` table.
+pub const COLUMNS_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
+
+/// Adds to `table` the `wanted` columns it lacks (`have`: its columns now), in one statement;
+/// `None` when it lacks none. Checked against the catalog rather than written
+/// `ADD COLUMN IF NOT EXISTS`, which MariaDB knows and MySQL does not.
+pub fn add_columns_sql(
+    schema: &str,
+    table: &str,
+    wanted: &[(&str, &str)],
+    have: &[String],
+) -> Option<String> {
+    let adds: Vec<String> = wanted
+        .iter()
+        .filter(|(name, _)| !have.iter().any(|h| h.eq_ignore_ascii_case(name)))
+        .map(|(name, def)| format!("ADD COLUMN {} {def}", quote::ident(name)))
+        .collect();
+    (!adds.is_empty()).then(|| {
+        format!(
+            "ALTER TABLE {} {}",
+            quote::table(schema, table),
+            adds.join(", ")
+        )
+    })
 }
 
 /// Reads a table's checkpoint, `?` job and `?` table, its columns in [`State`]'s order.
@@ -83,15 +113,40 @@ pub fn load_sql(schema: &str) -> String {
     )
 }
 
+/// How long `rows_per_sec` is measured over: long enough to span several batches and their
+/// pauses, short enough that `status` follows a change of pace.
+pub const RATE_WINDOW_SECS: u32 = 2;
+/// A checkpoint not saved for this long was paused or stopped: the next save starts a new
+/// window rather than count the stop in the pace.
+pub const RATE_IDLE_SECS: u32 = 60;
+
 /// Inserts or updates a table's checkpoint: eleven `?`s, job and table first, then
 /// [`State`]'s fields in its order.
+///
+/// The same statement keeps `updated_at` and the pace (`rows_per_sec`: rows read per second
+/// over the last window of [`RATE_WINDOW_SECS`]) for `myrecode status`, so the run spends
+/// no round trip on them. The server computes the pace from the row it replaces: `rate_rows`
+/// and `rate_at` hold where the window began. The assignments that read `rate_at` and
+/// `updated_at` come before the ones that set them, which gives the same result whether the
+/// server assigns left to right (MySQL, MariaDB) or all at once (MariaDB's
+/// `SIMULTANEOUS_ASSIGNMENT`). `updated_at` is set outright: `ON UPDATE` skips a save that
+/// changes nothing else.
 pub fn save_sql(schema: &str) -> String {
+    let fresh =
+        format!("rate_at IS NOT NULL AND updated_at >= NOW(6) - INTERVAL {RATE_IDLE_SECS} SECOND");
+    let over = format!("rate_at <= NOW(6) - INTERVAL {RATE_WINDOW_SECS} SECOND");
+    let restart = format!("NOT ({fresh}) OR {over}");
     format!(
         "INSERT INTO {} (job, tbl, fingerprint, priors, last_key, done, rows_read, rows_changed, rows_quarantined, rows_conflicted, phase) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
          done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
-         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)",
+         rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase), \
+         rows_per_sec = IF({fresh} AND {over}, \
+         GREATEST(0, VALUES(rows_read) - rate_rows) * 1000000 / GREATEST(1, TIMESTAMPDIFF(MICROSECOND, rate_at, NOW(6))), rows_per_sec), \
+         rate_rows = IF({restart}, VALUES(rows_read), rate_rows), \
+         rate_at = IF({restart}, NOW(6), rate_at), \
+         updated_at = NOW(6)",
         quote::table(schema, CHECKPOINT)
     )
 }
@@ -122,19 +177,52 @@ pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
             }
         })?;
     }
-    // Checkpoint tables made before the copy strategy lack `phase`.
-    let has_phase: i64 = sqlx::query_scalar(HAS_PHASE_SQL)
+    // Tables made by an older myrecode lack the columns added since.
+    add_missing(conn, schema, CHECKPOINT, CHECKPOINT_ADDED).await?;
+    add_missing(
+        conn,
+        schema,
+        super::pace::CONTROL,
+        super::pace::CONTROL_ADDED,
+    )
+    .await
+}
+
+/// The column names `table` has now (none: no such table).
+pub async fn columns_of(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<String>> {
+    sqlx::query_scalar(COLUMNS_SQL)
         .bind(schema)
-        .bind(CHECKPOINT)
-        .fetch_one(&mut *conn)
+        .bind(table)
+        .fetch_all(conn)
         .await
-        .context("reading the checkpoint table's columns")?;
-    if has_phase == 0 {
-        conn.execute(add_phase_sql(schema).as_str())
-            .await
-            .context("adding the phase column to the checkpoint table")?;
+        .with_context(|| format!("reading the columns of {}", quote::table(schema, table)))
+}
+
+/// Adds the `wanted` columns `table` lacks. Another myrecode process (a `pause` beside a
+/// `run`) may add them first: a column that exists by then is what was wanted.
+async fn add_missing(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    wanted: &[(&str, &str)],
+) -> Result<()> {
+    let have = columns_of(conn, schema, table).await?;
+    let Some(sql) = add_columns_sql(schema, table, wanted, &have) else {
+        return Ok(());
+    };
+    match conn.execute(sql.as_str()).await {
+        Err(e) if errno::of(&e) == Some(errno::DUP_FIELDNAME) => Ok(()),
+        other => other.map(drop).with_context(|| {
+            format!(
+                "adding myrecode's new columns to {}",
+                quote::table(schema, table)
+            )
+        }),
     }
-    Ok(())
 }
 
 /// A table's saved progress.
@@ -239,16 +327,55 @@ mod tests {
              rows_changed, rows_quarantined, rows_conflicted, phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON DUPLICATE KEY UPDATE fingerprint = VALUES(fingerprint), priors = VALUES(priors), last_key = VALUES(last_key), \
              done = VALUES(done), rows_read = VALUES(rows_read), rows_changed = VALUES(rows_changed), \
-             rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase)"
+             rows_quarantined = VALUES(rows_quarantined), rows_conflicted = VALUES(rows_conflicted), phase = VALUES(phase), \
+             rows_per_sec = IF(rate_at IS NOT NULL AND updated_at >= NOW(6) - INTERVAL 60 SECOND AND rate_at <= NOW(6) - INTERVAL 2 SECOND, \
+             GREATEST(0, VALUES(rows_read) - rate_rows) * 1000000 / GREATEST(1, TIMESTAMPDIFF(MICROSECOND, rate_at, NOW(6))), rows_per_sec), \
+             rate_rows = IF(NOT (rate_at IS NOT NULL AND updated_at >= NOW(6) - INTERVAL 60 SECOND) OR rate_at <= NOW(6) - INTERVAL 2 SECOND, \
+             VALUES(rows_read), rate_rows), \
+             rate_at = IF(NOT (rate_at IS NOT NULL AND updated_at >= NOW(6) - INTERVAL 60 SECOND) OR rate_at <= NOW(6) - INTERVAL 2 SECOND, \
+             NOW(6), rate_at), \
+             updated_at = NOW(6)"
         );
         assert_eq!(
             delete_sql("order"),
             "DELETE FROM `order`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
         );
+    }
+
+    #[test]
+    fn an_older_checkpoint_table_gets_only_the_columns_it_lacks() {
+        let have = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // As the first release made it: every column added since is missing.
+        let first = have(&[
+            "job",
+            "tbl",
+            "fingerprint",
+            "priors",
+            "last_key",
+            "done",
+            "rows_read",
+            "rows_changed",
+            "rows_quarantined",
+            "rows_conflicted",
+            "updated_at",
+        ]);
         assert_eq!(
-            add_phase_sql("s"),
-            "ALTER TABLE `s`.`_myrecode_checkpoint` ADD COLUMN phase VARCHAR(16) NOT NULL DEFAULT ''"
+            add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &first).unwrap(),
+            "ALTER TABLE `s`.`_myrecode_checkpoint` ADD COLUMN `phase` VARCHAR(16) NOT NULL DEFAULT '', \
+             ADD COLUMN `rows_per_sec` DOUBLE NULL, ADD COLUMN `rate_rows` BIGINT NOT NULL DEFAULT 0, \
+             ADD COLUMN `rate_at` TIMESTAMP(6) NULL"
         );
+        // The catalog may spell names in another case.
+        let mut now = first.clone();
+        now.extend(have(&["PHASE", "rows_per_sec", "rate_rows", "rate_at"]));
+        assert_eq!(
+            add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &now),
+            None
+        );
+        // A table made now has every added column.
+        for (name, def) in CHECKPOINT_ADDED {
+            assert!(ddl("s")[0].contains(&format!("{name} {def}")), "{name}");
+        }
     }
 
     #[test]
@@ -265,6 +392,7 @@ mod tests {
                 rows_quarantined BIGINT NOT NULL DEFAULT 0, rows_conflicted BIGINT NOT NULL DEFAULT 0,
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
+                rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );

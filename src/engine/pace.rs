@@ -45,13 +45,76 @@ impl Command {
     }
 }
 
+/// Columns the control table gained after its first release, with their definitions (added
+/// by [`super::checkpoint::ensure`] where missing): why the running job waits now, and since when.
+pub const CONTROL_ADDED: &[(&str, &str)] = &[
+    ("waiting", "VARCHAR(255) NULL"),
+    ("waiting_since", "TIMESTAMP(6) NULL"),
+];
+
 /// DDL of the control table.
 pub fn ddl(schema: &str) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL PRIMARY KEY, command VARCHAR(16) NOT NULL, \
-         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL) \
+         ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
         quote::table(schema, CONTROL)
     )
+}
+
+/// Notes why `?` job waits, `?` the reason: in the job's control row, made with no command
+/// (`''`, which no reader takes for one) when the row is missing; `waiting_since` keeps
+/// when the wait began while its reason only changes its figures.
+pub fn note_sql(schema: &str) -> String {
+    format!(
+        "INSERT INTO {} (job, command, waiting, waiting_since) VALUES (?, '', ?, NOW(6)) \
+         ON DUPLICATE KEY UPDATE waiting_since = IF(waiting IS NULL, NOW(6), waiting_since), waiting = VALUES(waiting)",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// Clears the note of `?` job: it goes on (a missing row has nothing to clear).
+pub fn unnote_sql(schema: &str) -> String {
+    format!(
+        "UPDATE {} SET waiting = NULL, waiting_since = NULL WHERE job = ?",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// Why a job waits, as the pacer says it: `myrecode pause`.
+pub const PAUSED: &str = "paused by `myrecode pause` (resume with `myrecode resume`); the change log keeps recording writes";
+
+/// Why a job waits: the server's load.
+pub fn load_reason(running: u64, max: u64) -> String {
+    format!("throttled: Threads_running is {running}, over max_threads_running {max}")
+}
+
+/// Why a job waits: a replica's lag (`None`: it reports none).
+pub fn lag_reason(replica: &str, lag: Option<Duration>, max: Duration) -> String {
+    match lag {
+        Some(l) => format!(
+            "throttled: replica {replica} lags {} s, over max_replica_lag {} s",
+            l.as_secs(),
+            max.as_secs()
+        ),
+        None => format!(
+            "throttled: replica {replica} reports no lag (replication stopped?); waiting until it replicates again"
+        ),
+    }
+}
+
+/// What kind of wait a reason the pacer gave is: `paused`, `threads_running`, `replica_lag`
+/// (`other` for a reason written by a later myrecode), for `status --json`.
+pub fn wait_kind(reason: &str) -> &'static str {
+    if reason.starts_with("paused") {
+        "paused"
+    } else if reason.starts_with("throttled: Threads_running") {
+        "threads_running"
+    } else if reason.starts_with("throttled: replica") {
+        "replica_lag"
+    } else {
+        "other"
+    }
 }
 
 /// Records a command, `?` job and `?` command word, replacing the one waiting.
@@ -144,6 +207,9 @@ pub struct Pacer {
     max_lag: Duration,
     replicas: Vec<ConnectionConfig>,
     last_check: Option<Instant>,
+    /// The reason last written to the control row for `status` (`None`: not known yet, so
+    /// the first call clears what a killed run may have left).
+    noted: Option<Option<String>>,
 }
 
 /// How often load and lag are sampled (a status query per batch would be load of its own).
@@ -167,6 +233,7 @@ impl Pacer {
             max_lag,
             replicas,
             last_check: None,
+            noted: None,
         }
     }
 
@@ -179,16 +246,16 @@ impl Pacer {
         let mut said: Option<String> = None;
         loop {
             if stop.load(Ordering::SeqCst) {
+                // Best effort: a run that stops waits for nothing; a failure here changes nothing.
+                self.note(conn, None).await.ok();
                 return Ok(Flow::Stop);
             }
             let why = match read(conn, &self.schema, &self.job).await? {
                 Some(Command::Abort) => return Ok(Flow::Abort),
-                Some(Command::Pause) => Some(
-                    "paused by `myrecode pause` (resume with `myrecode resume`); the change log keeps recording writes"
-                        .to_string(),
-                ),
+                Some(Command::Pause) => Some(PAUSED.to_string()),
                 _ => self.throttled(conn).await?,
             };
+            self.note(conn, why.as_deref()).await?;
             match why {
                 None => {
                     if said.is_some() {
@@ -207,6 +274,32 @@ impl Pacer {
         }
     }
 
+    /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only
+    /// when that changed: no write per batch while the job runs freely.
+    async fn note(&mut self, conn: &mut MySqlConnection, why: Option<&str>) -> Result<()> {
+        if self.noted.as_ref().is_some_and(|n| n.as_deref() == why) {
+            return Ok(());
+        }
+        match why {
+            Some(w) => {
+                sqlx::query(&note_sql(&self.schema))
+                    .bind(&self.job)
+                    .bind(w.chars().take(255).collect::<String>())
+                    .execute(conn)
+                    .await
+            }
+            None => {
+                sqlx::query(&unnote_sql(&self.schema))
+                    .bind(&self.job)
+                    .execute(conn)
+                    .await
+            }
+        }
+        .context("noting why the job waits, for `myrecode status`")?;
+        self.noted = Some(why.map(str::to_string));
+        Ok(())
+    }
+
     /// Why the job should wait now (load or lag over the limit), if it should.
     async fn throttled(&mut self, conn: &mut MySqlConnection) -> Result<Option<String>> {
         if self.last_check.is_some_and(|t| t.elapsed() < SAMPLE_EVERY) {
@@ -217,10 +310,7 @@ impl Pacer {
             let running = threads_running(conn).await?;
             if running > self.max_threads_running {
                 self.last_check = None;
-                return Ok(Some(format!(
-                    "throttled: Threads_running is {running}, over max_threads_running {}",
-                    self.max_threads_running
-                )));
+                return Ok(Some(load_reason(running, self.max_threads_running)));
             }
         }
         for replica in &self.replicas {
@@ -231,16 +321,7 @@ impl Pacer {
             };
             if over {
                 self.last_check = None;
-                return Ok(Some(match lag {
-                    Some(l) => format!(
-                        "throttled: replica {replica} lags {} s, over max_replica_lag {} s",
-                        l.as_secs(),
-                        self.max_lag.as_secs()
-                    ),
-                    None => format!(
-                        "throttled: replica {replica} reports no lag (replication stopped?); waiting until it replicates again"
-                    ),
-                }));
+                return Ok(Some(lag_reason(&replica.to_string(), lag, self.max_lag)));
             }
         }
         Ok(None)
@@ -330,8 +411,21 @@ mod tests {
         assert_eq!(
             ddl("a`b"),
             "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_control` (job VARCHAR(64) NOT NULL PRIMARY KEY, \
-             command VARCHAR(16) NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) \
+             command VARCHAR(16) NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), \
+             waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL) \
              ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+        );
+        for (name, def) in CONTROL_ADDED {
+            assert!(ddl("s").contains(&format!("{name} {def}")), "{name}");
+        }
+        assert_eq!(
+            note_sql("a`b"),
+            "INSERT INTO `a``b`.`_myrecode_control` (job, command, waiting, waiting_since) VALUES (?, '', ?, NOW(6)) \
+             ON DUPLICATE KEY UPDATE waiting_since = IF(waiting IS NULL, NOW(6), waiting_since), waiting = VALUES(waiting)"
+        );
+        assert_eq!(
+            unnote_sql("s"),
+            "UPDATE `s`.`_myrecode_control` SET waiting = NULL, waiting_since = NULL WHERE job = ?"
         );
         assert_eq!(
             send_sql("база данных"),
@@ -345,6 +439,23 @@ mod tests {
         assert_eq!(
             read_sql("s"),
             "SELECT CAST(command AS CHAR) FROM `s`.`_myrecode_control` WHERE job = ?"
+        );
+    }
+
+    #[test]
+    fn every_reason_the_pacer_gives_has_its_kind() {
+        assert_eq!(wait_kind(PAUSED), "paused");
+        assert_eq!(wait_kind(&load_reason(40, 25)), "threads_running");
+        let max = Duration::from_secs(2);
+        assert_eq!(
+            wait_kind(&lag_reason("db2:3306", Some(Duration::from_secs(9)), max)),
+            "replica_lag"
+        );
+        assert_eq!(wait_kind(&lag_reason("db2:3306", None, max)), "replica_lag");
+        assert_eq!(wait_kind("something new"), "other");
+        assert_eq!(
+            load_reason(40, 25),
+            "throttled: Threads_running is 40, over max_threads_running 25"
         );
     }
 

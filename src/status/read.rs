@@ -1,0 +1,124 @@
+//! Gathers a job's [`Facts`] from the server, reading only: no table is created or altered,
+//! and the session is made read-only first so a slip could not write either.
+
+use super::sql::{checkpoints_sql, control_sql, tables_sql, READ_ONLY_SQL};
+use super::{build, Checkpoint, Control, Facts, JobStatus, Phase};
+use crate::engine::checkpoint::{self, CHECKPOINT};
+use crate::engine::copy;
+use crate::engine::pace::CONTROL;
+use crate::job::model::{Job, Strategy};
+use anyhow::{Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+use std::collections::HashMap;
+
+/// Reads where `job` (run under the name `job_id`) stands, on a connection to any schema.
+pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result<JobStatus> {
+    conn.execute(READ_ONLY_SQL)
+        .await
+        .context("making the status session read-only")?;
+    let schema = job.schema.as_str();
+    let mut names: Vec<String> = vec![CHECKPOINT.into(), CONTROL.into()];
+    for t in &job.tables {
+        names.push(t.name.clone());
+        if t.strategy == Strategy::Copy {
+            names.push(copy::names(&t.name).log);
+        }
+    }
+    let sql = tables_sql(names.len());
+    let mut q = sqlx::query(&sql).bind(schema);
+    for n in &names {
+        q = q.bind(n);
+    }
+    let existing: HashMap<String, Option<u64>> = q
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the job's tables from information_schema")?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut facts = Facts {
+        bookkeeping: existing.contains_key(CHECKPOINT),
+        estimates: job
+            .tables
+            .iter()
+            .filter_map(|t| {
+                existing
+                    .get(&t.name)
+                    .map(|e| (t.name.clone(), e.unwrap_or(0)))
+            })
+            .collect(),
+        ..Facts::default()
+    };
+    if facts.bookkeeping {
+        facts.checkpoints = checkpoints(conn, schema, job_id).await?;
+    }
+    if existing.contains_key(CONTROL) {
+        facts.control = control(conn, schema, job_id).await?;
+    }
+    // The backlog of each copy underway: a done copy's log is drained and kept only for cleanup.
+    let provisional = build(job, job_id, &facts);
+    for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
+        let log = copy::names(&t.name).log;
+        let underway = provisional
+            .tables
+            .iter()
+            .any(|s| s.table == t.name && !matches!(s.phase, Phase::NotStarted | Phase::Done));
+        if underway && existing.contains_key(&log) {
+            let n: i64 = sqlx::query_scalar(&copy::sql::count_sql(schema, &log))
+                .fetch_one(&mut *conn)
+                .await
+                .with_context(|| format!("counting the change log {log}"))?;
+            facts.backlogs.insert(t.name.clone(), n.max(0) as u64);
+        }
+    }
+    Ok(build(job, job_id, &facts))
+}
+
+/// This job's checkpoint rows, whatever columns the table has so far.
+async fn checkpoints(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job_id: &str,
+) -> Result<Vec<Checkpoint>> {
+    let has = checkpoint::columns_of(conn, schema, CHECKPOINT).await?;
+    let rows = sqlx::query(&checkpoints_sql(schema, &has))
+        .bind(job_id)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the job's checkpoints")?;
+    let count = |r: &sqlx::mysql::MySqlRow, i: usize| r.get::<i64, _>(i).max(0) as u64;
+    Ok(rows
+        .iter()
+        .map(|r| Checkpoint {
+            table: r.get(0),
+            done: r.get::<i8, _>(1) != 0,
+            rows_read: count(r, 2),
+            rows_changed: count(r, 3),
+            rows_quarantined: count(r, 4),
+            rows_conflicted: count(r, 5),
+            phase: r.get(6),
+            rows_per_sec: r.get(7),
+            updated_at: r.get(8),
+            idle_secs: r.get::<Option<i64>, _>(9).map(|us| us as f64 / 1e6),
+        })
+        .collect())
+}
+
+/// This job's control row, if any, whatever columns the table has so far.
+async fn control(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job_id: &str,
+) -> Result<Option<Control>> {
+    let has = checkpoint::columns_of(conn, schema, CONTROL).await?;
+    let row = sqlx::query(&control_sql(schema, &has))
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .context("reading the job's control row")?;
+    Ok(row.map(|r| Control {
+        command: r.get(0),
+        waiting: r.get(1),
+        waiting_secs: r.get::<Option<i64>, _>(2).map(|us| us as f64 / 1e6),
+    }))
+}

@@ -1,0 +1,293 @@
+//! `status` as text for a terminal, and as JSON: both from one [`JobStatus`].
+
+use super::{JobStatus, Phase, TableStatus};
+use crate::db::quote;
+
+/// The JSON document (`schema_version` 1), pretty-printed.
+pub fn json(s: &JobStatus) -> String {
+    serde_json::to_string_pretty(s).expect("a status serializes")
+}
+
+/// The text: a header, one line per table, then why the job waits, if it does.
+pub fn text(s: &JobStatus) -> String {
+    let state = if !s.started {
+        "not started (no checkpoint yet)"
+    } else if s.finished {
+        "finished"
+    } else {
+        "in progress"
+    };
+    let mut out = format!(
+        "job '{}' on schema {}, cut-over {}: {state}\n",
+        s.job,
+        quote::ident(&s.schema),
+        s.cutover
+    );
+    let mut rows = vec![[
+        "table", "strategy", "phase", "rows", "rate", "ETA", "backlog",
+    ]
+    .map(String::from)];
+    rows.extend(s.tables.iter().map(table_row));
+    out.push_str(&aligned(&rows));
+    for t in s.tables.iter().filter(|t| t.stalled) {
+        out.push_str(&format!(
+            "{}: no progress for {}: is the run still going? (a rerun resumes from the checkpoint)\n",
+            t.table,
+            duration(t.seconds_since_progress.unwrap_or(0.0))
+        ));
+    }
+    if let Some(w) = &s.waiting {
+        match w.seconds {
+            Some(secs) => out.push_str(&format!("now: {} (for {})\n", w.reason, duration(secs))),
+            None => out.push_str(&format!("now: {}\n", w.reason)),
+        }
+    }
+    let ready: Vec<&str> = s
+        .tables
+        .iter()
+        .filter(|t| t.ready)
+        .map(|t| t.table.as_str())
+        .collect();
+    if s.waits_for_cutover {
+        out.push_str(&format!(
+            "waits for `myrecode cutover`: {} copied and caught up, replaying writes until then\n",
+            ready.join(", ")
+        ));
+    } else if s.cutover_requested {
+        out.push_str("cut-over requested: the copies swap in once caught up\n");
+    }
+    out
+}
+
+/// One table's cells.
+fn table_row(t: &TableStatus) -> [String; 7] {
+    let dash = || "-".to_string();
+    let estimate = t
+        .rows_estimated
+        .map_or("?".to_string(), |e| format!("~{e}"));
+    let phase = if t.ready {
+        format!("{} (ready)", t.phase.as_str())
+    } else {
+        t.phase.as_str().to_string()
+    };
+    [
+        t.table.clone(),
+        t.strategy.clone(),
+        phase,
+        if t.phase == Phase::NotStarted {
+            format!("- of {estimate}")
+        } else {
+            format!("{} of {estimate}", t.rows_done)
+        },
+        t.rows_per_sec.map_or_else(dash, |r| format!("{r:.0}/s")),
+        t.eta_seconds.map_or_else(dash, |e| duration(e as f64)),
+        t.backlog.map_or_else(dash, |b| b.to_string()),
+    ]
+}
+
+/// Rows of cells in columns padded to their widest cell (counted in characters: table
+/// names may be Cyrillic), two spaces apart, the last column unpadded.
+fn aligned(rows: &[[String; 7]]) -> String {
+    let mut widths = [0usize; 7];
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.push_str(&" ".repeat(w - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A duration a person reads at a glance: `42s`, `3m05s`, `1h02m`, `2d03h`.
+pub fn duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::job;
+    use super::super::{build, Checkpoint, Control, Facts};
+    use super::*;
+    use crate::engine::pace;
+
+    fn cp(table: &str, phase: &str, done: bool, rows: u64) -> Checkpoint {
+        Checkpoint {
+            table: table.into(),
+            done,
+            phase: phase.into(),
+            rows_read: rows,
+            rows_changed: rows / 2,
+            idle_secs: Some(1.0),
+            ..Checkpoint::default()
+        }
+    }
+
+    #[test]
+    fn a_job_waiting_for_its_cutover_while_throttled() {
+        let mut posts = cp("posts", "replaying", false, 5000);
+        posts.rows_per_sec = Some(812.4);
+        let mut f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![cp("notes", "", true, 120), posts],
+            control: Some(Control {
+                command: String::new(),
+                waiting: Some(pace::load_reason(31, 25)),
+                waiting_secs: Some(75.0),
+            }),
+            ..Facts::default()
+        };
+        f.estimates.insert("notes".into(), 118);
+        f.estimates.insert("posts".into(), 4987);
+        f.estimates.insert("users".into(), 300);
+        f.backlogs.insert("posts".into(), 2);
+        assert_eq!(
+            text(&build(&job(false), "shop-job", &f)),
+            "job 'shop-job' on schema `shop`, cut-over manual: in progress
+table  strategy  phase              rows           rate  ETA  backlog
+notes  in-place  done               120 of ~118    -     -    -
+posts  copy      replaying (ready)  5000 of ~4987  -     -    2
+users  copy      not started        - of ~300      -     -    -
+now: throttled: Threads_running is 31, over max_threads_running 25 (for 1m15s)
+waits for `myrecode cutover`: posts copied and caught up, replaying writes until then
+"
+        );
+    }
+
+    #[test]
+    fn a_job_copying_with_its_pace_and_one_stalled() {
+        let mut notes = cp("notes", "", false, 1000);
+        notes.rows_per_sec = Some(250.0);
+        let mut posts = cp("posts", "copying", false, 40);
+        posts.idle_secs = Some(3725.0);
+        let mut f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![notes, posts],
+            ..Facts::default()
+        };
+        f.estimates.insert("notes".into(), 31_000);
+        f.backlogs.insert("posts".into(), 70);
+        assert_eq!(
+            text(&build(&job(true), "j", &f)),
+            "job 'j' on schema `shop`, cut-over auto: in progress
+table  strategy  phase        rows            rate   ETA    backlog
+notes  in-place  running      1000 of ~31000  250/s  2m00s  -
+posts  copy      copying      40 of ?         -      -      70
+users  copy      not started  - of ?          -      -      -
+posts: no progress for 1h02m: is the run still going? (a rerun resumes from the checkpoint)
+"
+        );
+    }
+
+    #[test]
+    fn a_job_not_started_and_one_finished() {
+        assert_eq!(
+            text(&build(&job(false), "j", &Facts::default())),
+            "job 'j' on schema `shop`, cut-over manual: not started (no checkpoint yet)
+table  strategy  phase        rows    rate  ETA  backlog
+notes  in-place  not started  - of ?  -     -    -
+posts  copy      not started  - of ?  -     -    -
+users  copy      not started  - of ?  -     -    -
+"
+        );
+        let f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![
+                cp("notes", "", true, 1),
+                cp("posts", "done", true, 2),
+                cp("users", "done", true, 3),
+            ],
+            ..Facts::default()
+        };
+        let s = build(&job(false), "j", &f);
+        assert!(text(&s).starts_with("job 'j' on schema `shop`, cut-over manual: finished\n"));
+        assert!(s.finished && !s.waits_for_cutover);
+    }
+
+    #[test]
+    fn json_has_stable_field_names() {
+        let mut f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![cp("posts", "replaying", false, 7)],
+            control: Some(Control {
+                command: "pause".into(),
+                ..Control::default()
+            }),
+            ..Facts::default()
+        };
+        f.backlogs.insert("posts".into(), 0);
+        let v: serde_json::Value =
+            serde_json::from_str(&json(&build(&job(false), "j", &f))).unwrap();
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["waiting"]["kind"], "paused");
+        assert_eq!(v["waits_for_cutover"], true);
+        let posts = &v["tables"][1];
+        let keys: Vec<&str> = posts
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut want = [
+            "table",
+            "strategy",
+            "phase",
+            "ready",
+            "rows_done",
+            "rows_estimated",
+            "rows_changed",
+            "rows_quarantined",
+            "rows_conflicted",
+            "rows_per_sec",
+            "eta_seconds",
+            "backlog",
+            "seconds_since_progress",
+            "stalled",
+        ];
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        let top: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let mut want = [
+            "schema_version",
+            "job",
+            "schema",
+            "cutover",
+            "started",
+            "finished",
+            "waiting",
+            "waits_for_cutover",
+            "cutover_requested",
+            "tables",
+        ];
+        want.sort_unstable();
+        assert_eq!(top, want);
+        assert_eq!(posts["phase"], "replaying");
+        assert_eq!(v["tables"][2]["phase"], "not-started");
+        assert_eq!(v["tables"][2]["rows_estimated"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        assert_eq!(duration(0.4), "0s");
+        assert_eq!(duration(59.0), "59s");
+        assert_eq!(duration(185.0), "3m05s");
+        assert_eq!(duration(3725.0), "1h02m");
+        assert_eq!(duration(2.0 * 86_400.0 + 3.0 * 3600.0), "2d03h");
+    }
+}
