@@ -139,7 +139,7 @@ async fn bookkeeping(c: &mut sqlx::MySqlConnection, schema: &str) -> Vec<String>
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_follows_a_job_to_its_manual_cutovers() {
+async fn status_follows_a_job_to_its_manual_cutover() {
     let db = test_database("status_flow");
     let (n_notes, n_posts, n_users) = (200, 3000, 100);
     seed(&db.config, n_notes, n_posts, n_users).await;
@@ -182,10 +182,14 @@ async fn status_follows_a_job_to_its_manual_cutovers() {
     assert_eq!(users["phase"], "not-started");
     assert_eq!(s["waits_for_cutover"], false);
 
-    // Copied, checked, caught up: the job waits for `myrecode cutover`.
-    let s = wait_status(&url, &job, "posts ready", Duration::from_secs(120), |s| {
-        s["waits_for_cutover"] == true
-    });
+    // `posts` caught up, `users` copied after it: the job waits for its one `myrecode cutover`.
+    let s = wait_status(
+        &url,
+        &job,
+        "every copy ready",
+        Duration::from_secs(120),
+        |s| s["waits_for_cutover"] == true,
+    );
     let posts = table(&s, "posts");
     assert_eq!(posts["phase"], "replaying");
     assert_eq!(posts["ready"], true);
@@ -196,7 +200,8 @@ async fn status_follows_a_job_to_its_manual_cutovers() {
     );
     assert!(posts["backlog"].as_i64().unwrap() < 50, "{posts}");
     assert_eq!(posts["rows_per_sec"], Value::Null, "no pace once copied");
-    assert_eq!(table(&s, "users")["phase"], "not-started");
+    assert_eq!(table(&s, "users")["ready"], true);
+    assert_eq!(table(&s, "users")["rows_done"].as_i64(), Some(n_users));
     let text = status_text(&url, &job, password.as_deref());
     assert!(text.contains("cut-over manual: in progress"), "{text}");
     assert!(
@@ -207,11 +212,11 @@ async fn status_follows_a_job_to_its_manual_cutovers() {
     );
     assert!(
         text.lines()
-            .any(|l| l.starts_with("users  copy") && l.contains("not started")),
+            .any(|l| l.starts_with("users  copy") && l.contains("replaying (ready)")),
         "{text}"
     );
     assert!(
-        text.contains("waits for `myrecode cutover`: posts copied and caught up"),
+        text.contains("waits for `myrecode cutover`: posts, users copied and caught up"),
         "{text}"
     );
 
@@ -291,17 +296,7 @@ async fn status_follows_a_job_to_its_manual_cutovers() {
         |s| s["waiting"].is_null(),
     );
 
-    // The first cut-over: `posts` swapped, `users` copied next and waiting in turn.
-    let out = myrecode(Some(&url), &["cutover", job.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
-    let s = wait_status(&url, &job, "users ready", Duration::from_secs(120), |s| {
-        table(s, "posts")["phase"] == "done" && table(s, "users")["ready"] == true
-    });
-    assert_eq!(s["waits_for_cutover"], true);
-    assert_eq!(table(&s, "posts")["backlog"], Value::Null);
-    assert_eq!(table(&s, "users")["rows_done"].as_i64(), Some(n_users));
-
-    // The last: the job is finished, and says so.
+    // The one cut-over swaps both: the job is finished, and says so.
     let out = myrecode(Some(&url), &["cutover", job.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     let since = Instant::now();

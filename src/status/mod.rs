@@ -27,10 +27,8 @@ pub use read::read;
 /// meaning without bumping it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Below this many logged rows a copy cuts over (or, under `cutover: manual`, is ready and
-/// waits): the threshold the copy driver applies (`DRAIN_BEFORE_CUTOVER` in `engine::copy`),
-/// repeated here because `status` judges from outside the run.
-pub const READY_BACKLOG: u64 = 50;
+/// Below this many logged rows a copy is ready for the job's one cut-over: the copy driver's own threshold.
+pub const READY_BACKLOG: u64 = crate::engine::copy::DRAIN_BEFORE_CUTOVER as u64;
 
 /// What `status` read from the server, before any judgment.
 #[derive(Debug, Clone, Default)]
@@ -203,13 +201,11 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
         .iter()
         .filter(|t| t.strategy == Strategy::Copy.as_str() && t.phase != Phase::Done)
         .collect();
-    let started: Vec<&&TableStatus> = copies
-        .iter()
-        .filter(|t| t.phase != Phase::NotStarted)
-        .collect();
     let cutover_requested = command == pace::Command::Cutover.as_str() && !copies.is_empty();
+    // One cut-over swaps every copy: the job waits for it once every copy (none left to
+    // start) is caught up.
     let waits_for_cutover =
-        manual && !cutover_requested && !started.is_empty() && started.iter().all(|t| t.ready);
+        manual && !cutover_requested && !copies.is_empty() && copies.iter().all(|t| t.ready);
     let waiting = if command == pace::Command::Pause.as_str() {
         Some(Waiting {
             kind: pace::wait_kind(pace::PAUSED).to_string(),
@@ -365,7 +361,12 @@ mod tests {
         let s = build(&job(false), "j", &f);
         let phases: Vec<Phase> = s.tables.iter().map(|t| t.phase).collect();
         assert_eq!(phases, [Phase::Done, Phase::Replaying, Phase::NotStarted]);
-        assert!(s.tables[1].ready && s.waits_for_cutover && !s.cutover_requested);
+        // A copy not started yet holds the one cut-over back.
+        assert!(s.tables[1].ready && !s.waits_for_cutover && !s.cutover_requested);
+        f.checkpoints.push(cp("users", "replaying", false, 10));
+        f.backlogs.insert("users".into(), 0);
+        let s = build(&job(false), "j", &f);
+        assert!(s.tables[2].ready && s.waits_for_cutover && !s.cutover_requested);
         assert_eq!(s.tables[1].backlog, Some(3));
         // Under `cutover: auto` it swaps by itself.
         assert!(!build(&job(true), "j", &f).waits_for_cutover);
@@ -382,6 +383,7 @@ mod tests {
         assert!(s.cutover_requested && !s.waits_for_cutover);
         // A copy still copying holds the whole job back.
         f.control = None;
+        f.checkpoints.pop();
         f.checkpoints.push(cp("users", "copying", false, 10));
         assert!(!build(&job(false), "j", &f).waits_for_cutover);
     }

@@ -145,7 +145,11 @@ mod tests {
         posts.rows_per_sec = Some(812.4);
         let mut f = Facts {
             bookkeeping: true,
-            checkpoints: vec![cp("notes", "", true, 120), posts],
+            checkpoints: vec![
+                cp("notes", "", true, 120),
+                posts,
+                cp("users", "replaying", false, 300),
+            ],
             control: Some(Control {
                 command: String::new(),
                 waiting: Some(pace::load_reason(31, 25)),
@@ -157,15 +161,16 @@ mod tests {
         f.estimates.insert("posts".into(), 4987);
         f.estimates.insert("users".into(), 300);
         f.backlogs.insert("posts".into(), 2);
+        f.backlogs.insert("users".into(), 0);
         assert_eq!(
             text(&build(&job(false), "shop-job", &f)),
             "job 'shop-job' on schema `shop`, cut-over manual: in progress
 table  strategy  phase              rows           rate  ETA  backlog
 notes  in-place  done               120 of ~118    -     -    -
 posts  copy      replaying (ready)  5000 of ~4987  -     -    2
-users  copy      not started        - of ~300      -     -    -
+users  copy      replaying (ready)  300 of ~300    -     -    0
 now: throttled: Threads_running is 31, over max_threads_running 25 (for 1m15s)
-waits for `myrecode cutover`: posts copied and caught up, replaying writes until then
+waits for `myrecode cutover`: posts, users copied and caught up, replaying writes until then
 "
         );
     }
@@ -224,7 +229,10 @@ users  copy      not started  - of ?  -     -    -
     fn json_has_stable_field_names() {
         let mut f = Facts {
             bookkeeping: true,
-            checkpoints: vec![cp("posts", "replaying", false, 7)],
+            checkpoints: vec![
+                cp("posts", "replaying", false, 7),
+                cp("users", "replaying", false, 3),
+            ],
             control: Some(Control {
                 command: "pause".into(),
                 ..Control::default()
@@ -232,6 +240,7 @@ users  copy      not started  - of ?  -     -    -
             ..Facts::default()
         };
         f.backlogs.insert("posts".into(), 0);
+        f.backlogs.insert("users".into(), 0);
         let v: serde_json::Value =
             serde_json::from_str(&json(&build(&job(false), "j", &f))).unwrap();
         assert_eq!(v["schema_version"], 1);
@@ -278,8 +287,8 @@ users  copy      not started  - of ?  -     -    -
         want.sort_unstable();
         assert_eq!(top, want);
         assert_eq!(posts["phase"], "replaying");
-        assert_eq!(v["tables"][2]["phase"], "not-started");
-        assert_eq!(v["tables"][2]["rows_estimated"], serde_json::Value::Null);
+        assert_eq!(v["tables"][0]["phase"], "not-started");
+        assert_eq!(v["tables"][0]["rows_estimated"], serde_json::Value::Null);
     }
 
     #[test]

@@ -137,8 +137,9 @@ impl Phase {
     }
 }
 
-/// The log is "nearly drained" (cut over now) below this many rows.
-const DRAIN_BEFORE_CUTOVER: i64 = 50;
+/// The log is "nearly drained" (the table is ready for the cut-over) below this many rows;
+/// `status` judges readiness by the same number.
+pub const DRAIN_BEFORE_CUTOVER: i64 = 50;
 
 /// Runs (or resumes) the copy of one table until it is ready for the cut-over (copied,
 /// checked, its log nearly drained; [`group::cut_over_group`] swaps the job's tables together),
