@@ -268,12 +268,13 @@ fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
 }
 
 fn own_triggers(t: &Facts, out: &mut Vec<Refusal>) {
-    // A copy under way has its own three triggers on the table: those are not the table's.
-    let ours = names(t.name).triggers;
+    // A copy under way has its own triggers on the table (three logging its changes, two
+    // logging the rows its cascading foreign keys change): those are not the table's.
+    let n = names(t.name);
     let theirs: Vec<String> = t
         .triggers
         .iter()
-        .filter(|tr| !ours.contains(&tr.name))
+        .filter(|tr| !n.triggers.contains(&tr.name) && !n.cascade.contains(&tr.name))
         .map(|tr| quote::ident(&tr.name))
         .collect();
     if !theirs.is_empty() {

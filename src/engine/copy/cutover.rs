@@ -139,8 +139,8 @@ pub(super) async fn try_cut_over(
     };
     let also: Vec<(&str, &str)> = planned
         .iter()
-        .filter(|m| m.from == m.to)
-        .map(|m| (m.schema.as_str(), m.from.as_str()))
+        .filter(|m| m.outside())
+        .map(|m| (m.schema.as_str(), m.child.as_str()))
         .collect();
     let mut locker = cfg.connect_one().await?;
     let mut renamer = cfg.connect_one().await?;
@@ -183,18 +183,18 @@ pub(super) async fn try_cut_over(
                     .context("carrying AUTO_INCREMENT over to the shadow")?;
             }
         }
-        if !planned.is_empty() {
-            locker
-                .execute(foreign_key_checks_sql(false).as_str())
-                .await?;
-            apply_moves(&mut locker, &planned).await?;
-        }
         if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
         {
             // Test hook: stretch the locked window so kill tests can land inside it.
             tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        if !planned.is_empty() {
+            locker
+                .execute(foreign_key_checks_sql(false).as_str())
+                .await?;
+            apply_moves(&mut locker, &planned).await?;
         }
         anyhow::Ok(next)
     }

@@ -4,11 +4,12 @@
 
 use super::context::table_exists;
 use super::foreign_sql::{
-    add_sql, cascade_trigger_ddl, cascades, collect, drop_sql, forget_sql, moves, moves_ddl,
-    record_sql, recorded_sql, Cascaded, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL,
+    add_sql, cascade_trigger_ddl, cascades, collect, drop_sql, foreign_key_checks_sql, forget_sql,
+    moves, moves_ddl, record_sql, recorded_sql, swap_sql, Cascaded, ForeignKey, Move,
+    CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
 };
 use super::names::{names, Names};
-use super::sql::{drop_trigger_sql, gate_ddl, log_ddl};
+use super::sql::{drop_trigger_sql, gate_ddl, log_ddl, TRIGGERS_SQL};
 use crate::engine::plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -43,9 +44,8 @@ pub(super) async fn foreign_keys(
     Ok(collect(rows))
 }
 
-/// The cut-over's moves of `tables`, recorded (replacing any earlier record of the job), so a
-/// kill between a constraint's drop and its add loses nothing. Outside tables whose
-/// constraints move are returned too: the cut-over lock must hold them.
+/// The cut-over's moves of `tables`, recorded (replacing any earlier record of the job), so
+/// a rerun finishes or undoes them whatever instant a kill chose.
 pub(super) async fn plan_moves(
     conn: &mut MySqlConnection,
     schema: &str,
@@ -66,8 +66,9 @@ pub(super) async fn plan_moves(
         sqlx::query(&record_sql(schema))
             .bind(job)
             .bind(&m.name)
+            .bind(&m.tmp)
             .bind(&m.schema)
-            .bind(&m.from)
+            .bind(&m.child)
             .bind(&m.to)
             .bind(&m.original)
             .bind(&m.moved)
@@ -78,20 +79,25 @@ pub(super) async fn plan_moves(
     Ok(planned)
 }
 
-/// Moves every constraint (the caller holds the cut-over lock over every table involved,
-/// with `foreign_key_checks` off).
+/// Under the cut-over lock (every table involved held, `foreign_key_checks` off): the stand-ins
+/// on the shadows, then (the last statements before the rename) the outside children's swaps.
 pub(super) async fn apply_moves(conn: &mut MySqlConnection, planned: &[Move]) -> Result<()> {
-    for m in planned {
-        conn.execute(drop_sql(&m.schema, &m.from, &m.name).as_str())
+    for m in planned.iter().filter(|m| !m.outside()) {
+        if !is_on(conn, &m.schema, &m.to, &m.tmp).await? {
+            conn.execute(add_sql(&m.schema, &m.to, &m.moved).as_str())
+                .await
+                .with_context(|| format!("adding foreign key {} to {}", m.name, m.to))?;
+        }
+    }
+    for m in planned.iter().filter(|m| m.outside()) {
+        conn.execute(swap_sql(&m.schema, &m.child, &m.name, &m.moved).as_str())
             .await
             .with_context(|| {
-                format!("moving foreign key {}: dropping it from {}", m.name, m.from)
+                format!(
+                    "pointing foreign key {} of {} at the new table",
+                    m.name, m.child
+                )
             })?;
-    }
-    for m in planned {
-        conn.execute(add_sql(&m.schema, &m.to, &m.moved).as_str())
-            .await
-            .with_context(|| format!("moving foreign key {}: adding it to {}", m.name, m.to))?;
     }
     Ok(())
 }
@@ -106,66 +112,84 @@ async fn is_on(conn: &mut MySqlConnection, schema: &str, table: &str, name: &str
         .is_some())
 }
 
-/// After a cut-over that did not rename (`swapped` false): every recorded constraint goes back
-/// where it was, as it was. After one that did: the record is only forgotten. Idempotent.
+/// Settles what a cut-over left of its moves; idempotent, so a kill anywhere in it is
+/// settled by the next run. Swapped (the rename ran): each constraint gets its own name back
+/// on the live child (the kept original gives the name up; the name is added, then the
+/// stand-in dropped). Not swapped: the stand-ins go and the outside children get their
+/// constraints back. Whether the rename ran is read from the tables themselves (a shadow
+/// gone) when any child was swapped; otherwise the caller says (`swapped`).
 pub(super) async fn settle_moves(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     swapped: bool,
 ) -> Result<()> {
-    let exists: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-    )
-    .bind(schema)
-    .bind(super::foreign_sql::MOVES)
-    .fetch_one(&mut *conn)
-    .await?;
-    if exists == 0 {
+    if !table_exists(conn, schema, MOVES).await? {
         return Ok(());
     }
     let rows = sqlx::query(&recorded_sql(schema))
         .bind(job)
         .fetch_all(&mut *conn)
         .await?;
-    let mut swapped = swapped;
+    let mut recorded = Vec::new();
     for r in &rows {
-        let (cs, from, to): (String, String, String) =
-            (r.try_get(1)?, r.try_get(2)?, r.try_get(3)?);
-        // A shadow gone means the rename ran (a caller that could not tell, `abort`, asks).
-        if to != from && !table_exists(conn, &cs, &to).await? {
-            swapped = true;
-        }
+        recorded.push(Move {
+            name: r.try_get(0)?,
+            tmp: r.try_get(1)?,
+            schema: r.try_get(2)?,
+            child: r.try_get(3)?,
+            to: r.try_get(4)?,
+            original: r.try_get(5)?,
+            moved: r.try_get(6)?,
+        });
     }
-    if !swapped {
-        if !rows.is_empty() {
-            conn.execute(super::foreign_sql::foreign_key_checks_sql(false).as_str())
-                .await?;
-        }
-        for r in &rows {
-            let (name, cs, from, to, original): (String, String, String, String, String) = (
-                r.try_get(0)?,
-                r.try_get(1)?,
-                r.try_get(2)?,
-                r.try_get(3)?,
-                r.try_get(4)?,
-            );
-            let moved: String = r.try_get(5)?;
-            // Back from where it went (the moved clause names the parent's shadow), then onto its table.
-            let moved_there = is_on(conn, &cs, &to, &name).await?;
-            let on_from = is_on(conn, &cs, &from, &name).await?;
-            if moved_there && (to != from || moved != original) {
-                conn.execute(drop_sql(&cs, &to, &name).as_str()).await?;
+    if recorded.is_empty() {
+        return Ok(());
+    }
+    let swapped = match recorded.iter().find(|m| !m.outside()) {
+        Some(m) => !table_exists(conn, &m.schema, &m.to).await?,
+        None => swapped,
+    };
+    conn.execute(foreign_key_checks_sql(false).as_str()).await?;
+    for m in &recorded {
+        let (cs, child) = (m.schema.as_str(), m.child.as_str());
+        if swapped {
+            if !m.outside() {
+                let old = names(child).old;
+                if is_on(conn, cs, &old, &m.name).await? {
+                    conn.execute(drop_sql(cs, &old, &m.name).as_str()).await?;
+                }
             }
-            if !on_from || (to == from && moved_there && moved != original) {
-                conn.execute(add_sql(&cs, &from, &original).as_str())
+            if !is_on(conn, cs, child, &m.name).await? {
+                conn.execute(add_sql(cs, child, &m.original).as_str())
                     .await
-                    .with_context(|| format!("putting foreign key {name} back on {from}"))?;
+                    .with_context(|| {
+                        format!("giving foreign key {} its name back on {child}", m.name)
+                    })?;
+            }
+            if is_on(conn, cs, child, &m.tmp).await? {
+                conn.execute(drop_sql(cs, child, &m.tmp).as_str()).await?;
+            }
+        } else {
+            if is_on(conn, cs, &m.to, &m.tmp).await? {
+                if m.outside() && !is_on(conn, cs, child, &m.name).await? {
+                    conn.execute(swap_sql(cs, child, &m.tmp, &m.original).as_str())
+                        .await
+                        .with_context(|| {
+                            format!("putting foreign key {} back on {child}", m.name)
+                        })?;
+                } else {
+                    conn.execute(drop_sql(cs, &m.to, &m.tmp).as_str()).await?;
+                }
+            }
+            if !is_on(conn, cs, child, &m.name).await? {
+                conn.execute(add_sql(cs, child, &m.original).as_str())
+                    .await
+                    .with_context(|| format!("putting foreign key {} back on {child}", m.name))?;
             }
         }
-        conn.execute(super::foreign_sql::foreign_key_checks_sql(true).as_str())
-            .await?;
     }
+    conn.execute(foreign_key_checks_sql(true).as_str()).await?;
     sqlx::query(&forget_sql(schema))
         .bind(job)
         .execute(&mut *conn)
@@ -227,13 +251,20 @@ pub(super) async fn ensure_cascade_triggers(
             })
             .collect();
         let n = names(parent);
+        let have: Vec<String> = sqlx::query_scalar(TRIGGERS_SQL)
+            .bind(ps)
+            .bind(parent)
+            .fetch_all(&mut *conn)
+            .await?;
         for (name, ddl) in n
             .cascade
             .iter()
             .zip(cascade_trigger_ddl(ps, parent, &n.cascade, &children))
         {
-            // Replaced every run: the job's tables (and so the children to log) may differ.
-            conn.execute(drop_trigger_sql(ps, name).as_str()).await?;
+            // Never dropped while the job runs: a cascade in between would go unlogged.
+            if have.contains(name) {
+                continue;
+            }
             if let Some(ddl) = ddl {
                 conn.execute(ddl.as_str())
                     .await

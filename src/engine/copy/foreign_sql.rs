@@ -125,22 +125,47 @@ fn action(rule: &str) -> &'static str {
     }
 }
 
-/// One constraint's move at the cut-over: dropped from `from`, added to `to` with `moved`;
-/// put back (a cut-over that did not rename) by dropping it from `to` and adding `original` to `from`.
+/// One constraint across the cut-over. Its original never leaves its table before the
+/// rename: a copy of it under a stand-in name (`tmp`) is added to the child's shadow under
+/// the cut-over lock, referencing the parent's shadow when the parent is swapped too, so the
+/// rename carries both to the live names; after the rename the original name replaces the
+/// stand-in (added, then the stand-in dropped: the table is never without it). A child
+/// outside the cut-over swaps its constraint for the stand-in in one statement, the last
+/// before the rename.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Move {
     /// Constraint name.
     pub name: String,
+    /// The stand-in's name while the cut-over runs.
+    pub tmp: String,
     /// Schema of the child table.
     pub schema: String,
-    /// The table it is on before the move (the child).
-    pub from: String,
-    /// The table it is on after the move (the child's shadow, or the child itself).
+    /// The child table (its live name, before and after).
+    pub child: String,
+    /// Where the stand-in goes: the child's shadow, or the child itself when it stays.
     pub to: String,
-    /// Its clause as it was.
+    /// Its clause as it is (and, by the parent's name, as it must be after the rename).
     pub original: String,
-    /// Its clause after the move.
+    /// The stand-in's clause.
     pub moved: String,
+}
+
+impl Move {
+    /// Whether the child stays (outside the cut-over): its constraint is redefined in place.
+    pub fn outside(&self) -> bool {
+        self.to == self.child
+    }
+}
+
+/// The stand-in name of constraint `name` (at most 64 characters, distinct per name).
+pub fn stand_in(name: &str) -> String {
+    let full = format!("{name}_myrecode");
+    if full.chars().count() <= 64 {
+        return full;
+    }
+    let hash = &crate::engine::checkpoint::fingerprint(name)[..8];
+    let head: String = name.chars().take(64 - 18).collect();
+    format!("{head}~{hash}_myrecode")
 }
 
 /// The moves for a cut-over of `tables` (each with its side tables' names) in `schema`.
@@ -158,16 +183,32 @@ pub fn moves(fks: &[ForeignKey], schema: &str, tables: &[(&str, &Names)]) -> Vec
             if child_shadow.is_none() && parent_shadow.is_none() {
                 return None;
             }
+            let tmp = stand_in(&fk.name);
+            let stand_in = ForeignKey {
+                name: tmp.clone(),
+                ..fk.clone()
+            };
             Some(Move {
                 name: fk.name.clone(),
+                tmp,
                 schema: fk.child_schema.clone(),
-                from: fk.child.clone(),
+                child: fk.child.clone(),
                 to: child_shadow.unwrap_or_else(|| fk.child.clone()),
                 original: clause(fk, &fk.parent),
-                moved: clause(fk, parent_shadow.as_deref().unwrap_or(&fk.parent)),
+                moved: clause(&stand_in, parent_shadow.as_deref().unwrap_or(&fk.parent)),
             })
         })
         .collect()
+}
+
+/// `ALTER TABLE … DROP FOREIGN KEY old, ADD clause`: a constraint swapped for another (of
+/// another name) in one statement.
+pub fn swap_sql(schema: &str, table: &str, old: &str, clause: &str) -> String {
+    format!(
+        "ALTER TABLE {} DROP FOREIGN KEY {}, ADD {clause}",
+        quote::table(schema, table),
+        quote::ident(old)
+    )
 }
 
 /// `ALTER TABLE … DROP FOREIGN KEY`.
@@ -191,18 +232,18 @@ pub const MOVES: &str = "_myrecode_moves";
 /// DDL of [`MOVES`].
 pub fn moves_ddl(schema: &str) -> String {
     format!(
-        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, \
-         child_schema VARCHAR(64) NOT NULL, from_table VARCHAR(64) NOT NULL, to_table VARCHAR(64) NOT NULL, \
+        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, tmp VARCHAR(64) NOT NULL, \
+         child_schema VARCHAR(64) NOT NULL, child VARCHAR(64) NOT NULL, to_table VARCHAR(64) NOT NULL, \
          original TEXT NOT NULL, moved TEXT NOT NULL, PRIMARY KEY (job, child_schema, name)) \
          ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
         quote::table(schema, MOVES)
     )
 }
 
-/// Records one move (`?` job, name, child schema, from, to, original, moved).
+/// Records one move (`?` job, name, tmp, child schema, child, to, original, moved).
 pub fn record_sql(schema: &str) -> String {
     format!(
-        "REPLACE INTO {} (job, name, child_schema, from_table, to_table, original, moved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "REPLACE INTO {} (job, name, tmp, child_schema, child, to_table, original, moved) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         quote::table(schema, MOVES)
     )
 }
@@ -210,7 +251,8 @@ pub fn record_sql(schema: &str) -> String {
 /// A job's recorded moves (`?` job).
 pub fn recorded_sql(schema: &str) -> String {
     format!(
-        "SELECT name, child_schema, from_table, to_table, original, moved FROM {} WHERE job = ? ORDER BY child_schema, name",
+        "SELECT CAST(name AS CHAR), CAST(tmp AS CHAR), CAST(child_schema AS CHAR), CAST(child AS CHAR), \
+         CAST(to_table AS CHAR), CAST(original AS CHAR), CAST(moved AS CHAR) FROM {} WHERE job = ? ORDER BY child_schema, name",
         quote::table(schema, MOVES)
     )
 }
@@ -363,12 +405,13 @@ mod tests {
         let m = moves(&fks, "s", &tables);
         assert_eq!(m.len(), 3);
         assert_eq!(
-            (m[0].from.as_str(), m[0].to.as_str()),
+            (m[0].child.as_str(), m[0].to.as_str()),
             ("c`", "c`_myrecode_new")
         );
+        assert!(!m[0].outside() && m[2].outside());
         assert_eq!(
             m[0].moved,
-            "CONSTRAINT `in` FOREIGN KEY (`p id`) REFERENCES `s`.`p_myrecode_new` (`id`) ON DELETE SET NULL ON UPDATE CASCADE"
+            "CONSTRAINT `in_myrecode` FOREIGN KEY (`p id`) REFERENCES `s`.`p_myrecode_new` (`id`) ON DELETE SET NULL ON UPDATE CASCADE"
         );
         assert_eq!(
             m[0].original,
@@ -379,10 +422,20 @@ mod tests {
             .moved
             .contains("REFERENCES `s`.`outside` (`id`) ON DELETE NO ACTION ON UPDATE RESTRICT"));
         assert_eq!(
-            (m[2].from.as_str(), m[2].to.as_str()),
+            (m[2].child.as_str(), m[2].to.as_str()),
             ("outside", "outside")
         );
         assert!(m[2].moved.contains("REFERENCES `s`.`p_myrecode_new`"));
+        assert_eq!(
+            swap_sql("s", "outside", "down", &m[2].moved),
+            format!(
+                "ALTER TABLE `s`.`outside` DROP FOREIGN KEY `down`, ADD {}",
+                m[2].moved
+            )
+        );
+        let long = "f".repeat(64);
+        assert!(stand_in(&long).chars().count() <= 64);
+        assert_ne!(stand_in(&long), stand_in(&"f".repeat(63)));
         assert_eq!(
             drop_sql("s", "c`", "in"),
             "ALTER TABLE `s`.`c``` DROP FOREIGN KEY `in`"

@@ -162,13 +162,16 @@ pub async fn cut_over_group(
     })
 }
 
-/// Before the first table of the run is copied: the triggers that log the rows cascading
-/// foreign-key actions change in the job's copied tables (`plans`).
-pub async fn prepare(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
-    match plans.first() {
-        Some(p) => ensure_cascade_triggers(conn, &p.schema, plans).await,
-        None => Ok(()),
-    }
+/// Before the first table of the run is copied: what a killed cut-over left of its
+/// foreign-key moves is settled (no shadow keeps a constraint while rows are copied into it),
+/// and the triggers that log the rows cascading actions change in the job's copied tables
+/// (`plans`) are there.
+pub async fn prepare(conn: &mut MySqlConnection, job: &str, plans: &[TablePlan]) -> Result<()> {
+    let Some(p) = plans.first() else {
+        return Ok(());
+    };
+    settle_moves(conn, &p.schema, job, false).await?;
+    ensure_cascade_triggers(conn, &p.schema, plans).await
 }
 
 /// `myrecode abort` of the job's copies, before their logs go: the cascade-logging triggers

@@ -96,7 +96,7 @@ use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use crate::db::connect::ConnectionConfig;
 use crate::inventory::model::Table;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
@@ -181,6 +181,9 @@ pub async fn prepare_table(
     }
     ensure_triggers(conn, &ctx).await?;
     create_stage(conn, &ctx).await?;
+    if Phase::of(&state) == Phase::Copying {
+        forget_uncheckpointed(conn, &ctx, &state).await?;
+    }
     let trailing = if Phase::of(&state) == Phase::Copying && state.last_key.is_none() {
         let mut conn = cfg.connect_one().await?;
         conn.execute(sql::REPEATABLE_READ).await?;
@@ -214,6 +217,34 @@ pub async fn prepare_table(
     .await?;
     // Aborted: the runner removes every copy of the job, cascade triggers first.
     Ok((outcome, work.state))
+}
+
+/// A shadow without transactions (MyISAM, Aria: `LIKE` its table) keeps the rows of a batch
+/// whose checkpoint a kill rolled back: they go, so the batch is copied again, once.
+async fn forget_uncheckpointed(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    state: &State,
+) -> Result<()> {
+    let engine: Option<String> = sqlx::query_scalar(sql::ENGINE_SQL)
+        .bind(&ctx.plan.schema)
+        .bind(&ctx.names.shadow)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if engine.is_none_or(|e| e.eq_ignore_ascii_case("InnoDB")) {
+        return Ok(());
+    }
+    let last = state
+        .last_key
+        .as_deref()
+        .and_then(crate::engine::keycodec::unpack);
+    let (cond, binds) = sql::key_range(&ctx.plan.key, last.as_deref(), None);
+    let delete = sql::delete_where_sql(&ctx.plan.schema, &ctx.names.shadow, &cond);
+    crate::engine::read::bind_all(sqlx::query(&delete), &binds)
+        .execute(&mut *conn)
+        .await
+        .context("removing the shadow's rows past the checkpoint")?;
+    Ok(())
 }
 
 /// What an earlier run left of this table's cut-over, settled: swapped already (the rename

@@ -172,6 +172,9 @@ pub fn any_of(key: &[KeyColumn], count: usize) -> String {
     vec![one; count].join(" OR ")
 }
 
+/// A table's storage engine, `?` schema and `?` table; no row when there is no such table.
+pub const ENGINE_SQL: &str = "SELECT CAST(ENGINE AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
+
 /// `DELETE` of the rows of one table matching `cond`.
 pub fn delete_where_sql(schema: &str, table: &str, cond: &str) -> String {
     format!("DELETE FROM {} WHERE {cond}", quote::table(schema, table))
