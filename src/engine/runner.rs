@@ -366,9 +366,7 @@ pub async fn run(
         .iter()
         .zip(&tables)
         .any(|(p, t)| p.strategy == Strategy::Copy && !t.foreign_keys.is_empty());
-    if with_fks {
-        copy::group::prepare(&mut conn, &opts.job_id, &copies).await?;
-    }
+    copy::group::prepare(&mut conn, &opts.job_id, &copies, with_fks).await?;
     // Each table in job order (copies only up to ready), then the copies' one cut-over.
     let mut steps: Vec<Step<'_>> = plans
         .iter()

@@ -156,7 +156,7 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inventory::model::{ForeignKey, RecodeKey, ServerInfo, Trigger};
+    use crate::inventory::model::{ForeignKey, RecodeKey, ServerInfo};
     use crate::job::load::load_str;
     use crate::job::plan::generate;
     use crate::scan::model::{ScanReport, Target};
@@ -264,11 +264,7 @@ mod tests {
     #[test]
     fn a_table_refused_as_a_whole_is_left_out_with_every_reason() {
         let mut t = posts(vec![column("body", "latin1")]);
-        t.triggers = vec![Trigger {
-            name: "audit".into(),
-            timing: "AFTER".into(),
-            event: "INSERT".into(),
-        }];
+        t.key = None;
         t.foreign_keys = vec![ForeignKey {
             name: "fk_author".into(),
             direction: "outgoing".into(),
@@ -280,7 +276,7 @@ mod tests {
             to_columns: vec!["id".into()],
         }];
         let c = choose(&t);
-        assert_eq!(classes(&c), [Class::OwnTriggers, Class::ForeignKey]);
+        assert_eq!(classes(&c), [Class::NoUsableKey, Class::ForeignKey]);
         let (text, job) = plan_of(&t);
         assert!(job.tables.is_empty(), "{text}");
         assert!(
@@ -365,15 +361,20 @@ mod tests {
             text.contains(&format!("    strategy: copy   # {}\n", c.why)),
             "{text}"
         );
-        t.triggers = vec![Trigger {
-            name: "audit".into(),
-            timing: "AFTER".into(),
-            event: "INSERT".into(),
+        t.foreign_keys = vec![ForeignKey {
+            name: "fk_author".into(),
+            direction: "outgoing".into(),
+            from_schema: "s".into(),
+            from_table: "posts".into(),
+            from_columns: vec!["author".into()],
+            to_schema: "shop".into(),
+            to_table: "authors".into(),
+            to_columns: vec!["id".into()],
         }];
         let c = choose(&t);
         assert_eq!(
             classes(&c),
-            [Class::NonTransactionalInPlace, Class::OwnTriggers]
+            [Class::NonTransactionalInPlace, Class::ForeignKey]
         );
         let (text, job) = plan_of(&t);
         assert!(job.tables.is_empty(), "{text}");

@@ -22,8 +22,6 @@ const TRANSACTIONAL_ENGINE: &str = "InnoDB";
 /// Why a table (or one of its job columns) cannot be recoded as the job says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Class {
-    /// Copy: the table has triggers of its own.
-    OwnTriggers,
     /// Copy: a foreign key to or from a table in another schema.
     ForeignKey,
     /// Copy: a foreign key joins text columns that would end up in different character sets.
@@ -211,7 +209,6 @@ pub fn check(t: &Facts, job: &TableJob) -> Vec<Refusal> {
     key_mismatch(t, job, &mut out);
     match job.strategy {
         Strategy::Copy => {
-            own_triggers(t, &mut out);
             foreign_keys_across_schemas(t, &mut out);
             name_too_long(t, &mut out);
             key_columns_in_job(t, job, &mut out);
@@ -263,30 +260,6 @@ fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        });
-    }
-}
-
-fn own_triggers(t: &Facts, out: &mut Vec<Refusal>) {
-    // A copy under way has its own triggers on the table (three logging its changes, two
-    // logging the rows its cascading foreign keys change): those are not the table's.
-    let n = names(t.name);
-    let theirs: Vec<String> = t
-        .triggers
-        .iter()
-        .filter(|tr| !n.triggers.contains(&tr.name) && !n.cascade.contains(&tr.name))
-        .map(|tr| quote::ident(&tr.name))
-        .collect();
-    if !theirs.is_empty() {
-        out.push(Refusal {
-            class: Class::OwnTriggers,
-            at: At::Name,
-            reason: format!(
-                "table '{}' has triggers of its own ({}): the copy strategy swaps in a new table, which would not have them, and logs changes with triggers of its own",
-                t.name,
-                theirs.join(", ")
-            ),
-            fix: "drop them for the job and create them again on the table after the cut-over, or recode with an offline ALTER TABLE in a maintenance window".into(),
         });
     }
 }

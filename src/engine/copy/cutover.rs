@@ -9,6 +9,7 @@ use super::cutover_sql::{
 };
 use super::foreign::{apply_moves, plan_moves, settle_moves};
 use super::foreign_sql::foreign_key_checks_sql;
+use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
 use super::sql::{drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
@@ -81,6 +82,7 @@ pub(super) async fn cut_over(
                     return Ok(Duration::ZERO);
                 }
                 settle_moves(conn, schema, job, false).await?;
+                settle_triggers(conn, schema, job).await?;
                 for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
                     create_stage(conn, ctx).await?;
                     replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
@@ -142,6 +144,7 @@ pub(super) async fn try_cut_over(
         .filter(|m| m.outside())
         .map(|m| (m.schema.as_str(), m.child.as_str()))
         .collect();
+    let own = plan_triggers(conn, schema, job, ctxs).await?;
     let mut locker = cfg.connect_one().await?;
     let mut renamer = cfg.connect_one().await?;
     let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
@@ -196,6 +199,9 @@ pub(super) async fn try_cut_over(
                 .await?;
             apply_moves(&mut locker, &planned).await?;
         }
+        if !own.is_empty() {
+            apply_triggers(&mut locker, schema, &own).await?;
+        }
         anyhow::Ok(next)
     }
     .await;
@@ -204,6 +210,7 @@ pub(super) async fn try_cut_over(
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
             settle_moves(conn, schema, job, false).await?;
+            settle_triggers(conn, schema, job).await?;
             return Err(e.context("draining the change logs under the cut-over lock"));
         }
     };

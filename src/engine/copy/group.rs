@@ -13,6 +13,7 @@ use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::foreign::{drop_cascade_triggers, ensure_cascade_triggers, settle_moves};
 use super::names::names;
+use super::own_triggers::{check_portable, settle_triggers};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, DRAIN_BEFORE_CUTOVER};
@@ -98,6 +99,7 @@ pub async fn cut_over_group(
     };
     // The rename swaps all or none: with none left to swap, it ran.
     settle_moves(conn, schema, job, ctxs.is_empty()).await?;
+    settle_triggers(conn, schema, job).await?;
     if ctxs.is_empty() {
         drop_cascade_triggers(conn, schema).await?;
         return Ok(GroupOutcome {
@@ -153,6 +155,7 @@ pub async fn cut_over_group(
     }
     drop_cascade_triggers(conn, schema).await?;
     settle_moves(conn, schema, job, true).await?;
+    settle_triggers(conn, schema, job).await?;
     if manual {
         pace::send(conn, schema, job, None).await?;
     }
@@ -162,21 +165,33 @@ pub async fn cut_over_group(
     })
 }
 
-/// Before the first table of the run is copied: what a killed cut-over left of its
-/// foreign-key moves is settled (no shadow keeps a constraint while rows are copied into it),
-/// and the triggers that log the rows cascading actions change in the job's copied tables
-/// (`plans`) are there.
-pub async fn prepare(conn: &mut MySqlConnection, job: &str, plans: &[TablePlan]) -> Result<()> {
+/// Before the first table of the run is copied: what a killed cut-over left of its moves is
+/// settled (no shadow keeps a constraint or a trigger of the application's while rows are
+/// copied into it), every own trigger can be created again exactly, and (`foreign_keys`:
+/// some table is in one) the triggers that log the rows cascading actions change in the
+/// job's copied tables (`plans`) are there.
+pub async fn prepare(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plans: &[TablePlan],
+    foreign_keys: bool,
+) -> Result<()> {
     let Some(p) = plans.first() else {
         return Ok(());
     };
-    settle_moves(conn, &p.schema, job, false).await?;
-    ensure_cascade_triggers(conn, &p.schema, plans).await
+    settle_triggers(conn, &p.schema, job).await?;
+    check_portable(conn, plans).await?;
+    if foreign_keys {
+        settle_moves(conn, &p.schema, job, false).await?;
+        ensure_cascade_triggers(conn, &p.schema, plans).await?;
+    }
+    Ok(())
 }
 
 /// `myrecode abort` of the job's copies, before their logs go: the cascade-logging triggers
 /// (which write into them) and any constraint a cut-over had begun to move.
 pub async fn abandon(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    settle_moves(conn, schema, job, false).await
+    settle_moves(conn, schema, job, false).await?;
+    settle_triggers(conn, schema, job).await
 }

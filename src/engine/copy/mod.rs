@@ -27,19 +27,21 @@
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until
 //!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`.
-//! 5. Cut-over, gh-ost's atomic form, which works on MariaDB (it refuses `RENAME TABLE`
-//!    under `LOCK TABLES`, error 1192) and MySQL alike: a sentry table takes the name
-//!    `<t>_myrecode_old`; a lock connection takes `LOCK TABLES t WRITE` with the shadow,
-//!    sentry, log and bookkeeping tables, drains the log to empty itself and carries
-//!    `AUTO_INCREMENT` over; a second connection issues `RENAME TABLE t TO old, new TO t`,
-//!    which queues; once the server shows it waiting, the lock connection drops the sentry
-//!    and unlocks, and the rename runs before every queued write (a pending exclusive
-//!    metadata lock is granted first). Should the lock connection die before the drain is
-//!    complete, the sentry is still there and the rename fails: nothing is swapped early.
-//!    The shadow and sentry are named with a suffix so they sort *after* `t`: the rename
-//!    takes its metadata locks in name order, and a name sorting before `t` makes it wait
-//!    there instead, leaving no pending lock on `t` and letting queued writes reach the
-//!    old table between unlock and rename (shown on MariaDB 10.11 with `_t_…` names).
+//! 5. The job's one cut-over ([`group`], [`cutover`]), gh-ost's atomic form widened to
+//!    every table, which works on MariaDB (it refuses `RENAME TABLE` under `LOCK TABLES`,
+//!    error 1192) and MySQL alike: a sentry per table takes the name `<t>_myrecode_old`; a
+//!    lock connection takes `LOCK TABLES` over every table with its shadow, sentry and log
+//!    and the bookkeeping tables, drains every log, carries each `AUTO_INCREMENT` over and
+//!    moves the foreign keys ([`foreign`]); a second connection issues one `RENAME TABLE`
+//!    of the gate and every pair, which queues; once the server shows it waiting, the lock
+//!    connection drops the sentries and unlocks, and the rename runs before every queued
+//!    write. The gate (a table every change-log trigger names, sorting before every name)
+//!    is the rename's first lock: it holds it before waiting for any table, so a write the
+//!    unlock releases on any table waits for the rename (a write already holding its table
+//!    is the metadata-lock deadlock check's victim, and an autocommit statement retries by
+//!    itself). Should the lock connection die before the drain is complete, the sentries are
+//!    still there and the rename fails: nothing is swapped early, and all tables or none
+//!    are swapped. The shadow and sentry are named with a suffix so they sort *after* `t`.
 //!    The triggers (now on `old`) are dropped; `old` is kept for rollback until
 //!    `myrecode cleanup`, and the drained log with it (cached prepared statements of the
 //!    application may still name it).
@@ -57,8 +59,9 @@
 //! interrupted before its rename is retried, one interrupted after it is finished.
 //! Definitive ([`super::error::EngineError`]): a leftover `old` table, a shadow gone missing
 //! mid-copy, a unique collision, targets too large. What the copy cannot do at all (a table with
-//! triggers of its own or foreign keys, a job column in the paging key, a name too long) is
-//! refused by [`crate::job::refusal`] before anything is written.
+//! triggers of its own, a foreign key across schemas or split between charsets, a job column
+//! in the paging key, a name too long) is refused by [`crate::job::refusal`] before anything
+//! is written.
 
 pub mod check_sql;
 mod checker;
@@ -71,6 +74,8 @@ mod foreign;
 pub mod foreign_sql;
 pub mod group;
 pub mod names;
+mod own_triggers;
+pub mod own_triggers_sql;
 mod replay;
 mod setup;
 pub mod sql;

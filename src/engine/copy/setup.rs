@@ -94,10 +94,20 @@ pub(super) async fn create_triggers(
     key: &[KeyColumn],
 ) -> Result<()> {
     let have = trigger_names(conn, schema, table).await?;
+    let theirs = super::own_triggers::own_triggers(conn, schema, table).await?;
+    let precedes = ["INSERT", "UPDATE", "DELETE"].map(|event| {
+        theirs
+            .iter()
+            .filter(|t| {
+                t.timing.eq_ignore_ascii_case("AFTER") && t.event.eq_ignore_ascii_case(event)
+            })
+            .min_by_key(|t| t.order)
+            .map(|t| t.name.clone())
+    });
     let missing: Vec<(&String, String)> = n
         .triggers
         .iter()
-        .zip(trigger_ddl(schema, table, n, key))
+        .zip(trigger_ddl(schema, table, n, key, &precedes))
         .filter(|(name, _)| !have.contains(name))
         .collect();
     if missing.is_empty() {

@@ -97,7 +97,17 @@ pub fn log_ddl(schema: &str, n: &Names) -> String {
 }
 
 /// DDL of the three triggers that log changed keys (insert, update, delete).
-pub fn trigger_ddl(schema: &str, table: &str, n: &Names, key: &[KeyColumn]) -> [String; 3] {
+/// `precedes`: for each (insert, update, delete), the application's first `AFTER` trigger of
+/// that event, if any: ours fire before it. A statement prepared before our triggers existed
+/// fails on MariaDB when it first reaches ours (1146, naming the log); failing first, it
+/// leaves nothing behind in a table without transactions an application trigger writes.
+pub fn trigger_ddl(
+    schema: &str,
+    table: &str,
+    n: &Names,
+    key: &[KeyColumn],
+    precedes: &[Option<String>; 3],
+) -> [String; 3] {
     let t = quote::table(schema, table);
     let log = quote::table(schema, &n.log);
     let trg = |i: usize| quote::table(schema, &n.triggers[i]);
@@ -107,21 +117,28 @@ pub fn trigger_ddl(schema: &str, table: &str, n: &Names, key: &[KeyColumn]) -> [
         "IF 0 THEN DO (SELECT 1 FROM {} LIMIT 1); END IF;",
         quote::table(schema, GATE)
     );
+    let first = |i: usize| match &precedes[i] {
+        Some(other) => format!(" PRECEDES {}", quote::ident(other)),
+        None => String::new(),
+    };
     [
         format!(
-            "CREATE TRIGGER {} AFTER INSERT ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
+            "CREATE TRIGGER {} AFTER INSERT ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
             trg(0),
+            first(0),
             pack_expr("NEW", key)
         ),
         format!(
-            "CREATE TRIGGER {} AFTER UPDATE ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}), ({}); END",
+            "CREATE TRIGGER {} AFTER UPDATE ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}), ({}); END",
             trg(1),
+            first(1),
             pack_expr("OLD", key),
             pack_expr("NEW", key)
         ),
         format!(
-            "CREATE TRIGGER {} AFTER DELETE ON {t} FOR EACH ROW BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
+            "CREATE TRIGGER {} AFTER DELETE ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
             trg(2),
+            first(2),
             pack_expr("OLD", key)
         ),
     ]
@@ -443,7 +460,24 @@ mod tests {
         let e = pack_expr("NEW", &[k("a"), k("b`")]);
         assert!(e.starts_with("CONCAT(CHAR((OCTET_LENGTH(CAST(NEW.`a` AS BINARY))) & 255"));
         assert!(e.contains("CAST(NEW.`b``` AS BINARY)"));
-        let ddl = trigger_ddl("s", "t", &crate::engine::copy::names("t"), &[k("id")]);
+        let none = [None, None, None];
+        let ddl = trigger_ddl(
+            "s",
+            "t",
+            &crate::engine::copy::names("t"),
+            &[k("id")],
+            &none,
+        );
+        let first = [None, Some("keep ft".to_string()), None];
+        let before = trigger_ddl(
+            "s",
+            "t",
+            &crate::engine::copy::names("t"),
+            &[k("id")],
+            &first,
+        );
+        assert!(before[1].contains("AFTER UPDATE ON `s`.`t` FOR EACH ROW PRECEDES `keep ft` BEGIN"));
+        assert!(before[0].contains("FOR EACH ROW BEGIN"));
         assert!(ddl[1].starts_with("CREATE TRIGGER `s`.`t_myrecode_upd` AFTER UPDATE ON `s`.`t`"));
         assert!(
             ddl[1].contains("CAST(OLD.`id` AS BINARY)")

@@ -1,0 +1,225 @@
+//! The tables' own triggers across the one cut-over (see [`super::own_triggers_sql`]): read,
+//! recorded before the cut-over, moved to the shadows under its lock, and settled by the next
+//! run whatever instant a kill chose.
+
+use super::context::Ctx;
+use super::names::names;
+use super::own_triggers_sql::{
+    context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, OwnTrigger,
+    CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL, TRIGGER_TABLE_SQL,
+};
+use super::sql::drop_trigger_sql;
+use crate::engine::plan::TablePlan;
+use anyhow::{bail, Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+
+/// The application's triggers on `table` (the copy's own are left out), in firing order.
+pub(super) async fn own_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<OwnTrigger>> {
+    let n = names(table);
+    let rows = sqlx::query(OWN_TRIGGERS_SQL)
+        .bind(schema)
+        .bind(table)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading information_schema.TRIGGERS")?;
+    let mut out = Vec::new();
+    for r in &rows {
+        let name: String = r.try_get(0)?;
+        if n.triggers.contains(&name) || n.cascade.contains(&name) {
+            continue;
+        }
+        out.push(OwnTrigger {
+            name,
+            table: table.to_string(),
+            event: r.try_get(1)?,
+            timing: r.try_get(2)?,
+            order: r.try_get(3)?,
+            body: r.try_get(4)?,
+            sql_mode: r.try_get(5)?,
+            definer: r.try_get(6)?,
+            charset_client: r.try_get(7)?,
+            collation_connection: r.try_get(8)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Before any row is copied: every own trigger of the job's copied tables can be created
+/// again exactly, or the run stops here, naming it and the fix.
+pub(super) async fn check_portable(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
+    for p in plans {
+        for t in own_triggers(conn, &p.schema, &p.table).await? {
+            if !t.portable() {
+                bail!(
+                    "trigger `{}` on table '{}' has non-ASCII text in its body, written under character_set_client {}: \
+                     myrecode cannot create it again byte for byte on the new table. Fix: create the trigger again \
+                     under SET NAMES utf8mb4 (same body), or leave '{}' out of the job",
+                    t.name,
+                    t.table,
+                    t.charset_client,
+                    t.table
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The own triggers of the cut-over's tables, recorded (replacing any earlier record).
+pub(super) async fn plan_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    ctxs: &[Ctx<'_>],
+) -> Result<Vec<OwnTrigger>> {
+    let mut all = Vec::new();
+    for ctx in ctxs {
+        all.extend(own_triggers(conn, schema, &ctx.plan.table).await?);
+    }
+    if all.is_empty() {
+        return Ok(all);
+    }
+    conn.execute(record_ddl(schema).as_str()).await?;
+    sqlx::query(&forget_sql(schema))
+        .bind(job)
+        .execute(&mut *conn)
+        .await?;
+    for t in &all {
+        sqlx::query(&record_sql(schema))
+            .bind(job)
+            .bind(&t.name)
+            .bind(&t.table)
+            .bind(&t.event)
+            .bind(&t.timing)
+            .bind(t.order)
+            .bind(&t.body)
+            .bind(&t.sql_mode)
+            .bind(&t.definer)
+            .bind(&t.charset_client)
+            .bind(&t.collation_connection)
+            .execute(&mut *conn)
+            .await
+            .context("recording the triggers the cut-over moves")?;
+    }
+    Ok(all)
+}
+
+/// Creates `triggers` on `table` in order, each under its own `sql_mode` and character set context.
+async fn create_all(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    triggers: &[&OwnTrigger],
+) -> Result<()> {
+    conn.execute(CONTEXT_SAVE_SQL).await?;
+    for t in triggers {
+        conn.execute(context_sql(t).as_str()).await?;
+        let created = conn.execute(create_sql(schema, table, t).as_str()).await;
+        if let Err(e) = created {
+            conn.execute(CONTEXT_RESET_SQL).await.ok();
+            return Err(anyhow::Error::new(e).context(format!(
+                "creating trigger `{}` on {table}. Fix: the job's user needs the TRIGGER privilege, and SET_USER_ID (MySQL) or SUPER to keep its definer {}",
+                t.name, t.definer
+            )));
+        }
+    }
+    conn.execute(CONTEXT_RESET_SQL).await?;
+    Ok(())
+}
+
+/// Under the cut-over lock, the last step before the rename: each table's own triggers
+/// dropped from it and created on its shadow, in their order.
+pub(super) async fn apply_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    triggers: &[OwnTrigger],
+) -> Result<()> {
+    let mut tables: Vec<&str> = triggers.iter().map(|t| t.table.as_str()).collect();
+    tables.dedup();
+    for table in tables {
+        let mine: Vec<&OwnTrigger> = triggers.iter().filter(|t| t.table == table).collect();
+        for t in &mine {
+            conn.execute(drop_trigger_sql(schema, &t.name).as_str())
+                .await?;
+        }
+        create_all(conn, schema, &names(table).shadow, &mine).await?;
+    }
+    Ok(())
+}
+
+/// Settles what a cut-over left of its trigger moves; idempotent. Every recorded trigger
+/// ends up on its table (the original before the rename, the recoded table after it: the
+/// rename carried those on the shadow) and on no shadow. Then the record is forgotten.
+pub(super) async fn settle_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<()> {
+    let exists: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+    )
+    .bind(schema)
+    .bind(MOVED_TRIGGERS)
+    .fetch_one(&mut *conn)
+    .await?;
+    if exists == 0 {
+        return Ok(());
+    }
+    let rows = sqlx::query(&recorded_sql(schema))
+        .bind(job)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut recorded = Vec::new();
+    for r in &rows {
+        recorded.push(OwnTrigger {
+            name: r.try_get(0)?,
+            table: r.try_get(1)?,
+            event: r.try_get(2)?,
+            timing: r.try_get(3)?,
+            order: r.try_get(4)?,
+            body: r.try_get(5)?,
+            sql_mode: r.try_get(6)?,
+            definer: r.try_get(7)?,
+            charset_client: r.try_get(8)?,
+            collation_connection: r.try_get(9)?,
+        });
+    }
+    let mut missing: Vec<&OwnTrigger> = Vec::new();
+    for t in &recorded {
+        let on: Option<String> = sqlx::query_scalar(TRIGGER_TABLE_SQL)
+            .bind(schema)
+            .bind(&t.name)
+            .fetch_optional(&mut *conn)
+            .await?;
+        match on {
+            Some(table) if table == t.table => {}
+            Some(_) => {
+                // On the shadow of a cut-over that did not rename.
+                conn.execute(drop_trigger_sql(schema, &t.name).as_str())
+                    .await?;
+                missing.push(t);
+            }
+            None => missing.push(t),
+        }
+    }
+    for table in recorded.iter().map(|t| t.table.as_str()) {
+        let mine: Vec<&OwnTrigger> = missing
+            .iter()
+            .copied()
+            .filter(|t| t.table == table)
+            .collect();
+        if !mine.is_empty() {
+            create_all(conn, schema, table, &mine).await?;
+            missing.retain(|t| t.table != table);
+        }
+    }
+    sqlx::query(&forget_sql(schema))
+        .bind(job)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}

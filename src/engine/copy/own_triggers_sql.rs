@@ -1,0 +1,178 @@
+//! The tables' own triggers across the one cut-over, pure: read from the catalog, recorded,
+//! and created again on the shadow under the cut-over lock (the last step before the
+//! rename) exactly as defined: body, timing, event, order, definer, `sql_mode` and
+//! character set context. The shadow has none of them while rows are copied into it, so
+//! they never fire for the tool's own writes; the rename carries them to the live name.
+
+use crate::db::quote;
+
+/// A table's triggers (`?` schema, `?` table) in firing order: name, event, timing, order,
+/// body, `sql_mode`, definer, `character_set_client`, `collation_connection`.
+pub const OWN_TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR), CAST(EVENT_MANIPULATION AS CHAR), \
+CAST(ACTION_TIMING AS CHAR), CAST(ACTION_ORDER AS SIGNED), CAST(ACTION_STATEMENT AS CHAR), CAST(SQL_MODE AS CHAR), \
+CAST(DEFINER AS CHAR), CAST(CHARACTER_SET_CLIENT AS CHAR), CAST(COLLATION_CONNECTION AS CHAR) \
+FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? \
+ORDER BY EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER";
+
+/// The table a trigger (`?` schema, `?` name) is on; no row when there is no such trigger.
+pub const TRIGGER_TABLE_SQL: &str = "SELECT CAST(EVENT_OBJECT_TABLE AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?";
+
+/// One trigger of the application's, as the catalog defines it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnTrigger {
+    /// Trigger name (unique in its schema).
+    pub name: String,
+    /// The table it is on.
+    pub table: String,
+    /// `INSERT`, `UPDATE` or `DELETE`.
+    pub event: String,
+    /// `BEFORE` or `AFTER`.
+    pub timing: String,
+    /// Its place among the table's triggers of the same event and timing.
+    pub order: i64,
+    /// The body (`BEGIN … END` or one statement).
+    pub body: String,
+    /// The `sql_mode` it was created under.
+    pub sql_mode: String,
+    /// `user@host`.
+    pub definer: String,
+    /// `character_set_client` it was created under.
+    pub charset_client: String,
+    /// `collation_connection` it was created under.
+    pub collation_connection: String,
+}
+
+impl OwnTrigger {
+    /// Whether the body can be sent again exactly: ASCII reads the same in every client
+    /// character set; other text only when the client set was UTF-8 (as this connection's is).
+    pub fn portable(&self) -> bool {
+        self.body.is_ascii() || self.charset_client.to_ascii_lowercase().starts_with("utf8")
+    }
+}
+
+/// `DEFINER =` clause of a `user@host` definer (the last `@` splits: user names may hold one).
+pub fn definer_clause(definer: &str) -> String {
+    match definer.rsplit_once('@') {
+        Some((user, host)) => format!(
+            "DEFINER = {}@{}",
+            quote::literal(user),
+            quote::literal(host)
+        ),
+        None => String::new(),
+    }
+}
+
+/// The session settings a trigger is created under: its own `sql_mode` and character set context.
+pub fn context_sql(t: &OwnTrigger) -> String {
+    format!(
+        "SET SESSION sql_mode = {}, character_set_client = {}, collation_connection = {}",
+        quote::literal(&t.sql_mode),
+        quote::literal(&t.charset_client),
+        quote::literal(&t.collation_connection)
+    )
+}
+
+/// Keeps this connection's settings, to go back to after creating triggers.
+pub const CONTEXT_SAVE_SQL: &str = "SET @myrecode_sql_mode = @@SESSION.sql_mode, @myrecode_cs = @@SESSION.character_set_client, @myrecode_collation = @@SESSION.collation_connection";
+/// Back to this connection's own settings after creating triggers.
+pub const CONTEXT_RESET_SQL: &str = "SET SESSION sql_mode = @myrecode_sql_mode, character_set_client = @myrecode_cs, collation_connection = @myrecode_collation";
+
+/// `CREATE TRIGGER` of `t` on `table` (the shadow, or the table itself when put back).
+pub fn create_sql(schema: &str, table: &str, t: &OwnTrigger) -> String {
+    format!(
+        "CREATE {} TRIGGER {} {} {} ON {} FOR EACH ROW {}",
+        definer_clause(&t.definer),
+        quote::table(schema, &t.name),
+        t.timing,
+        t.event,
+        quote::table(schema, table),
+        t.body
+    )
+}
+
+/// Name of the table recording the triggers a cut-over moves, so a kill between a trigger's
+/// drop and its creation on the shadow puts it back.
+pub const MOVED_TRIGGERS: &str = "_myrecode_triggers";
+
+/// DDL of [`MOVED_TRIGGERS`].
+pub fn record_ddl(schema: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, \
+         event VARCHAR(10) NOT NULL, timing VARCHAR(10) NOT NULL, ord INT NOT NULL, body LONGTEXT NOT NULL, \
+         sql_mode TEXT NOT NULL, definer VARCHAR(400) NOT NULL, cs_client VARCHAR(64) NOT NULL, coll VARCHAR(64) NOT NULL, \
+         PRIMARY KEY (job, name)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+        quote::table(schema, MOVED_TRIGGERS)
+    )
+}
+
+/// Records one trigger (`?` job, then the fields in [`record_ddl`]'s order).
+pub fn record_sql(schema: &str) -> String {
+    format!(
+        "REPLACE INTO {} (job, name, tbl, event, timing, ord, body, sql_mode, definer, cs_client, coll) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        quote::table(schema, MOVED_TRIGGERS)
+    )
+}
+
+/// A job's recorded triggers (`?` job), in firing order per table.
+pub fn recorded_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(name AS CHAR), CAST(tbl AS CHAR), CAST(event AS CHAR), CAST(timing AS CHAR), CAST(ord AS SIGNED), \
+         CAST(body AS CHAR), CAST(sql_mode AS CHAR), CAST(definer AS CHAR), CAST(cs_client AS CHAR), CAST(coll AS CHAR) \
+         FROM {} WHERE job = ? ORDER BY tbl, event, timing, ord",
+        quote::table(schema, MOVED_TRIGGERS)
+    )
+}
+
+/// Forgets a job's recorded triggers (`?` job).
+pub fn forget_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ?",
+        quote::table(schema, MOVED_TRIGGERS)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn audit() -> OwnTrigger {
+        OwnTrigger {
+            name: "ins`film".into(),
+            table: "film".into(),
+            event: "INSERT".into(),
+            timing: "AFTER".into(),
+            order: 1,
+            body:
+                "BEGIN INSERT INTO film_text (film_id, title) VALUES (new.film_id, new.title); END"
+                    .into(),
+            sql_mode: "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION".into(),
+            definer: "app@o'brien@%".into(),
+            charset_client: "latin1".into(),
+            collation_connection: "latin1_swedish_ci".into(),
+        }
+    }
+
+    #[test]
+    fn a_trigger_is_created_again_as_defined_on_the_shadow() {
+        let t = audit();
+        assert_eq!(
+            create_sql("s", "film_myrecode_new", &t),
+            "CREATE DEFINER = 'app@o''brien'@'%' TRIGGER `s`.`ins``film` AFTER INSERT ON `s`.`film_myrecode_new` \
+             FOR EACH ROW BEGIN INSERT INTO film_text (film_id, title) VALUES (new.film_id, new.title); END"
+        );
+        assert_eq!(
+            context_sql(&t),
+            "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION', character_set_client = 'latin1', collation_connection = 'latin1_swedish_ci'"
+        );
+        assert!(t.portable());
+        let mut cyrillic = t.clone();
+        cyrillic.body = "SET NEW.title = 'Новый'".into();
+        assert!(!cyrillic.portable(), "not ASCII under latin1");
+        cyrillic.charset_client = "utf8mb4".into();
+        assert!(cyrillic.portable());
+        assert!(
+            record_sql("s").starts_with("REPLACE INTO `s`.`_myrecode_triggers` (job, name, tbl,")
+        );
+    }
+}
