@@ -44,6 +44,8 @@ def clean(text):
     text = MARKUP.sub("", text)
     text = re.sub(r"_(?=\w)", "", text)  # mnemonic underscores
     text = text.replace("\t", " ")
+    # Control characters (bash's "\a" bell) are no text a column holds.
+    text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
     out = []
     for para in text.split("\n"):
         para = re.sub(r"\s+", " ", para).strip(" :-")

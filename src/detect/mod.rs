@@ -434,9 +434,11 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
                     || (l == Label::Utf8 && utf8 && label.is_legacy()))
         });
     // One to three letters alone ("МБ", "є") read as text under several tables: only a
-    // clear lead over every other reading decides them.
+    // clear lead over every other reading decides them. The letters counted are those of the
+    // words holding a non-ASCII letter: Vietnamese "Tiếng Việt" has two non-ASCII letters,
+    // but its syllables' ASCII letters are evidence too.
     let short_close = ctx.prior.is_none()
-        && cands[best].text.non_ascii_letters <= 3
+        && cands[best].text.word_letters <= 3
         && cands
             .iter()
             .enumerate()
