@@ -10,9 +10,9 @@ beyond the package install. Output (committed, so builds never need Python):
   src/detect/models/vi.bin          NxN bytes over the alphabet in vi-alphabet.txt
   src/detect/models/vi-alphabet.txt the Vietnamese alphabet (index order)
   src/detect/models/vi-syllables.txt known Vietnamese syllables, one per line
-  src/detect/models/cyr-words.bin   known Cyrillic words: the LEXICON most frequent
-                                    training-split words of ru, uk, bg, sr, mk, the
-                                    TOP_WORDS most frequent marked
+  src/detect/models/cyr-words.bin   known Cyrillic words: of the LEXICON most frequent
+                                    training-split words of ru, uk, bg, sr, mk, those the
+                                    scorer asks about, the TOP_WORDS most frequent marked
 
 A cost byte is round(-ln P(next | prev) * SCALE), clamped to 255; index N-1
 is the word boundary. Held-out words (every 10th rank) are NOT used, so the
@@ -159,10 +159,11 @@ def fnv32(idx):
 
 
 def lexicon():
-    """cyr-words.bin: the LEXICON most frequent training-split words (two letters or more,
-    Cyrillic only) of ru, uk, bg, sr and mk (Belarusian has no frequency list), as sorted
-    u32 hashes of their model indices (little-endian), then one byte per hash: 1 when the
-    word is among the TOP_WORDS most frequent of a language, else 2."""
+    """cyr-words.bin: of the LEXICON most frequent training-split words (two letters or
+    more, Cyrillic only) of ru, uk, bg, sr and mk (Belarusian has no frequency list), those
+    of four letters or more and the three-letter ones among the TOP_WORDS most frequent, as
+    sorted u32 hashes of their model indices (little-endian), then one byte per hash: 1 when
+    the word is among the TOP_WORDS most frequent of a language, else 2."""
     tier = {}
     for lang in ["ru", "uk", "bg", "sr", "mk"]:
         src = [(sr_cyr(w), wt) for w, wt in words("sh", TOP)] if lang == "sr" else words(lang, TOP)
@@ -173,9 +174,14 @@ def lexicon():
             idx = [cyr_index(c) for c in w]
             if any(i is None for i in idx):
                 continue
-            h = fnv32(idx)
-            tier[h] = min(tier.get(h, 2), 1 if n < TOP_WORDS else 2)
+            top = n < TOP_WORDS
             n += 1
+            # The scorer asks only about words of four letters or more, and about
+            # three-letter ones among the most frequent (src/detect/text.rs, KNOWN_WORD).
+            if len(w) < 3 or (len(w) == 3 and not top):
+                continue
+            h = fnv32(idx)
+            tier[h] = min(tier.get(h, 2), 1 if top else 2)
             if n == LEXICON:
                 break
     keys = sorted(tier)

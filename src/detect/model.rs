@@ -104,7 +104,14 @@ pub fn word_hash(h: u32, index: usize) -> u32 {
 struct Lexicon {
     hashes: Vec<u32>,
     tiers: &'static [u8],
+    /// Where the hashes with each value of their top [`BUCKET_BITS`] bits start (and, at
+    /// the end, `hashes.len()`): a lookup scans a dozen hashes in one or two cache lines
+    /// rather than binary-searching 40,000 (a binary search cost a tenth of detection time).
+    starts: Vec<u32>,
 }
+
+/// Bits of a word hash that pick its bucket in [`Lexicon::starts`].
+const BUCKET_BITS: u32 = 12;
 
 fn lexicon() -> &'static Lexicon {
     static LEX: OnceLock<Lexicon> = OnceLock::new();
@@ -120,9 +127,13 @@ fn lexicon() -> &'static Lexicon {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         debug_assert!(hashes.windows(2).all(|w| w[0] < w[1]));
+        let starts = (0..=1u32 << BUCKET_BITS)
+            .map(|b| hashes.partition_point(|&h| h >> (32 - BUCKET_BITS) < b) as u32)
+            .collect();
         Lexicon {
             hashes,
             tiers: &CYR_WORDS[4 * n..],
+            starts,
         }
     })
 }
@@ -142,10 +153,12 @@ pub enum Known {
 #[inline]
 pub fn cyr_known(hash: u32) -> Known {
     let lex = lexicon();
-    match lex.hashes.binary_search(&hash).map(|i| lex.tiers[i]) {
-        Ok(1) => Known::Top,
-        Ok(_) => Known::Frequent,
-        Err(_) => Known::No,
+    let b = (hash >> (32 - BUCKET_BITS)) as usize;
+    let (start, end) = (lex.starts[b] as usize, lex.starts[b + 1] as usize);
+    match lex.hashes[start..end].iter().position(|&h| h == hash) {
+        Some(i) if lex.tiers[start + i] == 1 => Known::Top,
+        Some(_) => Known::Frequent,
+        None => Known::No,
     }
 }
 

@@ -145,9 +145,31 @@ fn fnv(h: u64, c: char) -> u64 {
 
 const FNV0: u64 = 0xcbf29ce484222325;
 
+/// A hasher that takes a key that is already a hash (FNV-1a of a syllable) as it is: SipHash
+/// over it had been a fortieth of detection time.
+#[derive(Default, Clone, Copy)]
+struct PreHashed(u64);
+
+impl std::hash::Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = fnv(self.0, b as char);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A set of syllable hashes.
+type SyllableSet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<PreHashed>>;
+
 /// Hashes of the known Vietnamese syllables.
-fn vi_syllable_hashes() -> &'static std::collections::HashSet<u64> {
-    static SET: std::sync::OnceLock<std::collections::HashSet<u64>> = std::sync::OnceLock::new();
+fn vi_syllable_hashes() -> &'static SyllableSet {
+    static SET: std::sync::OnceLock<SyllableSet> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
         model::vietnamese()
             .syllables
