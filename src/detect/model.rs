@@ -141,7 +141,9 @@ fn lexicon() -> &'static Lexicon {
 /// How frequent a Cyrillic word is in the languages' word lists (`scripts/build_models.py`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
-    /// Among none of the languages' 10,000 most frequent words.
+    /// Not in the lexicon: among none of the languages' 10,000 most frequent words, or a
+    /// three-letter word outside their 100 most frequent (the lexicon leaves those out, and
+    /// words of one or two letters, as the scorer never asks about them).
     No,
     /// Among the 100 most frequent words of one language: the function words.
     Top,
