@@ -10,6 +10,9 @@ beyond the package install. Output (committed, so builds never need Python):
   src/detect/models/vi.bin          NxN bytes over the alphabet in vi-alphabet.txt
   src/detect/models/vi-alphabet.txt the Vietnamese alphabet (index order)
   src/detect/models/vi-syllables.txt known Vietnamese syllables, one per line
+  src/detect/models/cyr-words.bin   known Cyrillic words: of the LEXICON most frequent
+                                    training-split words of ru, uk, bg, sr, mk, those the
+                                    scorer asks about, the TOP_WORDS most frequent marked
 
 A cost byte is round(-ln P(next | prev) * SCALE), clamped to 255; index N-1
 is the word boundary. Held-out words (every 10th rank) are NOT used, so the
@@ -18,7 +21,7 @@ corpus generator can draw test words the models never saw.
 Belarusian comes from the Debian package hunspell-be (0.53-3.1), whose
 stems are unweighted: apt-get install hunspell-be.
 
-Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py
+Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py [--only-lexicon]
 """
 import math
 import re
@@ -31,6 +34,10 @@ import wordfreq
 BE_DIC = "/usr/share/hunspell/be_BY.dic"
 SCALE = 8.0  # cost units per nat: 255 units = 31.9 nats
 TOP = 30000
+# Words per language in the known-word lexicon (cyr-words.bin), and how many of them
+# count as the language's most frequent (function words: "на", "для").
+LEXICON = 10000
+TOP_WORDS = 100
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "detect", "models")
 
 
@@ -143,6 +150,45 @@ def vi_syllable(w):
     return bool(VI_SYLLABLE.match(base))
 
 
+def fnv32(idx):
+    """FNV-1a over Cyrillic model indices, as src/detect/text.rs hashes a word."""
+    h = 0x811C9DC5
+    for i in idx:
+        h = ((h ^ i) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def lexicon():
+    """cyr-words.bin: of the LEXICON most frequent training-split words (two letters or
+    more, Cyrillic only) of ru, uk, bg, sr and mk (Belarusian has no frequency list), those
+    of four letters or more and the three-letter ones among the TOP_WORDS most frequent, as
+    sorted u32 hashes of their model indices (little-endian), then one byte per hash: 1 when
+    the word is among the TOP_WORDS most frequent of a language, else 2."""
+    tier = {}
+    for lang in ["ru", "uk", "bg", "sr", "mk"]:
+        src = [(sr_cyr(w), wt) for w, wt in words("sh", TOP)] if lang == "sr" else words(lang, TOP)
+        n = 0
+        for w, _ in src:
+            if not w or len(w) < 2:
+                continue
+            idx = [cyr_index(c) for c in w]
+            if any(i is None for i in idx):
+                continue
+            top = n < TOP_WORDS
+            n += 1
+            # The scorer asks only about words of four letters or more, and about
+            # three-letter ones among the most frequent (src/detect/text.rs, KNOWN_WORD).
+            if len(w) < 3 or (len(w) == 3 and not top):
+                continue
+            h = fnv32(idx)
+            tier[h] = min(tier.get(h, 2), 1 if top else 2)
+            if n == LEXICON:
+                break
+    keys = sorted(tier)
+    data = b"".join(k.to_bytes(4, "little") for k in keys) + bytes(tier[k] for k in keys)
+    write("cyr-words.bin", data)
+
+
 def write(name, data):
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(data)
@@ -151,6 +197,9 @@ def write(name, data):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    lexicon()
+    if "--only-lexicon" in sys.argv:
+        return
     for lang in ["ru", "uk", "bg", "mk"]:
         write(f"cyr-{lang}.bin", train(words(lang), cyr_index, 50))
     sr = [(sr_cyr(w), wt) for w, wt in words("sh")]
