@@ -60,7 +60,7 @@ pub struct TableScan {
     pub columns: Vec<ColumnScan>,
     /// Table-level findings (no key, index overflow, row size), one sentence each with the fix.
     pub risks: Vec<String>,
-    /// Triggers on the table (the copy strategy refuses a table with triggers of its own).
+    /// Triggers on the table (the copy strategy carries them across its cut-over).
     #[serde(default)]
     pub triggers: Vec<Trigger>,
     /// Foreign keys from the table and to it (the copy strategy refuses them).

@@ -58,10 +58,10 @@
 //! from the checkpoint, re-attaching to its shadow, triggers and log; a cut-over
 //! interrupted before its rename is retried, one interrupted after it is finished.
 //! Definitive ([`super::error::EngineError`]): a leftover `old` table, a shadow gone missing
-//! mid-copy, a unique collision, targets too large. What the copy cannot do at all (a table with
-//! triggers of its own, a foreign key across schemas or split between charsets, a job column
-//! in the paging key, a name too long) is refused by [`crate::job::refusal`] before anything
-//! is written.
+//! mid-copy, a unique collision, targets too large, a trigger of the table's whose body cannot
+//! be sent again byte for byte (found before any row is copied). What the copy cannot do at
+//! all (a foreign key across schemas or split between charsets, a job column in the paging
+//! key, a name too long) is refused by [`crate::job::refusal`] before anything is written.
 
 pub mod check_sql;
 mod checker;
