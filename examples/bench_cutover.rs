@@ -331,7 +331,7 @@ async fn writer(
             ),
         };
         // One in four an insert, else an update of a seeded row.
-        let id = (x % 4 != 0).then(|| 1 + ((x >> 32) % rows as u64) as i64);
+        let id = (!x.is_multiple_of(4)).then(|| 1 + ((x >> 32) % rows as u64) as i64);
         let start = clock.elapsed();
         let t0 = Instant::now();
         let mut tries = 0;
