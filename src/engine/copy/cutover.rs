@@ -180,10 +180,18 @@ pub(super) async fn try_cut_over(
                 .await?
                 .try_get(1)?;
             if let Some(counter) = auto_increment_of(&create) {
-                locker
-                    .execute(auto_increment_sql(schema, &ctx.names.shadow, counter).as_str())
-                    .await
-                    .context("carrying AUTO_INCREMENT over to the shadow")?;
+                // A DDL statement under the lock costs a data-dictionary write: only when the
+                // shadow's counter (raised by every id copied into it) is behind.
+                let shadow: String = sqlx::query(&show_create_sql(schema, &ctx.names.shadow))
+                    .fetch_one(&mut locker)
+                    .await?
+                    .try_get(1)?;
+                if auto_increment_of(&shadow).is_none_or(|s| s < counter) {
+                    locker
+                        .execute(auto_increment_sql(schema, &ctx.names.shadow, counter).as_str())
+                        .await
+                        .context("carrying AUTO_INCREMENT over to the shadow")?;
+                }
             }
         }
         if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
