@@ -331,7 +331,7 @@ async fn writer(
             ),
         };
         // One in four an insert, else an update of a seeded row.
-        let id = (x % 4 != 0).then(|| 1 + ((x >> 32) % rows as u64) as i64);
+        let id = (!x.is_multiple_of(4)).then(|| 1 + ((x >> 32) % rows as u64) as i64);
         let start = clock.elapsed();
         let t0 = Instant::now();
         let mut tries = 0;
@@ -363,7 +363,7 @@ async fn writer(
         });
         match result {
             Ok(done) => {
-                let id = id.unwrap_or(done.last_insert_id() as i64);
+                let id = id.unwrap_or_else(|| done.last_insert_id() as i64);
                 if done.rows_affected() > 0 {
                     r.last.insert((t, id), w);
                 }
@@ -691,7 +691,7 @@ fn bench_one(
     };
     let cut = lines.iter().find(|(_, l)| l.starts_with("cut-over: "));
     if code > 1 || cut.is_none() {
-        for (_, l) in lines.iter().rev().take(15).collect::<Vec<_>>().iter().rev() {
+        for (_, l) in lines.iter().skip(lines.len().saturating_sub(15)) {
             println!("  | {}", mask(l));
         }
         bail!("myrecode exited {code} without the cut-over line (its output above)");
