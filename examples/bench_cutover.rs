@@ -363,7 +363,7 @@ async fn writer(
         });
         match result {
             Ok(done) => {
-                let id = id.unwrap_or(done.last_insert_id() as i64);
+                let id = id.unwrap_or_else(|| done.last_insert_id() as i64);
                 if done.rows_affected() > 0 {
                     r.last.insert((t, id), w);
                 }
@@ -691,7 +691,7 @@ fn bench_one(
     };
     let cut = lines.iter().find(|(_, l)| l.starts_with("cut-over: "));
     if code > 1 || cut.is_none() {
-        for (_, l) in lines.iter().rev().take(15).collect::<Vec<_>>().iter().rev() {
+        for (_, l) in lines.iter().skip(lines.len().saturating_sub(15)) {
             println!("  | {}", mask(l));
         }
         bail!("myrecode exited {code} without the cut-over line (its output above)");
