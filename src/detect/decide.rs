@@ -1,0 +1,319 @@
+//! The decision over a value's scored readings: posteriors under the column's prior, the
+//! threshold, and the rules that decide short values (a clear lead, the column's own
+//! encoding); the reason each verdict gives.
+
+use super::*;
+
+/// True when a reading's own evidence is that of real text, per letter.
+pub(crate) fn looks_like_text(c: &Cand) -> bool {
+    c.score >= MIN_EVIDENCE && c.score / c.text.non_ascii_letters.max(1) as f32 >= MIN_PER_LETTER
+}
+
+/// Probabilities of the candidates (same order), against the null hypothesis.
+pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut Vec<f32>) {
+    out.clear();
+    let adj = |c: &Cand| c.score + prior.map_or(0.0, |p| p.bonus(c.label));
+    let max = cands.iter().map(adj).fold(NULL_SCORE, f32::max);
+    let mut sum = (NULL_SCORE - max).exp();
+    for c in cands {
+        let e = (adj(c) - max).exp();
+        out.push(e);
+        sum += e;
+    }
+    for p in out.iter_mut() {
+        *p /= sum;
+    }
+}
+
+/// Turns an analysis into a verdict under a column prior and threshold.
+pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict {
+    let (cands, utf8) = match analysis {
+        Analysis::Fixed(v) => return v,
+        Analysis::Scored { cands, utf8 } => (cands, utf8),
+    };
+    let mut probs = Vec::with_capacity(cands.len());
+    posteriors(&cands, ctx.prior, &mut probs);
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+    let best = order[0];
+    let (label, conf) = (cands[best].label, probs[best]);
+    let runner = order.get(1).map(|&i| (cands[i].label, probs[i]));
+    let evidence = cands[best].score + ctx.prior.map_or(0.0, |p| p.bonus(label));
+    let mut reasons: Vec<Cow<'static, str>> = Vec::with_capacity(3);
+    let t = &cands[best].text;
+    reasons.push(Cow::Owned(format!(
+        "{label} reads best (score {}{}{})",
+        Dec(cands[best].score, 1),
+        if t.cyr_lang.is_some() { ", " } else { "" },
+        t.cyr_lang.map_or("", |l| model::CYR_LANGS[l as usize]),
+    )));
+    if ctx.prior.is_some() {
+        reasons.push(Cow::Borrowed("column prior applied"));
+    }
+
+    if label == Label::Utf8 {
+        // Rare characters in a column whose rows are legacy text: likely a legacy value
+        // that is valid UTF-8 by chance, which no reading decides. List it.
+        let legacy_column = ctx
+            .prior
+            .and_then(|p| p.dominant())
+            .is_some_and(|(l, share)| l.needs_recode() && share >= UNIFORM_SHARE);
+        if legacy_column
+            && bytes.len() <= SHORT_UTF8
+            && std::str::from_utf8(bytes).is_ok_and(|s| s.chars().any(chars::rare_in_text))
+        {
+            reasons.push(Cow::Borrowed("rare characters as UTF-8 in a legacy column"));
+            return Verdict {
+                label: Label::Unknown,
+                confidence: 1.0 - conf,
+                decoded: None,
+                runner_up: runner,
+                reasons,
+            };
+        }
+        let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+        return Verdict {
+            label,
+            confidence: conf.max(0.5),
+            decoded,
+            runner_up: runner,
+            reasons,
+        };
+    }
+    // The per-letter bar is on the value's own evidence: a column prior may
+    // settle a close call, never make text of something that is not.
+    // A column that is mostly this label (bonus ≥ STRONG_PRIOR) vouches for
+    // names and rare words our models know poorly, down to RELAXED_PER_LETTER.
+    let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
+        && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
+            >= RELAXED_PER_LETTER;
+    // A column that nearly all reads one way lets another rewriting reading through only on
+    // strong evidence of the value's own: "^[нН]" in a cp1251 column is not KOI8-R. In a
+    // UTF-8 column, valid UTF-8 is never re-read as a legacy table, however well it reads.
+    let against_column = ctx
+        .prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| {
+            share >= UNIFORM_SHARE
+                && !column::same_family(l, label)
+                && (cands[best].score < AGAINST_COLUMN
+                    || (l == Label::Utf8 && utf8 && label.is_legacy()))
+        });
+    // One to three letters alone ("МБ", "є") read as text under several tables: only a
+    // clear lead over every other reading decides them. The letters counted are those of the
+    // words holding a non-ASCII letter: Vietnamese "Tiếng Việt" has two non-ASCII letters,
+    // but its syllables' ASCII letters are evidence too.
+    let short_close = ctx.prior.is_none()
+        && cands[best].text.word_letters <= 3
+        && cands
+            .iter()
+            .enumerate()
+            .any(|(i, o)| i != best && cands[best].score - o.score < SHORT_LEAD);
+    if conf >= ctx.threshold
+        && evidence >= MIN_EVIDENCE
+        && (looks_like_text(&cands[best]) || vouched)
+        && !against_column
+        && !short_close
+    {
+        if let Some(decoded) = label.repair(bytes) {
+            return Verdict {
+                label,
+                confidence: conf,
+                decoded: Some(decoded),
+                runner_up: runner,
+                reasons,
+            };
+        }
+        reasons.push(Cow::Borrowed("repair does not round-trip"));
+    } else {
+        reasons.push(Cow::Owned(format!(
+            "confidence {} below threshold {}",
+            Dec(conf, 2),
+            Dec(ctx.threshold, 2)
+        )));
+    }
+    if !against_column {
+        if let Some(v) = clear_lead(bytes, &cands, best) {
+            return v;
+        }
+    }
+    if let Some(v) = column_decides(bytes, &cands, ctx) {
+        return v;
+    }
+    let runner_up = Some((label, conf));
+    if utf8 {
+        // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
+        let p_utf8 = cands
+            .iter()
+            .zip(&probs)
+            .find(|(c, _)| c.label == Label::Utf8)
+            .map_or(0.0, |(_, p)| *p);
+        // A legacy reading beat UTF-8 that reads as rare characters: the bytes are
+        // likely legacy text; list them rather than call them UTF-8.
+        let rare_utf8 = std::str::from_utf8(bytes)
+            .is_ok_and(|s| bytes.len() <= SHORT_UTF8 && s.chars().any(chars::rare_in_text));
+        // In a column whose rows are UTF-8, valid UTF-8 is UTF-8 unless its own evidence
+        // says otherwise strongly (see `against_column`).
+        let utf8_column = ctx
+            .prior
+            .and_then(|p| p.dominant())
+            .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
+        if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
+            let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+            return Verdict {
+                label: Label::Utf8,
+                confidence: p_utf8,
+                decoded,
+                runner_up,
+                reasons,
+            };
+        }
+        return Verdict {
+            label: Label::Unknown,
+            confidence: 1.0 - conf,
+            decoded: None,
+            runner_up,
+            reasons,
+        };
+    }
+    // Not UTF-8 and no reading believable: blob or undecidable text.
+    // Text in an encoding we do not handle (Western, Greek, ...) or in a
+    // language we have no model for also reads badly, but it is mostly
+    // letters, or nearly all printable ASCII and letters; random bytes are
+    // letters about half the time and printable-or-letter about 60%.
+    let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count()
+        + cands[best].text.non_ascii_letters as usize;
+    let printable = bytes.iter().filter(|b| (0x20..0x7F).contains(*b)).count();
+    let textish = printable + cands[best].text.non_ascii_letters as usize;
+    let blob = letters * 10 < bytes.len() * 7 && textish * 100 < bytes.len() * 85;
+    if cands[best].score < -6.0 && bytes.len() >= 8 && blob {
+        reasons.push(Cow::Borrowed("no reading looks like text"));
+        return Verdict {
+            label: Label::Binary,
+            confidence: 0.9,
+            decoded: None,
+            runner_up,
+            reasons,
+        };
+    }
+    Verdict {
+        label: Label::Unknown,
+        confidence: 1.0 - conf,
+        decoded: None,
+        runner_up,
+        reasons,
+    }
+}
+
+/// A number shown with this many decimals, rounded by integer arithmetic: `{:.1}` on a
+/// float takes the exact (bignum) path often enough that formatting every verdict's reason
+/// had cost a twentieth of detection time.
+pub(super) struct Dec(pub(super) f32, pub(super) u32);
+
+impl std::fmt::Display for Dec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scale = 10u64.pow(self.1);
+        let v = (f64::from(self.0) * scale as f64).round() as i64;
+        let sign = if v < 0 { "-" } else { "" };
+        let a = v.unsigned_abs();
+        if self.1 == 0 {
+            write!(f, "{sign}{a}")
+        } else {
+            let w = self.1 as usize;
+            write!(f, "{sign}{}.{:0w$}", a / scale, a % scale)
+        }
+    }
+}
+
+/// True when a reading is well-formed text: no odd case, symbol or script switch in a word.
+fn well_formed(c: &Cand) -> bool {
+    c.text.odd_case_words == 0 && c.text.odd_symbols == 0 && c.text.mixed_words == 0
+}
+
+/// The best reading wins by a clear lead over every other and is well-formed text: rare
+/// names score low under every model, yet the wrong tables score far lower.
+fn clear_lead(bytes: &[u8], cands: &[Cand], best: usize) -> Option<Verdict> {
+    let c = &cands[best];
+    if !c.label.needs_recode() || !well_formed(c) {
+        return None;
+    }
+    let letters = c.text.non_ascii_letters.max(1) as f32;
+    if c.score / letters < LEAD_PER_LETTER {
+        return None;
+    }
+    let second = cands
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best)
+        .map(|(_, o)| o.score)
+        .fold(NULL_SCORE - CLEAR_LEAD, f32::max);
+    if c.score - second < CLEAR_LEAD {
+        return None;
+    }
+    let decoded = c.label.repair(bytes)?;
+    Some(Verdict {
+        label: c.label,
+        confidence: DEFAULT_THRESHOLD,
+        decoded: Some(decoded),
+        runner_up: None,
+        reasons: vec![Cow::Owned(format!(
+            "{} well-formed and {:.0} nats ahead of every other reading",
+            c.label,
+            c.score - second
+        ))],
+    })
+}
+
+/// A column whose rows nearly all read one way decides a value whose reading that way is
+/// well-formed text, unless another believable reading is clearly better (class 1 of
+/// issue 16). Only a lossless repair is ever returned.
+fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict> {
+    let (label, share) = ctx.prior?.dominant()?;
+    if share < UNIFORM_SHARE || !label.needs_recode() {
+        return None;
+    }
+    // Within the KOI8 family the value's own bytes choose: a KOI8-U letter is box drawing
+    // in KOI8-R, and such a reading is not clean.
+    let c = cands
+        .iter()
+        .filter(|c| column::same_family(c.label, label))
+        .max_by(|a, b| a.score.total_cmp(&b.score))?;
+    let label = c.label;
+    let letters = c.text.non_ascii_letters.max(1) as f32;
+    // Odd case is allowed ("МакДональд", "КиБ"): its toll is in the score, and a wrong
+    // table's flipped case ("пРИВЕТ") costs far more than the floor allows.
+    let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0;
+    let floor = match label {
+        Label::Legacy(Encoding::Tcvn3)
+        | Label::Mojibake {
+            real: Encoding::Tcvn3,
+            ..
+        } => UNIFORM_PER_LETTER_TCVN3,
+        _ => UNIFORM_PER_LETTER,
+    };
+    if !clean || c.score / letters < floor {
+        return None;
+    }
+    let prior = ctx.prior?;
+    let rival = cands
+        .iter()
+        .filter(|o| {
+            !column::same_family(o.label, label) && (looks_like_text(o) || o.label == Label::Utf8)
+        })
+        .map(|o| o.score + prior.bonus(o.label))
+        .fold(f32::MIN, f32::max);
+    if rival - (c.score + prior.bonus(label)) > UNIFORM_MARGIN {
+        return None;
+    }
+    let decoded = label.repair(bytes)?;
+    Some(Verdict {
+        label,
+        confidence: share.min(0.99),
+        decoded: Some(decoded),
+        runner_up: None,
+        reasons: vec![Cow::Owned(format!(
+            "the column reads as {label} ({:.0}% of rows) and so does this value, well-formed",
+            share * 100.0
+        ))],
+    })
+}
