@@ -2,7 +2,7 @@
 //! recorded before the cut-over, moved to the shadows under its lock, and settled by the next
 //! run whatever instant a kill chose.
 
-use super::context::Ctx;
+use super::context::{table_exists, Ctx};
 use super::names::names;
 use super::own_triggers_sql::{
     context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, OwnTrigger,
@@ -159,14 +159,7 @@ pub(super) async fn settle_triggers(
     schema: &str,
     job: &str,
 ) -> Result<()> {
-    let exists: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-    )
-    .bind(schema)
-    .bind(MOVED_TRIGGERS)
-    .fetch_one(&mut *conn)
-    .await?;
-    if exists == 0 {
+    if !table_exists(conn, schema, MOVED_TRIGGERS).await? {
         return Ok(());
     }
     let rows = sqlx::query(&recorded_sql(schema))

@@ -94,6 +94,9 @@ pub(super) async fn create_triggers(
     key: &[KeyColumn],
 ) -> Result<()> {
     let have = trigger_names(conn, schema, table).await?;
+    if n.triggers.iter().all(|t| have.contains(t)) {
+        return Ok(());
+    }
     let theirs = super::own_triggers::own_triggers(conn, schema, table).await?;
     let precedes = ["INSERT", "UPDATE", "DELETE"].map(|event| {
         theirs
