@@ -335,9 +335,14 @@ pub async fn run(
     let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
     if !opts.execute {
-        events.event(&Event::Rehearsal {
-            text: &rehearsal(&planned),
-        });
+        let copies: Vec<(&str, &str)> = plans
+            .iter()
+            .filter(|p| matches!(p.strategy, Strategy::Copy))
+            .map(|p| (p.schema.as_str(), p.table.as_str()))
+            .collect();
+        let text =
+            rehearsal(&planned) + &copy::streams::rehearsal_lines(&mut conn, &copies).await?;
+        events.event(&Event::Rehearsal { text: &text });
         return Ok(Outcome::Rehearsed {
             refused: refused.map_or(0, |r| r.tables.len()),
         });

@@ -76,7 +76,7 @@ impl CompareLayout {
 }
 
 /// A column of the row aliased `row`, as its stored bytes.
-fn bin(row: &str, column: &str) -> String {
+pub(super) fn bin(row: &str, column: &str) -> String {
     format!("CAST({row}.{} AS BINARY)", quote::ident(column))
 }
 
@@ -86,12 +86,14 @@ impl Compare<'_> {
     /// not its default conversion ([`JobColumn::default_expr`], into the target's charset).
     /// Those are only suspects: the caller judges them with the values [`CompareLayout`] places.
     pub fn suspects_sql(&self, range: &str) -> (String, CompareLayout) {
+        self.suspects_sql_with(range, &[])
+    }
+
+    /// [`Compare::suspects_sql`] with `extra` expressions appended to each row (after the
+    /// values [`CompareLayout`] places).
+    pub fn suspects_sql_with(&self, range: &str, extra: &[String]) -> (String, CompareLayout) {
         let mut differs: Vec<String> = self
-            .all_columns
-            .iter()
-            .filter(|c| {
-                !self.key.iter().any(|k| &k.name == *c) && !self.job.iter().any(|j| &j.name == *c)
-            })
+            .others()
             .map(|c| format!("NOT ({} <=> {})", bin("a", c), bin("s", c)))
             .collect();
         let others_same = if differs.is_empty() {
@@ -99,30 +101,13 @@ impl Compare<'_> {
         } else {
             format!("NOT ({})", differs.join(" OR "))
         };
-        // What the server's own conversion from the declared charset gives.
-        let declared: Vec<String> = self
-            .job
-            .iter()
-            .zip(self.target_charsets)
-            .map(|(jc, cs)| match cs {
-                Some(cs) => format!(
-                    "CAST(CONVERT(a.{} USING {}) AS BINARY)",
-                    quote::ident(&jc.name),
-                    quote::ident(cs)
-                ),
-                None => bin("a", &jc.name),
-            })
-            .collect();
-        for ((jc, cs), declared) in self.job.iter().zip(self.target_charsets).zip(&declared) {
-            let expected = match (cs, &jc.server) {
-                (Some(cs), Some(_)) => format!(
-                    "CAST(CONVERT({} USING {}) AS BINARY)",
-                    jc.default_expr("a"),
-                    quote::ident(cs)
-                ),
-                _ => declared.clone(),
-            };
-            differs.push(format!("NOT ({expected} <=> {})", bin("s", &jc.name)));
+        let declared: Vec<String> = (0..self.job.len()).map(|j| self.declared("a", j)).collect();
+        for (j, jc) in self.job.iter().enumerate() {
+            differs.push(format!(
+                "NOT ({} <=> {})",
+                self.expected("a", j),
+                bin("s", &jc.name)
+            ));
         }
         let first_key = quote::ident(&self.key[0].name);
         let mut cols: Vec<String> = self.key.iter().map(|k| bin("a", &k.name)).collect();
@@ -131,6 +116,7 @@ impl Compare<'_> {
         cols.extend(declared);
         cols.push(format!("s.{first_key} IS NULL"));
         cols.push(others_same);
+        cols.extend(extra.iter().cloned());
         let sql = format!(
             "SELECT {} FROM (SELECT * FROM {} WHERE {range}) AS a LEFT JOIN {} AS s ON {} \
              WHERE s.{first_key} IS NULL OR {}",
@@ -145,6 +131,42 @@ impl Compare<'_> {
             columns: self.job.len(),
         };
         (sql, layout)
+    }
+
+    /// The stored columns outside the key and the job, copied byte for byte.
+    pub(super) fn others(&self) -> impl Iterator<Item = &String> {
+        self.all_columns.iter().filter(|c| {
+            !self.key.iter().any(|k| &k.name == *c) && !self.job.iter().any(|j| &j.name == *c)
+        })
+    }
+
+    /// The server's conversion of job column `j` of row `row` of `src` from its declared
+    /// charset to its target's, as bytes.
+    pub(super) fn declared(&self, row: &str, j: usize) -> String {
+        let jc = &self.job[j];
+        match &self.target_charsets[j] {
+            Some(cs) => format!(
+                "CAST(CONVERT({row}.{} USING {}) AS BINARY)",
+                quote::ident(&jc.name),
+                quote::ident(cs)
+            ),
+            None => bin(row, &jc.name),
+        }
+    }
+
+    /// The bytes the copy writes by default for job column `j` of row `row` of `src`: its
+    /// [`JobColumn::default_expr`] in the target's charset (the declared conversion without
+    /// a server codec).
+    pub(super) fn expected(&self, row: &str, j: usize) -> String {
+        let jc = &self.job[j];
+        match (&self.target_charsets[j], &jc.server) {
+            (Some(cs), Some(_)) => format!(
+                "CAST(CONVERT({} USING {}) AS BINARY)",
+                jc.default_expr(row),
+                quote::ident(cs)
+            ),
+            _ => self.declared(row, j),
+        }
     }
 
     /// The keys (raw bytes) of the rows of `dst` matching `range` that `src` lacks.

@@ -1,9 +1,10 @@
 //! The check pass: every row of the table compared with the shadow, on the server; what
 //! differs is queued in the change log for replay.
 
-use super::check_sql::{count_where_sql, Compare};
+use super::check_sql::{count_where_sql, Compare, CompareLayout};
 use super::context::Ctx;
-use super::sql::{key_range, log_insert_sql};
+use super::copier::KEYS_PER_CHUNK;
+use super::sql::{any_of, key_range, log_insert_sql};
 use super::Phase;
 use crate::db::keyset;
 use crate::engine::checkpoint::{self, State};
@@ -85,28 +86,11 @@ pub(super) async fn compare_range(
         .fetch_all(&mut *conn)
         .await
         .with_context(|| format!("comparing a batch of {src} with {dst}"))?;
-    let cell = |r: &MySqlRow, i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
     let mut differ = Vec::new();
     let mut missing = 0i64;
     for r in &suspects {
-        let gone: bool = r.try_get(at.missing())?;
+        let (gone, same) = judge(r, at, nc)?;
         missing += gone as i64;
-        let others: bool = r.try_get(at.others_same())?;
-        let mut same = !gone && others;
-        for ci in 0..nc {
-            if !same {
-                break;
-            }
-            same = match (cell(r, at.stored(ci))?, cell(r, at.copied(ci))?) {
-                (None, None) => true,
-                (Some(stored), Some(got)) => {
-                    cell(r, at.declared(ci))?.as_deref() == Some(got.as_slice())
-                        || std::str::from_utf8(&got)
-                            .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
-                }
-                _ => false,
-            };
-        }
         if !same {
             differ.push(keycodec::pack(&read_key(r, at.keys())?));
         }
@@ -129,6 +113,98 @@ pub(super) async fn compare_range(
         upper: None,
         differ,
     })
+}
+
+/// Judges one row of a comparison ([`Compare::suspects_sql`]): (whether `dst` lacks it,
+/// whether it holds what it should): every other column equal, every job value the
+/// server's conversion or a lossless reading of the stored bytes.
+fn judge(r: &MySqlRow, at: CompareLayout, nc: usize) -> Result<(bool, bool)> {
+    let cell = |i: usize| r.try_get::<Option<Vec<u8>>, _>(i);
+    let gone: bool = r.try_get(at.missing())?;
+    let others: bool = r.try_get(at.others_same())?;
+    let mut same = !gone && others;
+    for ci in 0..nc {
+        if !same {
+            break;
+        }
+        same = match (cell(at.stored(ci))?, cell(at.copied(ci))?) {
+            (None, None) => true,
+            (Some(stored), Some(got)) => {
+                cell(at.declared(ci))?.as_deref() == Some(got.as_slice())
+                    || std::str::from_utf8(&got)
+                        .is_ok_and(|t| recode::is_lossless_reading(&stored, t))
+            }
+            _ => false,
+        };
+    }
+    Ok((gone, same))
+}
+
+/// Compares the rows of `src` after `last` up to `upper` with the same range of `dst` by
+/// checksums ([`super::checksum_sql`]): the rows in `staged` (the keys the copy wrote
+/// otherwise than by default) are judged one by one and their hashes accounted for; only when
+/// the sums still disagree is the range compared row by row ([`compare_range`]).
+pub(super) async fn compare_by_sums(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    (src, dst): (&str, &str),
+    (last, upper): (Option<&[Vec<u8>]>, &[Vec<u8>]),
+    staged: &[Key],
+) -> Result<Compared> {
+    let b = ctx.plan;
+    let nc = b.columns.len();
+    let (range, binds) = key_range(&b.key, last, Some(upper));
+    let cmp = Compare {
+        schema: &b.schema,
+        src,
+        dst,
+        key: &b.key,
+        all_columns: &ctx.all_columns,
+        job: &ctx.job_columns,
+        target_charsets: &ctx.target_charsets,
+    };
+    let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
+    let sums = bind_all(sqlx::query(&cmp.sums_sql(&range)), &twice)
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("summing a batch of {src} and {dst}"))?;
+    let sum = |i: usize| -> Result<(i64, u64)> {
+        let r = sums.get(i).context("a checksum row is missing")?;
+        Ok((r.try_get(0)?, r.try_get(1)?))
+    };
+    let ((rows, mut want), (copied, got)) = (sum(0)?, sum(1)?);
+    let mut agree = rows == copied;
+    for chunk in staged.chunks(KEYS_PER_CHUNK) {
+        if !agree {
+            break;
+        }
+        let cond = format!("{range} AND ({})", any_of(&b.key, chunk.len()));
+        let mut binds = binds.clone();
+        binds.extend(chunk.iter().flat_map(|k| k.iter().cloned()));
+        let (sql, at) = cmp.suspects_with_hashes_sql(&cond);
+        for r in bind_all(sqlx::query(&sql), &binds)
+            .fetch_all(&mut *conn)
+            .await
+            .with_context(|| format!("comparing recoded rows of {src} with {dst}"))?
+        {
+            let (_, same) = judge(&r, at, nc)?;
+            let expected: Option<u32> = r.try_get(at.others_same() + 1)?;
+            let hash: Option<u32> = r.try_get(at.others_same() + 2)?;
+            match (same, expected, hash) {
+                (true, Some(e), Some(h)) => want ^= u64::from(e ^ h),
+                _ => agree = false,
+            }
+        }
+    }
+    if agree && want == got {
+        return Ok(Compared {
+            rows: rows as usize,
+            same: rows as usize,
+            upper: None,
+            differ: Vec::new(),
+        });
+    }
+    compare_range(conn, ctx, (src, dst), last, Some(upper)).await
 }
 
 /// How many rows of `table` match `range` (its `?`s bound to `binds`).
@@ -208,8 +284,9 @@ pub(super) struct Trailing {
     pub(super) conn: MySqlConnection,
     /// Every row up to this key (from the table's start) was compared.
     pub(super) done_upto: Option<Key>,
-    /// The last batch copied and not yet compared: (after this key, up to that key].
-    pub(super) pending: Option<(Option<Key>, Key)>,
+    /// The last batch copied and not yet compared: (after this key, up to that key], and
+    /// the keys in it the copy wrote otherwise than by the column's default.
+    pub(super) pending: Option<(Option<Key>, Key, Vec<Key>)>,
     /// Rows that differed and were queued for replay.
     pub(super) differed: u64,
 }
@@ -227,17 +304,17 @@ impl Trailing {
 
     /// Compares the pending batch, if any, and queues its differences for replay.
     pub(super) async fn check_pending(&mut self, ctx: &Ctx<'_>) -> Result<()> {
-        let Some((lo, hi)) = self.pending.take() else {
+        let Some((lo, hi, staged)) = self.pending.take() else {
             return Ok(());
         };
         let b = ctx.plan;
         let mut tx = self.conn.begin().await?;
-        let c = compare_range(
+        let c = compare_by_sums(
             &mut tx,
             ctx,
             (&b.table, &ctx.names.shadow),
-            lo.as_deref(),
-            Some(&hi),
+            (lo.as_deref(), &hi),
+            &staged,
         )
         .await?;
         queue_for_replay(&mut tx, ctx, &c.differ).await?;

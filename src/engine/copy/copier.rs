@@ -8,6 +8,7 @@ use super::setup::clear_stage;
 use super::sql::{
     any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql,
 };
+use super::streams::{copy_wide, Wide};
 use super::Phase;
 use crate::db::errno;
 use crate::engine::checkpoint::{self, State};
@@ -47,6 +48,12 @@ pub(super) async fn copy_rows(
     let changed = decided.changed;
     let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
     Ok((changed, quarantined))
+}
+
+/// The keys of a batch's rows the copy writes otherwise than by default (the check pass
+/// judges them one by one).
+pub(super) fn staged_keys(decided: &Decided) -> Vec<Key> {
+    decided.staged.iter().map(|(k, _)| k.clone()).collect()
 }
 
 /// Rows read and decided ahead of their batch, in key order, and how many were asked for
@@ -229,6 +236,9 @@ pub(super) struct Pipeline {
     pub(super) replayed: HashSet<Vec<u8>>,
     /// The check pass running one batch behind, when this process began the copy.
     pub(super) trailing: Option<Trailing>,
+    /// The writers of several copy streams ([`super::streams`]); none: one stream, on the
+    /// main connection.
+    pub(super) writers: Vec<MySqlConnection>,
 }
 
 /// Copies the next batch in key order, in one transaction with its checkpoint; meanwhile the
@@ -246,7 +256,18 @@ pub(super) async fn copy_batch(
         ahead,
         replayed,
         trailing,
+        writers,
     } = pipe;
+    if !writers.is_empty() {
+        let wide = Wide {
+            writers,
+            reader,
+            ahead,
+            replayed,
+            trailing,
+        };
+        return copy_wide(conn, wide, ctx, job, size, state).await;
+    }
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
@@ -269,9 +290,11 @@ pub(super) async fn copy_batch(
         }
     };
     let write = async {
+        let mut staged = Vec::new();
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
             let decided = gather(&ctx.plan.columns, rows);
+            staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
             next.last_key = Some(keycodec::pack(upper));
@@ -283,7 +306,7 @@ pub(super) async fn copy_batch(
         }
         checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
         tx.commit().await.context("committing a copy batch")?;
-        anyhow::Ok(())
+        anyhow::Ok(staged)
     };
     let read_next = async {
         match &upper {
@@ -292,11 +315,11 @@ pub(super) async fn copy_batch(
         }
     };
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
-    written?;
+    let staged = written?;
     checked?;
     if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
         if !end {
-            t.pending = Some((last.clone(), upper.clone()));
+            t.pending = Some((last.clone(), upper.clone(), staged));
         }
     }
     // A failed read-ahead costs only its head start: the next batch decides for itself.

@@ -58,7 +58,8 @@ impl Decider {
     /// Decides every value of `rows` (per row, per job column; `None`: NULL), remembering
     /// decisions on short values so a repeated value is decided once.
     pub(super) fn decide_all<K>(&self, rows: Vec<(K, Stored)>) -> Vec<(K, Decisions)> {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        // The memory is locked per look-up, not per call: several threads decide at once.
+        let seen = || self.seen.lock().unwrap_or_else(|e| e.into_inner());
         rows.into_iter()
             .map(|(key, cells)| {
                 let decided = cells
@@ -70,14 +71,15 @@ impl Decider {
                                 let r = self.decide(ci, &v);
                                 return (v, r);
                             }
-                            if let Some(r) = seen[ci].get(&v) {
+                            if let Some(r) = seen()[ci].get(&v) {
                                 return (v, r.clone());
                             }
                             let r = self.decide(ci, &v);
-                            if seen[ci].len() >= REMEMBER_VALUES {
-                                seen[ci].clear();
+                            let mut memory = seen();
+                            if memory[ci].len() >= REMEMBER_VALUES {
+                                memory[ci].clear();
                             }
-                            seen[ci].insert(v.clone(), r.clone());
+                            memory[ci].insert(v.clone(), r.clone());
                             (v, r)
                         })
                     })

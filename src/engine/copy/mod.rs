@@ -65,6 +65,7 @@
 
 pub mod check_sql;
 mod checker;
+pub mod checksum_sql;
 mod context;
 mod copier;
 mod cutover;
@@ -79,6 +80,7 @@ pub mod own_triggers_sql;
 mod replay;
 mod setup;
 pub mod sql;
+pub mod streams;
 mod teardown;
 mod verify;
 
@@ -196,11 +198,18 @@ pub async fn prepare_table(
     } else {
         None
     };
+    let streams = streams::detect(conn, schema, &plan.table).await?;
+    let writers = if Phase::of(&state) == Phase::Copying && streams.count > 1 {
+        streams::writers(cfg, &ctx, streams.count).await?
+    } else {
+        Vec::new()
+    };
     let pipe = Pipeline {
         reader: cfg.connect_one().await?,
         ahead: None,
         replayed: HashSet::new(),
         trailing,
+        writers,
     };
     let mut work = Copy {
         ctx: &ctx,

@@ -17,6 +17,8 @@ pub const GATE: &str = "!myrecode_gate";
 pub const GATE_SWAP: &str = "!myrecode_gate~";
 /// Every connection of a copy reads at this level: the check pass compares one snapshot.
 pub const REPEATABLE_READ: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+/// The writers of several copy streams read committed (see [`super::streams`]).
+pub const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 /// Prefix of the staging table's columns, chosen not to clash with the table's own names.
 pub(super) const STAGE_COL: &str = "_myrecode_";
 /// Ends this session's table locks.

@@ -1,0 +1,379 @@
+//! Several copy streams at once, where the server lets their `INSERT … SELECT`s run together.
+//!
+//! With `innodb_autoinc_lock_mode` 0 or 1 (MariaDB's default is 1), an `INSERT … SELECT`
+//! into a table with an `AUTO_INCREMENT` column holds the table's AUTO-INC lock to the
+//! statement's end, so two streams into the shadow run one after the other; with mode 2, or
+//! without an `AUTO_INCREMENT` column, they run together. Decided at job start
+//! ([`detect`], [`decide`]) and said in the rehearsal ([`rehearsal_lines`]).
+//!
+//! A wide step ([`copy_wide`]) copies `streams` consecutive key ranges at once, each on a
+//! writer connection of its own in its own transaction (the shadow's rows of the range
+//! deleted, then the range copied: doing a range twice gives the same shadow). The table's
+//! one checkpoint advances past the step only once every range committed, in a transaction of
+//! its own: a kill in between leaves ranges committed past the checkpoint, and the rerun copies
+//! them again, once more replacing what they hold, so no row is lost or doubled. The writers
+//! read committed: their `DELETE`s of neighbouring ranges of the shadow lock no gaps, which
+//! would make each stream's inserts wait for the next one's (their reads of the table are then
+//! consistent reads; a row changed since is logged by the triggers and replayed after the
+//! step, as for a row changed after the read-ahead). Only InnoDB shadows take several streams
+//! (a table lock serialises MyISAM's and Aria's anyway), and only where the server may log
+//! such writes (not under a statement-based binary log).
+
+use super::checker::Trailing;
+use super::context::Ctx;
+use super::copier::{locked_batch, staged_keys, write_rows, Ahead, Locked};
+use super::decide::{gather, stored_rows, Decisions};
+use super::setup::{clear_stage, create_stage};
+use super::sql::key_range;
+use super::Phase;
+use crate::db::connect::ConnectionConfig;
+use crate::engine::checkpoint::{self, State};
+use crate::engine::keycodec;
+use crate::engine::read::{self, Key};
+use anyhow::{Context, Result};
+use sqlx::{Acquire, Executor, MySqlConnection, Row};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Streams where the server lets them run together.
+pub const MAX_STREAMS: usize = 3;
+
+/// What the server says about running several copy streams into a table's shadow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// `@@innodb_autoinc_lock_mode`.
+    pub lock_mode: i64,
+    /// The table's `AUTO_INCREMENT` column, if any.
+    pub auto_increment: Option<String>,
+    /// The table's storage engine (its shadow is created `LIKE` it).
+    pub engine: String,
+    /// Whether a session may read committed (the binary log is off or not statement-based).
+    pub may_read_committed: bool,
+}
+
+/// How many streams copy the table, and why, in words for the rehearsal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Streams {
+    /// Copy streams (1: one after the other).
+    pub count: usize,
+    /// Why that many.
+    pub why: String,
+}
+
+/// What the server reports for `?` schema and `?` table (twice): lock mode, whether a session
+/// may read committed, the engine, the `AUTO_INCREMENT` column.
+pub const FACTS_SQL: &str = "SELECT @@innodb_autoinc_lock_mode, \
+     (@@log_bin = 0 OR @@binlog_format <> 'STATEMENT'), \
+     (SELECT CAST(ENGINE AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?), \
+     (SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS \
+      WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND EXTRA LIKE '%auto_increment%' LIMIT 1)";
+
+/// The streams `f` allows. Pure.
+pub fn decide(f: &Facts) -> Streams {
+    let one = |why: String| Streams { count: 1, why };
+    if !f.engine.eq_ignore_ascii_case("InnoDB") {
+        return one(format!(
+            "one copy stream ({}: a table lock serialises the shadow's writes)",
+            f.engine
+        ));
+    }
+    if !f.may_read_committed {
+        return one(
+            "one copy stream (the binary log is statement-based: parallel streams must read committed, which it cannot log)"
+                .into(),
+        );
+    }
+    match (&f.auto_increment, f.lock_mode) {
+        (Some(col), mode) if mode < 2 => one(format!(
+            "one copy stream (`{col}` is AUTO_INCREMENT and innodb_autoinc_lock_mode={mode}: \
+             each INSERT … SELECT holds the AUTO-INC lock to its end; with mode 2, {MAX_STREAMS} streams)"
+        )),
+        (Some(_), mode) => Streams {
+            count: MAX_STREAMS,
+            why: format!(
+                "{MAX_STREAMS} copy streams (innodb_autoinc_lock_mode={mode}: inserts into the shadow run together)"
+            ),
+        },
+        (None, _) => Streams {
+            count: MAX_STREAMS,
+            why: format!("{MAX_STREAMS} copy streams (no AUTO_INCREMENT column)"),
+        },
+    }
+}
+
+/// Asks the server for the facts about `schema`.`table` and decides.
+pub async fn detect(conn: &mut MySqlConnection, schema: &str, table: &str) -> Result<Streams> {
+    let row = sqlx::query(FACTS_SQL)
+        .bind(schema)
+        .bind(table)
+        .bind(schema)
+        .bind(table)
+        .fetch_one(&mut *conn)
+        .await
+        .context("asking the server whether copy streams may run together")?;
+    let facts = Facts {
+        lock_mode: row.try_get::<Option<i64>, _>(0)?.unwrap_or(1),
+        may_read_committed: row.try_get::<Option<i64>, _>(1)?.unwrap_or(0) != 0,
+        engine: row.try_get::<Option<String>, _>(2)?.unwrap_or_default(),
+        auto_increment: row.try_get(3)?,
+    };
+    Ok(decide(&facts))
+}
+
+/// One line per copied table for the rehearsal: how many streams, and why.
+pub async fn rehearsal_lines(
+    conn: &mut MySqlConnection,
+    tables: &[(&str, &str)],
+) -> Result<String> {
+    let mut out = String::new();
+    for (schema, table) in tables {
+        let s = detect(conn, schema, table).await?;
+        out.push_str(&format!("  {table}: {}\n", s.why));
+    }
+    Ok(out)
+}
+
+/// Connects the writers of `count` streams, each reading committed with its own staging table.
+pub(super) async fn writers(
+    cfg: &ConnectionConfig,
+    ctx: &Ctx<'_>,
+    count: usize,
+) -> Result<Vec<MySqlConnection>> {
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut c = cfg.connect_one().await?;
+        c.execute(super::sql::READ_COMMITTED).await?;
+        create_stage(&mut c, ctx).await?;
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Reads the `size` rows after `after` (from the start where `None`) without locks and
+/// decides them on blocking threads, `parts` at once.
+pub(super) async fn read_decided(
+    reader: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    parts: usize,
+) -> Result<Ahead> {
+    let rows = read::read_batch(reader, ctx.plan, &ctx.job_names(), after, size, false)
+        .await
+        .context("reading the next rows to copy")?;
+    let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
+    drop(rows);
+    let per = stored.len().div_ceil(parts.max(1)).max(1);
+    let mut tasks = Vec::new();
+    let mut it = stored.into_iter();
+    loop {
+        let part: Vec<_> = it.by_ref().take(per).collect();
+        if part.is_empty() {
+            break;
+        }
+        let decider = Arc::clone(&ctx.decider);
+        tasks.push(tokio::task::spawn_blocking(move || {
+            decider.decide_all(part)
+        }));
+    }
+    let mut rows = Vec::new();
+    for t in tasks {
+        rows.extend(t.await.context("deciding rows to copy")?);
+    }
+    Ok(Ahead { rows, asked: size })
+}
+
+/// One stream's range: after `lo` (from the start where `None`) up to `hi`, and its rows.
+type Part = (Option<Key>, Key, Vec<(Key, Decisions)>);
+
+/// Splits decided rows in key order into `parts` consecutive ranges of about equal size.
+fn split(last: Option<Key>, rows: Vec<(Key, Decisions)>, parts: usize) -> Vec<Part> {
+    let per = rows.len().div_ceil(parts.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut lo = last;
+    let mut it = rows.into_iter();
+    loop {
+        let part: Vec<_> = it.by_ref().take(per).collect();
+        let Some((hi, _)) = part.last() else {
+            return out;
+        };
+        let hi = hi.clone();
+        out.push((lo.replace(hi.clone()), hi, part));
+    }
+}
+
+/// Copies one stream's range in its own transaction; returns (values recoded, quarantined,
+/// the keys staged).
+async fn write_part(
+    w: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    (lo, hi, rows): Part,
+    replayed: &HashSet<Vec<u8>>,
+) -> Result<(u64, u64, Vec<Key>)> {
+    let b = ctx.plan;
+    let count = rows.len();
+    let mut tx = w.begin().await?;
+    let ahead = Ahead { rows, asked: count };
+    let Locked { rows, .. } =
+        locked_batch(&mut tx, ctx, lo.as_deref(), count, Some(ahead), replayed).await?;
+    let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
+    let decided = gather(&b.columns, rows);
+    let changed = decided.changed;
+    let staged = staged_keys(&decided);
+    let quarantined = write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
+    tx.commit()
+        .await
+        .context("committing a copy stream's range")?;
+    clear_stage(w).await?;
+    Ok((changed, quarantined, staged))
+}
+
+/// What a wide step works with beside the main connection.
+pub(super) struct Wide<'p> {
+    pub(super) writers: &'p mut [MySqlConnection],
+    pub(super) reader: &'p mut MySqlConnection,
+    pub(super) ahead: &'p mut Option<Ahead>,
+    pub(super) replayed: &'p HashSet<Vec<u8>>,
+    pub(super) trailing: &'p mut Option<Trailing>,
+}
+
+/// Copies the next `writers.len() × size` rows in key order, a range per stream at once;
+/// meanwhile the rows after them are read and decided ahead and the step before is checked.
+/// The checkpoint advances once every range committed (see the module's note).
+pub(super) async fn copy_wide(
+    conn: &mut MySqlConnection,
+    w: Wide<'_>,
+    ctx: &Ctx<'_>,
+    job: &str,
+    size: usize,
+    state: &mut State,
+) -> Result<()> {
+    let b = ctx.plan;
+    let k = w.writers.len();
+    let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let ahead = match w.ahead.take() {
+        Some(a) => a,
+        None => read_decided(conn, ctx, last.as_deref(), k * size, k).await?,
+    };
+    let count = ahead.rows.len();
+    let end = count < ahead.asked;
+    let upper = ahead.rows.last().map(|(key, _)| key.clone());
+    let parts = split(last.clone(), ahead.rows, k);
+    let check_from = match &*w.trailing {
+        Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
+        _ => None,
+    };
+    let replayed = w.replayed;
+    let write = futures_util::future::join_all(
+        w.writers
+            .iter_mut()
+            .zip(parts)
+            .map(|(c, part)| write_part(c, ctx, job, part, replayed)),
+    );
+    let check = async {
+        match w.trailing.as_mut() {
+            Some(t) if !end => t.check_pending(ctx).await,
+            _ => Ok(()),
+        }
+    };
+    let reader = &mut *w.reader;
+    let read_next = async {
+        match &upper {
+            Some(upper) if !end => read_decided(reader, ctx, Some(upper), k * size, k)
+                .await
+                .map(Some),
+            _ => Ok(None),
+        }
+    };
+    let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
+    let mut next = state.clone();
+    let mut staged = Vec::new();
+    for r in written {
+        let (changed, quarantined, keys) = r?;
+        next.rows_changed += changed;
+        next.rows_quarantined += quarantined;
+        staged.extend(keys);
+    }
+    checked?;
+    if let Some(upper) = &upper {
+        next.last_key = Some(keycodec::pack(upper));
+        next.rows_read += count as u64;
+    }
+    if end {
+        next.phase = Phase::Checking.as_str().into();
+        next.last_key = check_from;
+    }
+    let mut tx = conn.begin().await?;
+    checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
+    tx.commit().await.context("committing a copy step")?;
+    if let (Some(t), Some(upper)) = (w.trailing.as_mut(), &upper) {
+        if !end {
+            t.pending = Some((last, upper.clone(), staged));
+        }
+    }
+    // A failed read-ahead costs only its head start: the next step reads for itself.
+    *w.ahead = read.ok().flatten();
+    *state = next;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(lock_mode: i64, auto: Option<&str>, engine: &str, rc: bool) -> Facts {
+        Facts {
+            lock_mode,
+            auto_increment: auto.map(String::from),
+            engine: engine.into(),
+            may_read_committed: rc,
+        }
+    }
+
+    #[test]
+    fn streams_run_together_only_where_the_server_lets_them() {
+        let s = decide(&facts(1, Some("id"), "InnoDB", true));
+        assert_eq!(s.count, 1);
+        assert_eq!(
+            s.why,
+            "one copy stream (`id` is AUTO_INCREMENT and innodb_autoinc_lock_mode=1: each \
+             INSERT … SELECT holds the AUTO-INC lock to its end; with mode 2, 3 streams)"
+        );
+        let s = decide(&facts(2, Some("id"), "InnoDB", true));
+        assert_eq!(
+            (s.count, s.why.as_str()),
+            (
+                MAX_STREAMS,
+                "3 copy streams (innodb_autoinc_lock_mode=2: inserts into the shadow run together)"
+            )
+        );
+        let s = decide(&facts(1, None, "innodb", true));
+        assert_eq!(
+            (s.count, s.why.as_str()),
+            (MAX_STREAMS, "3 copy streams (no AUTO_INCREMENT column)")
+        );
+        assert_eq!(decide(&facts(2, None, "MyISAM", true)).count, 1);
+        assert_eq!(decide(&facts(2, None, "Aria", true)).count, 1);
+        assert_eq!(decide(&facts(2, None, "InnoDB", false)).count, 1);
+    }
+
+    #[test]
+    fn ranges_split_in_key_order_each_after_the_last() {
+        let rows: Vec<(Key, Decisions)> = (1..=7u8).map(|i| (vec![vec![i]], vec![])).collect();
+        let parts = split(Some(vec![vec![0]]), rows, 3);
+        let bounds: Vec<(Option<Key>, Key, usize)> = parts
+            .into_iter()
+            .map(|(lo, hi, r)| (lo, hi, r.len()))
+            .collect();
+        assert_eq!(
+            bounds,
+            vec![
+                (Some(vec![vec![0]]), vec![vec![3]], 3),
+                (Some(vec![vec![3]]), vec![vec![6]], 3),
+                (Some(vec![vec![6]]), vec![vec![7]], 1),
+            ]
+        );
+        assert!(split(None, Vec::new(), 3).is_empty());
+    }
+}
