@@ -68,11 +68,12 @@ struct Options {
     writer_every: Duration,
     batch_size: i64,
     pt_osc_first: bool,
+    lock_modes: Vec<u8>,
 }
 
 /// The help text.
 fn usage() -> &'static str {
-    "usage: bench_copy [--rows N] [--url URL] [--bin PATH] [--pt-osc PATH] [--writer-ms MS] [--batch-size N] [--pt-osc-first]\n  \
+    "usage: bench_copy [--rows N] [--url URL] [--bin PATH] [--pt-osc PATH] [--writer-ms MS] [--batch-size N] [--pt-osc-first] [--lock-modes 1,2]\n  \
      --rows N        rows of each table (default 1000000)\n  \
      --url URL       use this server (mysql://user[:password]@host:port/; MYSQL_PWD works too) instead of a throwaway one;\n                  \
      two databases bench_copy_*_PID are created on it and dropped at the end\n  \
@@ -80,7 +81,9 @@ fn usage() -> &'static str {
      --pt-osc PATH   pt-online-schema-change (default: found on the PATH)\n  \
      --writer-ms MS  the writer's period (default 5)\n  \
      --batch-size N  myrecode's starting batch_size (default 2000; it tunes towards target_batch_time 500ms)\n  \
-     --pt-osc-first  run pt-osc before myrecode (default: myrecode first)"
+     --pt-osc-first  run pt-osc before myrecode (default: myrecode first)\n  \
+     --lock-modes L  innodb_autoinc_lock_mode of each throwaway server, in turn (default 1,2;\n                  \
+     with --url, the server's own mode is measured once)"
 }
 
 /// Reads the command line.
@@ -93,6 +96,7 @@ fn parse_args() -> Result<Options> {
         writer_every: Duration::from_millis(5),
         batch_size: 2000,
         pt_osc_first: false,
+        lock_modes: vec![1, 2],
     };
     let mut bin = None;
     let mut args = std::env::args().skip(1);
@@ -117,6 +121,21 @@ fn parse_args() -> Result<Options> {
             }
             "--batch-size" => o.batch_size = parse_count("--batch-size", args.next(), usage())?,
             "--pt-osc-first" => o.pt_osc_first = true,
+            "--lock-modes" => {
+                let v = args.next().unwrap_or_default();
+                o.lock_modes = v
+                    .split(',')
+                    .map(|m| match m.trim() {
+                        "0" => Ok(0),
+                        "1" => Ok(1),
+                        "2" => Ok(2),
+                        _ => Err(anyhow!(
+                            "--lock-modes takes 0, 1 or 2, comma-separated\n{}",
+                            usage()
+                        )),
+                    })
+                    .collect::<Result<_>>()?;
+            }
             "-h" | "--help" => {
                 println!("{}", usage());
                 std::process::exit(0);
@@ -859,27 +878,6 @@ fn main() -> Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (server, admin) = match &opts.url {
-        Some(url) => {
-            let cfg = ConnectionConfig::from_url(url)?
-                .or_env_password()
-                .with_database(None);
-            (None, cfg)
-        }
-        None => {
-            let s = ThrowawayServer::start()?;
-            let admin = s.admin().clone();
-            (Some(s), admin)
-        }
-    };
-    let secret = admin.password().map(str::to_string);
-    let version: String = rt.block_on(async {
-        let mut c = admin.connect_one().await?;
-        let v: String = sqlx::query_scalar("SELECT VERSION()")
-            .fetch_one(&mut c)
-            .await?;
-        anyhow::Ok(v)
-    })?;
     println!(
         "date:    {}",
         command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
@@ -890,11 +888,6 @@ fn main() -> Result<()> {
         command_line("uname", &["-srm"]),
         command_line("uptime", &[])
     );
-    let where_ = match &server {
-        Some(s) => s.description().to_string(),
-        None => admin.to_string(),
-    };
-    println!("server:  {version} ({where_})");
     println!("myrecode: {}", opts.bin.display());
     println!(
         "pt-osc:  {}\n",
@@ -903,6 +896,87 @@ fn main() -> Result<()> {
             &["--version"]
         )
     );
+    let modes: Vec<Option<u8>> = match &opts.url {
+        Some(_) => vec![None],
+        None => opts.lock_modes.iter().map(|m| Some(*m)).collect(),
+    };
+    let mut results = Vec::new();
+    for mode in modes {
+        results.push(bench_mode(&rt, &opts, mode)?);
+    }
+    println!("\n## Per lock mode ({} rows)\n", opts.rows);
+    println!("| innodb_autoinc_lock_mode | myrecode rows/s | pt-osc rows/s | ratio | writer statements myrecode / pt-osc | writer p99 myrecode / pt-osc | peak RSS myrecode |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &results {
+        let (m, p) = (&r.myrecode, &r.pt_osc);
+        println!(
+            "| {} | {:.0} | {:.0} | **{:.2}** | {} / {} | {:.1} ms / {:.1} ms | {:.1} MiB |",
+            r.lock_mode,
+            opts.rows as f64 / m.cost.wall.as_secs_f64(),
+            opts.rows as f64 / p.cost.wall.as_secs_f64(),
+            p.cost.wall.as_secs_f64() / m.cost.wall.as_secs_f64(),
+            m.writer.latencies.len(),
+            p.writer.latencies.len(),
+            ms(m.writer.quantile(0.99)),
+            ms(p.writer.quantile(0.99)),
+            m.cost.max_rss_kib as f64 / 1024.0
+        );
+    }
+    let failed: Vec<String> = results
+        .iter()
+        .flat_map(|r| {
+            [&r.myrecode, &r.pt_osc]
+                .into_iter()
+                .filter(|t| t.failed)
+                .map(move |t| format!("{} (lock mode {})", t.tool, r.lock_mode))
+        })
+        .collect();
+    if !failed.is_empty() {
+        bail!("{} failed (see above)", failed.join(" and "));
+    }
+    Ok(())
+}
+
+/// Both tools' runs on one server.
+struct ModeRun {
+    lock_mode: i64,
+    myrecode: ToolRun,
+    pt_osc: ToolRun,
+}
+
+/// Seeds a server (a throwaway one started with `innodb_autoinc_lock_mode=mode`, or the
+/// `--url` one) and runs both tools on it.
+fn bench_mode(rt: &tokio::runtime::Runtime, opts: &Options, mode: Option<u8>) -> Result<ModeRun> {
+    let (server, admin) = match (&opts.url, mode) {
+        (Some(url), _) => {
+            let cfg = ConnectionConfig::from_url(url)?
+                .or_env_password()
+                .with_database(None);
+            (None, cfg)
+        }
+        (None, mode) => {
+            let extra: Vec<String> = mode
+                .map(|m| format!("--innodb-autoinc-lock-mode={m}"))
+                .into_iter()
+                .collect();
+            let s = ThrowawayServer::start_local_with(&extra)?;
+            let admin = s.admin().clone();
+            (Some(s), admin)
+        }
+    };
+    let secret = admin.password().map(str::to_string);
+    let (version, lock_mode): (String, i64) = rt.block_on(async {
+        let mut c = admin.connect_one().await?;
+        let v: (String, i64) = sqlx::query_as("SELECT VERSION(), @@innodb_autoinc_lock_mode")
+            .fetch_one(&mut c)
+            .await?;
+        anyhow::Ok(v)
+    })?;
+    let where_ = match &server {
+        Some(s) => s.description().to_string(),
+        None => admin.to_string(),
+    };
+    println!("== innodb_autoinc_lock_mode={lock_mode} ==\nserver:  {version} ({where_})\n");
 
     let pid = std::process::id();
     let dbs: Vec<BenchDb> = ["myrecode", "ptosc"]
@@ -964,8 +1038,8 @@ fn main() -> Result<()> {
     let job_s = job.to_str().context("temp path is not UTF-8")?.to_string();
     let run_myrecode = || {
         run_tool(
-            &rt,
-            &opts,
+            rt,
+            opts,
             "myrecode",
             a,
             myrecode_command(
@@ -981,8 +1055,8 @@ fn main() -> Result<()> {
         let mut cmd = Command::new(&opts.pt_osc);
         cmd.args(PT_OSC_FLAGS).arg(pt_osc_dsn(b, dir.path())?);
         run_tool(
-            &rt,
-            &opts,
+            rt,
+            opts,
             "pt-osc",
             b,
             cmd,
@@ -1037,11 +1111,6 @@ fn main() -> Result<()> {
         }
     }
 
-    let failed: Vec<&str> = [&m, &p]
-        .iter()
-        .filter(|r| r.failed)
-        .map(|r| r.tool)
-        .collect();
     if server.is_none() {
         rt.block_on(async {
             for d in &dbs {
@@ -1054,8 +1123,9 @@ fn main() -> Result<()> {
             anyhow::Ok(())
         })?;
     }
-    if !failed.is_empty() {
-        bail!("{} failed (see above)", failed.join(" and "));
-    }
-    Ok(())
+    Ok(ModeRun {
+        lock_mode,
+        myrecode: m,
+        pt_osc: p,
+    })
 }

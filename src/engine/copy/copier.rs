@@ -236,8 +236,8 @@ pub(super) struct Pipeline {
     pub(super) replayed: HashSet<Vec<u8>>,
     /// The check pass running one batch behind, when this process began the copy.
     pub(super) trailing: Option<Trailing>,
-    /// The writers of several copy streams ([`super::streams`]); none: one stream, on the
-    /// main connection.
+    /// The writers of the copy streams ([`super::streams`]); none (a table without
+    /// transactions, a statement-based binary log): one stream, on the main connection.
     pub(super) writers: Vec<MySqlConnection>,
 }
 

@@ -199,7 +199,7 @@ pub async fn prepare_table(
         None
     };
     let streams = streams::detect(conn, schema, &plan.table).await?;
-    let writers = if Phase::of(&state) == Phase::Copying && streams.count > 1 {
+    let writers = if Phase::of(&state) == Phase::Copying && streams.read_committed {
         streams::writers(cfg, &ctx, streams.count).await?
     } else {
         Vec::new()

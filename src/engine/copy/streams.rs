@@ -6,17 +6,18 @@
 //! without an `AUTO_INCREMENT` column, they run together. Decided at job start
 //! ([`detect`], [`decide`]) and said in the rehearsal ([`rehearsal_lines`]).
 //!
-//! A wide step ([`copy_wide`]) copies `streams` consecutive key ranges at once, each on a
-//! writer connection of its own in its own transaction (the shadow's rows of the range
-//! deleted, then the range copied: doing a range twice gives the same shadow). The table's
-//! one checkpoint advances past the step only once every range committed, in a transaction of
-//! its own: a kill in between leaves ranges committed past the checkpoint, and the rerun copies
-//! them again, once more replacing what they hold, so no row is lost or doubled. The writers
-//! read committed: their `DELETE`s of neighbouring ranges of the shadow lock no gaps, which
-//! would make each stream's inserts wait for the next one's (their reads of the table are then
-//! consistent reads; a row changed since is logged by the triggers and replayed after the
-//! step, as for a row changed after the read-ahead). Only InnoDB shadows take several streams
-//! (a table lock serialises MyISAM's and Aria's anyway), and only where the server may log
+//! A step ([`copy_wide`]) copies `streams` consecutive key ranges at once (one, where the
+//! server serialises them), each on a writer connection of its own in its own transaction
+//! (the shadow's rows of the range deleted, then the range copied: doing a range twice gives
+//! the same shadow). The table's one checkpoint advances past the step only once every range
+//! committed, in a transaction of its own: a kill in between leaves ranges committed past the
+//! checkpoint, and the rerun copies them again, once more replacing what they hold, so no row
+//! is lost or doubled. The writers read committed: their `DELETE`s of neighbouring ranges of
+//! the shadow lock no gaps, which would make each stream's inserts wait for the next one's,
+//! and their reads of the table are consistent reads that lock no row the application
+//! writes (a row changed since is logged by the triggers and replayed after the step, as a
+//! row changed after the read-ahead is). Only InnoDB shadows are written so, and only where
+//! the server may log
 //! such writes (not under a statement-based binary log).
 
 use super::checker::Trailing;
@@ -36,7 +37,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Streams where the server lets them run together.
-pub const MAX_STREAMS: usize = 3;
+pub const MAX_STREAMS: usize = 2;
 
 /// What the server says about running several copy streams into a table's shadow.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +57,10 @@ pub struct Facts {
 pub struct Streams {
     /// Copy streams (1: one after the other).
     pub count: usize,
+    /// Whether the copy writes on writer connections that read committed (InnoDB, a
+    /// binary log that can log it): none of its reads of the table then locks a row the
+    /// application writes. Otherwise the copy writes on the main connection, as one stream.
+    pub read_committed: bool,
     /// Why that many.
     pub why: String,
 }
@@ -70,7 +75,12 @@ pub const FACTS_SQL: &str = "SELECT @@innodb_autoinc_lock_mode, \
 
 /// The streams `f` allows. Pure.
 pub fn decide(f: &Facts) -> Streams {
-    let one = |why: String| Streams { count: 1, why };
+    let rc = f.may_read_committed && f.engine.eq_ignore_ascii_case("InnoDB");
+    let one = |why: String| Streams {
+        count: 1,
+        read_committed: rc,
+        why,
+    };
     if !f.engine.eq_ignore_ascii_case("InnoDB") {
         return one(format!(
             "one copy stream ({}: a table lock serialises the shadow's writes)",
@@ -90,12 +100,14 @@ pub fn decide(f: &Facts) -> Streams {
         )),
         (Some(_), mode) => Streams {
             count: MAX_STREAMS,
+            read_committed: true,
             why: format!(
                 "{MAX_STREAMS} copy streams (innodb_autoinc_lock_mode={mode}: inserts into the shadow run together)"
             ),
         },
         (None, _) => Streams {
             count: MAX_STREAMS,
+            read_committed: true,
             why: format!("{MAX_STREAMS} copy streams (no AUTO_INCREMENT column)"),
         },
     }
@@ -338,24 +350,26 @@ mod tests {
         assert_eq!(
             s.why,
             "one copy stream (`id` is AUTO_INCREMENT and innodb_autoinc_lock_mode=1: each \
-             INSERT … SELECT holds the AUTO-INC lock to its end; with mode 2, 3 streams)"
+             INSERT … SELECT holds the AUTO-INC lock to its end; with mode 2, 2 streams)"
         );
         let s = decide(&facts(2, Some("id"), "InnoDB", true));
         assert_eq!(
             (s.count, s.why.as_str()),
             (
                 MAX_STREAMS,
-                "3 copy streams (innodb_autoinc_lock_mode=2: inserts into the shadow run together)"
+                "2 copy streams (innodb_autoinc_lock_mode=2: inserts into the shadow run together)"
             )
         );
         let s = decide(&facts(1, None, "innodb", true));
         assert_eq!(
             (s.count, s.why.as_str()),
-            (MAX_STREAMS, "3 copy streams (no AUTO_INCREMENT column)")
+            (MAX_STREAMS, "2 copy streams (no AUTO_INCREMENT column)")
         );
-        assert_eq!(decide(&facts(2, None, "MyISAM", true)).count, 1);
-        assert_eq!(decide(&facts(2, None, "Aria", true)).count, 1);
-        assert_eq!(decide(&facts(2, None, "InnoDB", false)).count, 1);
+        assert!(decide(&facts(1, Some("id"), "InnoDB", true)).read_committed);
+        for (engine, rc) in [("MyISAM", true), ("Aria", true), ("InnoDB", false)] {
+            let s = decide(&facts(2, None, engine, rc));
+            assert_eq!((s.count, s.read_committed), (1, false));
+        }
     }
 
     #[test]
