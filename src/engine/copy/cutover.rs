@@ -10,6 +10,7 @@ use super::cutover_sql::{
 use super::foreign::{apply_moves, plan_moves, settle_moves};
 use super::foreign_sql::foreign_key_checks_sql;
 use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
+use super::rebuild::rebuild;
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
 use super::sql::{drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
@@ -173,6 +174,9 @@ pub(super) async fn try_cut_over(
                     locker.execute(COMMIT).await?;
                     clear_stage(&mut locker).await?;
                 }
+            }
+            if ctx.plan.key.is_empty() {
+                rebuild(&mut locker, ctx, job, state).await?;
             }
             locker.execute(COMMIT).await?;
             let create: String = sqlx::query(&show_create_sql(schema, &ctx.plan.table))
