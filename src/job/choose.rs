@@ -325,7 +325,7 @@ mod tests {
             let (text, job) = plan_of(&t);
             assert_eq!(job.tables[0].key, None, "{text}");
             assert!(
-                text.contains("strategy: copy   # no primary key and no NOT NULL unique key: its 2000 row(s) are rebuilt under the cut-over's lock (about 50 ms of pause"),
+                text.contains("strategy: copy   # no primary key and no NOT NULL unique key: its 2000 row(s) are rebuilt under the cut-over's lock (about 80 ms of pause"),
                 "{text}"
             );
         }

@@ -15,7 +15,7 @@ use super::rebuild_sql::{
     empty_sql, map_ddl, map_drop_sql, map_insert_sql, read_values_sql, rebuild_sql,
     unmatched_rows_sql,
 };
-use super::sql::{STAGED_DECLARED, STAGED_VALUE};
+use super::sql::{count_sql, STAGED_DECLARED, STAGED_VALUE};
 use super::verify::CopyFindings;
 use crate::engine::checkpoint::State;
 use crate::engine::keycodec;
@@ -33,49 +33,95 @@ type MapRow<'a> = (&'a Vec<u8>, Option<&'a Vec<u8>>, i8);
 /// Per job column, each distinct stored value and what it becomes.
 type Decided = Vec<HashMap<Vec<u8>, Recoded>>;
 
-/// Reads every row's job values and decides each column's distinct values once; returns the
-/// rows read and the decisions.
-async fn decide_table(
+/// Reads every row's job values of `table` (the copied table, or its kept original).
+async fn read_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     table: &str,
-) -> Result<(Vec<Vec<Option<Vec<u8>>>>, Decided)> {
+) -> Result<Vec<Vec<Option<Vec<u8>>>>> {
     let sql = read_values_sql(&ctx.plan.schema, table, &ctx.job_columns);
     let rows = sqlx::query(&sql)
         .fetch_all(&mut *conn)
         .await
         .with_context(|| format!("reading {} whole", ctx.t(table)))?;
     let nc = ctx.job_columns.len();
-    let rows: Vec<Vec<Option<Vec<u8>>>> = rows
+    Ok(rows
         .iter()
         .map(|r| {
             (0..nc)
                 .map(|j| r.try_get::<Option<Vec<u8>>, _>(j))
                 .collect()
         })
-        .collect::<Result<_, _>>()?;
-    let mut decided: Decided = vec![HashMap::new(); nc];
-    for row in &rows {
-        for (j, v) in row.iter().enumerate() {
-            if let Some(v) = v {
-                if !decided[j].contains_key(v) {
-                    let r = ctx.decider.decide(j, v);
-                    decided[j].insert(v.clone(), r);
+        .collect::<Result<_, _>>()?)
+}
+
+/// The maps of the cut-over's table `i` in this session, and what they hold.
+pub(super) struct Maps {
+    i: usize,
+    decided: Decided,
+}
+
+impl Maps {
+    /// Decides the values of `rows` not decided yet and adds them to the maps.
+    async fn add(
+        &mut self,
+        conn: &mut MySqlConnection,
+        ctx: &Ctx<'_>,
+        rows: &[Vec<Option<Vec<u8>>>],
+    ) -> Result<()> {
+        let mut new: Decided = vec![HashMap::new(); ctx.job_columns.len()];
+        for row in rows {
+            for (j, v) in row.iter().enumerate() {
+                if let Some(v) = v {
+                    if !self.decided[j].contains_key(v) && !new[j].contains_key(v) {
+                        new[j].insert(v.clone(), ctx.decider.decide(j, v));
+                    }
                 }
             }
         }
+        stage(conn, self.i, &new).await?;
+        for (all, more) in self.decided.iter_mut().zip(new) {
+            all.extend(more);
+        }
+        Ok(())
     }
-    Ok((rows, decided))
+
+    /// Drops the maps.
+    async fn drop(self, conn: &mut MySqlConnection) -> Result<()> {
+        for j in 0..self.decided.len() {
+            conn.execute(map_drop_sql(self.i, j).as_str()).await?;
+        }
+        Ok(())
+    }
 }
 
-/// Creates this session's maps and fills them with every value not written by the column's
-/// default conversion.
-async fn stage_maps(conn: &mut MySqlConnection, decided: &Decided) -> Result<()> {
-    for (j, values) in decided.iter().enumerate() {
-        conn.execute(map_drop_sql(j).as_str()).await?;
-        conn.execute(map_ddl(j).as_str())
+/// Creates the maps of the cut-over's table `i` and fills them with the decisions on every
+/// value `table` holds now: done before the cut-over's lock, so under it only the values
+/// written since are decided.
+pub(super) async fn prepare_maps(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    table: &str,
+    i: usize,
+) -> Result<Maps> {
+    for j in 0..ctx.job_columns.len() {
+        conn.execute(map_drop_sql(i, j).as_str()).await?;
+        conn.execute(map_ddl(i, j).as_str())
             .await
             .context("creating the session's value map. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
+    }
+    let mut maps = Maps {
+        i,
+        decided: vec![HashMap::new(); ctx.job_columns.len()],
+    };
+    let rows = read_rows(conn, ctx, table).await?;
+    maps.add(conn, ctx, &rows).await?;
+    Ok(maps)
+}
+
+/// Adds every value not written by the column's default conversion to the maps of table `i`.
+async fn stage(conn: &mut MySqlConnection, i: usize, decided: &Decided) -> Result<()> {
+    for (j, values) in decided.iter().enumerate() {
         let staged: Vec<MapRow<'_>> = values
             .iter()
             .filter_map(|(old, r)| match &r.stage {
@@ -85,7 +131,7 @@ async fn stage_maps(conn: &mut MySqlConnection, decided: &Decided) -> Result<()>
             })
             .collect();
         for chunk in staged.chunks(MAP_CHUNK) {
-            let sql = map_insert_sql(j, chunk.len());
+            let sql = map_insert_sql(i, j, chunk.len());
             let mut q = sqlx::query(&sql);
             for (old, new, flag) in chunk {
                 q = q.bind(*old).bind(*old).bind(*new).bind(*flag);
@@ -99,17 +145,19 @@ async fn stage_maps(conn: &mut MySqlConnection, decided: &Decided) -> Result<()>
 }
 
 /// Rebuilds the shadow of keyless table `ctx` from the table as it is now: on the cut-over's
-/// lock connection (autocommit off, every table locked), before the rename. The checkpoint's
-/// counts (`state`) are those of this rebuild; the caller commits.
+/// lock connection (autocommit off, every table locked), before the rename, through `maps`
+/// ([`prepare_maps`] before the lock). The checkpoint's counts (`state`) are those of this
+/// rebuild; the caller commits.
 pub(super) async fn rebuild(
     locker: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     state: &mut State,
+    mut maps: Maps,
 ) -> Result<()> {
     let plan = ctx.plan;
-    let (rows, decided) = decide_table(locker, ctx, &plan.table).await?;
-    stage_maps(locker, &decided).await?;
+    let rows = read_rows(locker, ctx, &plan.table).await?;
+    maps.add(locker, ctx, &rows).await?;
     locker
         .execute(empty_sql(&plan.schema, &ctx.names.shadow).as_str())
         .await
@@ -120,6 +168,7 @@ pub(super) async fn rebuild(
         &ctx.names.shadow,
         &ctx.all_columns,
         &ctx.job_columns,
+        maps.i,
     );
     let written = locker
         .execute(sql.as_str())
@@ -133,6 +182,7 @@ pub(super) async fn rebuild(
             rows.len()
         );
     }
+    let decided = &maps.decided;
     let mut changed = 0;
     for row in &rows {
         for (j, v) in row.iter().enumerate() {
@@ -142,27 +192,25 @@ pub(super) async fn rebuild(
         }
     }
     // Without a key, an undecidable value is listed by itself: equal values share a decision.
-    let quarantined: Vec<Quarantined> = decided
-        .iter()
-        .enumerate()
-        .flat_map(|(j, values)| {
-            values.iter().filter_map(move |(v, r)| {
-                r.undecidable
-                    .as_ref()
-                    .map(|(reason, runner_up)| Quarantined {
-                        col: plan.columns[j].name.clone(),
-                        key: keycodec::pack(std::slice::from_ref(v)),
-                        value: v.clone(),
-                        reason: reason.clone(),
-                        runner_up: runner_up.clone(),
-                    })
-            })
-        })
-        .collect();
-    quarantine::save(locker, &plan.schema, job, &plan.table, &quarantined).await?;
-    for j in 0..decided.len() {
-        locker.execute(map_drop_sql(j).as_str()).await?;
+    // Only values still in the table count (the maps may hold some deleted since).
+    let mut quarantined: Vec<Quarantined> = Vec::new();
+    for (j, values) in decided.iter().enumerate() {
+        let present: std::collections::HashSet<&Vec<u8>> =
+            rows.iter().filter_map(|r| r[j].as_ref()).collect();
+        for (v, r) in values.iter().filter(|(v, _)| present.contains(v)) {
+            if let Some((reason, runner_up)) = &r.undecidable {
+                quarantined.push(Quarantined {
+                    col: plan.columns[j].name.clone(),
+                    key: keycodec::pack(std::slice::from_ref(v)),
+                    value: v.clone(),
+                    reason: reason.clone(),
+                    runner_up: runner_up.clone(),
+                });
+            }
+        }
     }
+    quarantine::save(locker, &plan.schema, job, &plan.table, &quarantined).await?;
+    maps.drop(locker).await?;
     state.rows_read = rows.len() as u64;
     state.rows_changed = changed;
     state.rows_quarantined = quarantined.len() as u64;
@@ -177,8 +225,10 @@ pub(super) async fn verify_rebuilt(
     old: &str,
 ) -> Result<CopyFindings> {
     let plan = ctx.plan;
-    let (rows, decided) = decide_table(conn, ctx, old).await?;
-    stage_maps(conn, &decided).await?;
+    let maps = prepare_maps(conn, ctx, old, 0).await?;
+    let rows: u64 = sqlx::query_scalar::<_, i64>(&count_sql(&plan.schema, old))
+        .fetch_one(&mut *conn)
+        .await? as u64;
     let sql = unmatched_rows_sql(
         &plan.schema,
         old,
@@ -191,11 +241,9 @@ pub(super) async fn verify_rebuilt(
         .fetch_one(&mut *conn)
         .await
         .with_context(|| format!("comparing {} with {}", ctx.t(&plan.table), ctx.t(old)))?;
-    for j in 0..decided.len() {
-        conn.execute(map_drop_sql(j).as_str()).await?;
-    }
+    maps.drop(conn).await?;
     let mut found = CopyFindings {
-        equal: (rows.len() as u64).saturating_sub(unmatched),
+        equal: rows.saturating_sub(unmatched),
         ..CopyFindings::default()
     };
     if unmatched > 0 {

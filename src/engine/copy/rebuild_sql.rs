@@ -12,10 +12,11 @@ use super::sql::{staged_expr, JobColumn, GATE};
 use crate::db::quote;
 use std::time::Duration;
 
-/// Rows per second a rebuild writes under the lock: measured on the throwaway MariaDB 10.11
-/// (`tests/refusal.rs` and `examples/bench_cutover.rs` print the pause they saw), rows of a
-/// few short text columns; wide rows go slower.
-pub const REBUILD_ROWS_PER_SEC: u64 = 40_000;
+/// Rows per second a rebuild writes under the lock, for the estimate `plan` and the rehearsal
+/// print: measured on the throwaway MariaDB 10.11 with 10,000 rows of two text columns (~30
+/// and ~150 bytes) beside a keyed table: 168 ms on a quiet moment, 350-690 ms with other
+/// builds on the two cores (the server's `INSERT … SELECT` through the maps took 97 ms).
+pub const REBUILD_ROWS_PER_SEC: u64 = 25_000;
 
 /// What a rebuild of `rows` rows adds to the cut-over's pause, about.
 pub fn pause_estimate(rows: u64) -> Duration {
@@ -32,35 +33,35 @@ pub fn pause_words(rows: u64) -> String {
     }
 }
 
-/// The session's map of job column `j`'s decided values.
-pub fn map_name(j: usize) -> String {
-    format!("_myrecode_map{j}")
+/// The session's map of the decided values of job column `j` of the cut-over's table `i`.
+pub fn map_name(i: usize, j: usize) -> String {
+    format!("_myrecode_map{i}_{j}")
 }
 
-/// `CREATE TEMPORARY TABLE` of map `j`: the stored value's MD5 (the key), the stored value,
-/// and, as the staging table has them, the value to write and its flag.
-pub fn map_ddl(j: usize) -> String {
+/// `CREATE TEMPORARY TABLE` of map `(i, j)`: the stored value's MD5 (the key), the stored
+/// value, and, as the staging table has them, the value to write and its flag.
+pub fn map_ddl(i: usize, j: usize) -> String {
     format!(
         "CREATE TEMPORARY TABLE {} (h BINARY(16) NOT NULL PRIMARY KEY, o LONGBLOB NOT NULL, \
          v LONGBLOB NULL, s TINYINT NOT NULL) ENGINE=InnoDB",
-        quote::ident(&map_name(j))
+        quote::ident(&map_name(i, j))
     )
 }
 
-/// `DROP TEMPORARY TABLE` of map `j`.
-pub fn map_drop_sql(j: usize) -> String {
+/// `DROP TEMPORARY TABLE` of map `(i, j)`.
+pub fn map_drop_sql(i: usize, j: usize) -> String {
     format!(
         "DROP TEMPORARY TABLE IF EXISTS {}",
-        quote::ident(&map_name(j))
+        quote::ident(&map_name(i, j))
     )
 }
 
-/// Fills map `j` with `rows` values: per row the stored value twice (its MD5 is the key),
-/// the value to write and the staging flag.
-pub fn map_insert_sql(j: usize, rows: usize) -> String {
+/// Fills map `(i, j)` with `rows` values: per row the stored value twice (its MD5 is the
+/// key), the value to write and the staging flag.
+pub fn map_insert_sql(i: usize, j: usize, rows: usize) -> String {
     format!(
         "INSERT INTO {} (h, o, v, s) VALUES {}",
-        quote::ident(&map_name(j)),
+        quote::ident(&map_name(i, j)),
         vec!["(UNHEX(MD5(?)), ?, ?, ?)"; rows].join(", ")
     )
 }
@@ -84,14 +85,14 @@ pub fn empty_sql(schema: &str, shadow: &str) -> String {
     format!("DELETE FROM {}", quote::table(schema, shadow))
 }
 
-fn joins(src: &str, job: &[JobColumn]) -> String {
+fn joins(src: &str, job: &[JobColumn], i: usize) -> String {
     job.iter()
         .enumerate()
         .map(|(j, c)| {
             let stored = format!("CAST({src}.{} AS BINARY)", quote::ident(&c.name));
             format!(
                 " LEFT JOIN {} AS m{j} ON m{j}.h = UNHEX(MD5({stored})) AND m{j}.o = {stored}",
-                quote::ident(&map_name(j))
+                quote::ident(&map_name(i, j))
             )
         })
         .collect()
@@ -106,13 +107,14 @@ fn written(src: &str, c: &str, job: &[JobColumn]) -> String {
 }
 
 /// `INSERT INTO shadow SELECT … FROM t LEFT JOIN map…`: every row, each job column by its map
-/// (a value not in it takes the column's default conversion).
+/// (of the cut-over's table `i`; a value not in it takes the column's default conversion).
 pub fn rebuild_sql(
     schema: &str,
     table: &str,
     shadow: &str,
     cols: &[String],
     job: &[JobColumn],
+    i: usize,
 ) -> String {
     // No alias for the table: the cut-over's LOCK TABLES names it without one.
     let src = quote::table(schema, table);
@@ -123,7 +125,7 @@ pub fn rebuild_sql(
         quote::table(schema, shadow),
         list.join(", "),
         select.join(", "),
-        joins(&src, job)
+        joins(&src, job, i)
     )
 }
 
@@ -137,7 +139,7 @@ fn row_hash(exprs: &[String]) -> String {
 }
 
 /// `verify` of a rebuilt table: how many rows of the kept original (each job column through
-/// its map, converted to its `targets` charset; `None`: binary) and of the new table have no
+/// its map, those of table 0, converted to its `targets` charset; `None`: binary) and of the new table have no
 /// equal row on the other side, compared as multisets of row fingerprints.
 pub fn unmatched_rows_sql(
     schema: &str,
@@ -171,7 +173,7 @@ pub fn unmatched_rows_sql(
          SELECT {} AS h, 1 AS d FROM {o}{} UNION ALL SELECT {} AS h, -1 AS d FROM {n}\
          ) AS u GROUP BY h HAVING SUM(d) <> 0) AS x",
         row_hash(&expected),
-        joins(&o, job),
+        joins(&o, job, 0),
         row_hash(&stored)
     )
 }
@@ -217,20 +219,20 @@ mod tests {
     fn the_rebuild_joins_each_job_column_to_its_map_on_the_stored_bytes() {
         let cols = vec!["tag".to_string(), "note".to_string()];
         assert_eq!(
-            rebuild_sql("s", "t", "t_myrecode_new", &cols, &job()),
+            rebuild_sql("s", "t", "t_myrecode_new", &cols, &job(), 0),
             "INSERT INTO `s`.`t_myrecode_new` (`tag`, `note`) SELECT `s`.`t`.`tag`, \
              CASE m0.s WHEN 1 THEN CONVERT(m0.v USING utf8mb4) WHEN 2 THEN `s`.`t`.`note` ELSE `s`.`t`.`note` END \
-             FROM `s`.`t` LEFT JOIN `_myrecode_map0` AS m0 ON m0.h = UNHEX(MD5(CAST(`s`.`t`.`note` AS BINARY))) \
+             FROM `s`.`t` LEFT JOIN `_myrecode_map0_0` AS m0 ON m0.h = UNHEX(MD5(CAST(`s`.`t`.`note` AS BINARY))) \
              AND m0.o = CAST(`s`.`t`.`note` AS BINARY)"
         );
         assert_eq!(
-            map_ddl(0),
-            "CREATE TEMPORARY TABLE `_myrecode_map0` (h BINARY(16) NOT NULL PRIMARY KEY, o LONGBLOB NOT NULL, \
+            map_ddl(0, 0),
+            "CREATE TEMPORARY TABLE `_myrecode_map0_0` (h BINARY(16) NOT NULL PRIMARY KEY, o LONGBLOB NOT NULL, \
              v LONGBLOB NULL, s TINYINT NOT NULL) ENGINE=InnoDB"
         );
         assert_eq!(
-            map_insert_sql(1, 2),
-            "INSERT INTO `_myrecode_map1` (h, o, v, s) VALUES (UNHEX(MD5(?)), ?, ?, ?), (UNHEX(MD5(?)), ?, ?, ?)"
+            map_insert_sql(0, 1, 2),
+            "INSERT INTO `_myrecode_map0_1` (h, o, v, s) VALUES (UNHEX(MD5(?)), ?, ?, ?), (UNHEX(MD5(?)), ?, ?, ?)"
         );
         assert_eq!(
             read_values_sql("s", "t", &job()),
@@ -255,7 +257,7 @@ mod tests {
              MD5(CONCAT_WS(0x1f, ISNULL(`s`.`t_myrecode_old`.`tag`), CAST(`s`.`t_myrecode_old`.`tag` AS BINARY), \
              ISNULL(CONVERT(CASE m0.s WHEN 1 THEN CONVERT(m0.v USING utf8mb4) WHEN 2 THEN `s`.`t_myrecode_old`.`note` ELSE `s`.`t_myrecode_old`.`note` END USING utf8mb4)), \
              CAST(CONVERT(CASE m0.s WHEN 1 THEN CONVERT(m0.v USING utf8mb4) WHEN 2 THEN `s`.`t_myrecode_old`.`note` ELSE `s`.`t_myrecode_old`.`note` END USING utf8mb4) AS BINARY))) \
-             AS h, 1 AS d FROM `s`.`t_myrecode_old` LEFT JOIN `_myrecode_map0` AS m0 ON m0.h = UNHEX(MD5(CAST(`s`.`t_myrecode_old`.`note` AS BINARY))) \
+             AS h, 1 AS d FROM `s`.`t_myrecode_old` LEFT JOIN `_myrecode_map0_0` AS m0 ON m0.h = UNHEX(MD5(CAST(`s`.`t_myrecode_old`.`note` AS BINARY))) \
              AND m0.o = CAST(`s`.`t_myrecode_old`.`note` AS BINARY) UNION ALL SELECT \
              MD5(CONCAT_WS(0x1f, ISNULL(`s`.`t`.`tag`), CAST(`s`.`t`.`tag` AS BINARY), ISNULL(`s`.`t`.`note`), CAST(`s`.`t`.`note` AS BINARY))) \
              AS h, -1 AS d FROM `s`.`t`) AS u GROUP BY h HAVING SUM(d) <> 0) AS x"

@@ -207,7 +207,7 @@ fn without_a_usable_key_in_place_is_refused_and_a_copy_only_above_the_limit() {
     assert_eq!(
         r[0].to_string(),
         "table 'posts' has no primary key and no unique key over NOT NULL columns, so in-place batches cannot page over it. \
-         Fix: write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about 10 ms of pause here), \
+         Fix: write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about 16 ms of pause here), \
          or add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns"
     );
     // Over the limit: refused, with both ways out.
@@ -218,7 +218,7 @@ fn without_a_usable_key_in_place_is_refused_and_a_copy_only_above_the_limit() {
     assert_eq!(
         r[0].to_string(),
         "table 'posts' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, \
-         and about 250000 rows are more than `keyless_max_rows` (10000) to rebuild under the cut-over's lock (about 6.2 s of pause). \
+         and about 250000 rows are more than `keyless_max_rows` (10000) to rebuild under the cut-over's lock (about 10.0 s of pause). \
          Fix: add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, so it is copied online in batches; \
          or raise `keyless_max_rows` above 250000 if that pause is acceptable; or leave the table out of the job"
     );
