@@ -282,7 +282,9 @@ fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict
     let letters = c.text.non_ascii_letters.max(1) as f32;
     // Odd case is allowed ("МакДональд", "КиБ"): its toll is in the score, and a wrong
     // table's flipped case ("пРИВЕТ") costs far more than the floor allows.
-    let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0;
+    // A reading with no letter of its own ("Alg·", a Western "Algú" through `cp866>latin1`)
+    // is no evidence of the column's encoding, however clean.
+    let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0 && c.text.non_ascii_letters > 0;
     let floor = match label {
         Label::Legacy(Encoding::Tcvn3)
         | Label::Mojibake {
