@@ -28,6 +28,7 @@ static CYR: [&[u8; CYR_N * CYR_N]; 6] = [
 static LATIN: &[u8; LATIN_N * LATIN_N] = include_bytes!("models/latin.bin");
 static VI: &[u8] = include_bytes!("models/vi.bin");
 static CYR_WORDS: &[u8] = include_bytes!("models/cyr-words.bin");
+static BE_WORDS: &[u8] = include_bytes!("models/be-words.bin");
 static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
 static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
 static VI_BASE: &str = include_str!("models/vi-base.txt");
@@ -136,6 +137,50 @@ fn lexicon() -> &'static Lexicon {
             starts,
         }
     })
+}
+
+/// The Belarusian word forms (`models/be-words.bin`): where each bucket's remainders start
+/// (and, at the end, their number), and the 16-bit remainders, sorted within each bucket.
+struct BeForms {
+    starts: Vec<u32>,
+    lows: Vec<u16>,
+}
+
+/// Bits of a word hash that pick its bucket among the Belarusian forms; the other 16 bits
+/// are stored.
+const BE_BUCKET_BITS: u32 = 16;
+
+fn be_forms() -> &'static BeForms {
+    static FORMS: OnceLock<BeForms> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        let (counts, rest) = BE_WORDS.split_at(1 << BE_BUCKET_BITS);
+        let lows: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        let mut at = 0u32;
+        for &c in counts {
+            starts.push(at);
+            at += u32::from(c);
+        }
+        starts.push(at);
+        assert_eq!(
+            at as usize,
+            lows.len(),
+            "be-words.bin: bucket counts, then 2-byte remainders"
+        );
+        BeForms { starts, lows }
+    })
+}
+
+/// True when the Cyrillic word with this [`word_hash`] is a Belarusian word form of four to
+/// eight letters (hunspell-be's stems with their suffixes; Belarusian has no frequency list).
+#[inline]
+pub fn be_known(hash: u32) -> bool {
+    let f = be_forms();
+    let b = (hash >> (32 - BE_BUCKET_BITS)) as usize;
+    f.lows[f.starts[b] as usize..f.starts[b + 1] as usize].contains(&(hash as u16))
 }
 
 /// How frequent a Cyrillic word is in the languages' word lists (`scripts/build_models.py`).
@@ -332,6 +377,16 @@ mod tests {
         // "Для" in KOI8-R read as cp1251 and "на" in cp1251 read as CP866 are no words.
         assert_eq!(known("дкъ"), Known::No);
         assert_eq!(known("эр"), Known::No);
+        // Belarusian forms: a stem with its suffixes ("шрыфт" → "шрыфту"), not another
+        // language's word nor a wrong table's reading.
+        let be = |w: &str| {
+            be_known(
+                w.chars()
+                    .fold(WORD_HASH0, |h, c| word_hash(h, cyr_index(c).unwrap())),
+            )
+        };
+        assert!(be("шрыфту") && be("мовы"));
+        assert!(!be("шрыфтэ") && !be("ЛЬКРЧЕММ"));
     }
 
     #[test]

@@ -33,7 +33,9 @@ const SCRIPT_SWITCH: f32 = 7.0;
 /// poorly, yet a wrong table's reading of real text is almost never a frequent word.
 /// Measured on the development set's words (`tests/data/dev`) read through every wrong
 /// table: 9% of the wrong two-letter readings and 0.6% of the three-letter ones are such
-/// words, 0.01% of the four-letter ones, so shorter words need [`TOP_WORD`].
+/// words, 0.01% of the four-letter ones, so shorter words need [`TOP_WORD`]. Belarusian has
+/// no frequency list: a word of four to eight letters among hunspell-be's forms
+/// (`model::be_known`) earns the same.
 const KNOWN_WORD: f32 = 3.0;
 /// Evidence a lower- or Title-case word of two or three letters earns when it is among the
 /// 100 most frequent words of one of the languages ("на", "для"). Measured as above, such a
@@ -357,6 +359,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                         }
                     }
                     model::Known::Frequent if n >= 4 => KNOWN_WORD,
+                    model::Known::No if n >= 4 && model::be_known(w.cyr_hash) => KNOWN_WORD,
                     _ => 0.0,
                 };
             }
