@@ -359,7 +359,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                         }
                     }
                     model::Known::Frequent if n >= 4 => KNOWN_WORD,
-                    model::Known::No if n >= 4 && model::be_known(w.cyr_hash) => KNOWN_WORD,
+                    model::Known::No if (4..=8).contains(&n) && model::be_known(w.cyr_hash) => {
+                        KNOWN_WORD
+                    }
                     _ => 0.0,
                 };
             }
