@@ -139,25 +139,16 @@ fn lexicon() -> &'static Lexicon {
     })
 }
 
-/// The Belarusian word forms (`models/be-words.bin`): where each bucket's remainders start
-/// (and, at the end, their number), and the 16-bit remainders, sorted within each bucket.
-struct BeForms {
-    starts: Vec<u32>,
-    lows: Vec<u16>,
-}
+/// Bits of a word hash that pick its bucket among the Belarusian forms; the next 16 bits are
+/// stored (a 30-bit key).
+const BE_BUCKET_BITS: u32 = 14;
 
-/// Bits of a word hash that pick its bucket among the Belarusian forms; the other 16 bits
-/// are stored.
-const BE_BUCKET_BITS: u32 = 16;
-
-fn be_forms() -> &'static BeForms {
-    static FORMS: OnceLock<BeForms> = OnceLock::new();
-    FORMS.get_or_init(|| {
-        let (counts, rest) = BE_WORDS.split_at(1 << BE_BUCKET_BITS);
-        let lows: Vec<u16> = rest
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
+/// Where each bucket's remainders start in `models/be-words.bin` (after the bucket counts),
+/// and at the end their number: 64 kB, built once.
+fn be_starts() -> &'static [u32] {
+    static STARTS: OnceLock<Vec<u32>> = OnceLock::new();
+    STARTS.get_or_init(|| {
+        let counts = &BE_WORDS[..1 << BE_BUCKET_BITS];
         let mut starts = Vec::with_capacity(counts.len() + 1);
         let mut at = 0u32;
         for &c in counts {
@@ -166,11 +157,11 @@ fn be_forms() -> &'static BeForms {
         }
         starts.push(at);
         assert_eq!(
-            at as usize,
-            lows.len(),
+            (1usize << BE_BUCKET_BITS) + 2 * at as usize,
+            BE_WORDS.len(),
             "be-words.bin: bucket counts, then 2-byte remainders"
         );
-        BeForms { starts, lows }
+        starts
     })
 }
 
@@ -178,9 +169,13 @@ fn be_forms() -> &'static BeForms {
 /// eight letters (hunspell-be's stems with their suffixes; Belarusian has no frequency list).
 #[inline]
 pub fn be_known(hash: u32) -> bool {
-    let f = be_forms();
+    let starts = be_starts();
     let b = (hash >> (32 - BE_BUCKET_BITS)) as usize;
-    f.lows[f.starts[b] as usize..f.starts[b + 1] as usize].contains(&(hash as u16))
+    let rem = ((hash >> (16 - BE_BUCKET_BITS)) as u16).to_le_bytes();
+    let base = 1 << BE_BUCKET_BITS;
+    BE_WORDS[base + 2 * starts[b] as usize..base + 2 * starts[b + 1] as usize]
+        .chunks_exact(2)
+        .any(|c| c == rem)
 }
 
 /// How frequent a Cyrillic word is in the languages' word lists (`scripts/build_models.py`).

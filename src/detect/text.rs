@@ -43,6 +43,9 @@ const KNOWN_WORD: f32 = 3.0;
 /// lower-case word 0.2%, but the wrong reading of an upper-case abbreviation ("МБ" read
 /// through another table) 6.5%: ln(0.93 / 0.065) ≈ 2.7 nats, the smaller ratio, taken.
 const TOP_WORD: f32 = 2.5;
+/// The Cyrillic model indices (`model::cyr_index`) of the letters Belarusian does not write:
+/// и, щ, ъ, ѐ, ђ, ѓ, є, ѕ, ї, ј, љ, њ, ћ, ќ, ѝ, џ, ґ.
+const NOT_BELARUSIAN: u64 = 1 << 8 | 1 << 25 | 1 << 26 | 1 << 32 | 0b1_1011_1111_1011_1100 << 32;
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -237,6 +240,9 @@ struct Word {
     cyr_cost: [u32; NL],
     /// `model::word_hash` of the word's Cyrillic letters.
     cyr_hash: u32,
+    /// A letter Belarusian does not write (и, щ, ъ, ї, є, ґ, the Serbian and Macedonian
+    /// ones): the word is no Belarusian form, and the forms need not be asked.
+    not_be: bool,
     /// A symbol that does not sit beside words in text touches the word ([`glues`]).
     glued: bool,
     lat_prev: usize,
@@ -273,6 +279,7 @@ impl Word {
             cyr_prev: CYR_N - 1,
             cyr_cost: [0; NL],
             cyr_hash: model::WORD_HASH0,
+            not_be: false,
             glued: false,
             lat_prev: LATIN_N - 1,
             lat_cost: 0,
@@ -359,7 +366,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                         }
                     }
                     model::Known::Frequent if n >= 4 => KNOWN_WORD,
-                    model::Known::No if (4..=8).contains(&n) && model::be_known(w.cyr_hash) => {
+                    model::Known::No
+                        if (4..=8).contains(&n) && !w.not_be && model::be_known(w.cyr_hash) =>
+                    {
                         KNOWN_WORD
                     }
                     _ => 0.0,
@@ -486,6 +495,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                 w.cyr += 1;
                 let i = model::cyr_index(c).unwrap_or(0);
                 w.cyr_hash = model::word_hash(w.cyr_hash, i);
+                w.not_be |= (NOT_BELARUSIAN >> i) & 1 == 1;
                 for l in 0..NL {
                     w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
                 }
