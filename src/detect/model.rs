@@ -107,12 +107,12 @@ struct Lexicon {
     tiers: &'static [u8],
     /// Where the hashes with each value of their top [`BUCKET_BITS`] bits start (and, at
     /// the end, `hashes.len()`): a lookup scans a dozen hashes in one or two cache lines
-    /// rather than binary-searching 40,000 (a binary search cost a tenth of detection time).
+    /// rather than binary-searching 80,000 (a binary search cost a tenth of detection time).
     starts: Vec<u32>,
 }
 
 /// Bits of a word hash that pick its bucket in [`Lexicon::starts`].
-const BUCKET_BITS: u32 = 12;
+const BUCKET_BITS: u32 = 13;
 
 fn lexicon() -> &'static Lexicon {
     static LEX: OnceLock<Lexicon> = OnceLock::new();
@@ -181,13 +181,13 @@ pub fn be_known(hash: u32) -> bool {
 /// How frequent a Cyrillic word is in the languages' word lists (`scripts/build_models.py`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
-    /// Not in the lexicon: among none of the languages' 10,000 most frequent words, or a
+    /// Not in the lexicon: among none of the languages' 20,000 most frequent words, or a
     /// three-letter word outside their 100 most frequent (the lexicon leaves those out, and
     /// words of one or two letters, as the scorer never asks about them).
     No,
     /// Among the 100 most frequent words of one language: the function words.
     Top,
-    /// Among the 10,000 most frequent words of one language.
+    /// Among the 20,000 most frequent words of one language.
     Frequent,
 }
 

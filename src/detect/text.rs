@@ -28,12 +28,13 @@ const NL: usize = model::CYR_LANGS.len();
 /// Italian read as cp1251): real Cyrillic text almost never does it.
 const SCRIPT_SWITCH: f32 = 7.0;
 /// Evidence (nats) a lower- or Title-case Cyrillic word of four letters or more earns when
-/// it is among the 10,000 most frequent words of one of the languages
+/// it is among the 20,000 most frequent words of one of the languages
 /// (`model::cyr_known`): letter bigrams rate loanwords ("файл") and some common words
 /// poorly, yet a wrong table's reading of real text is almost never a frequent word.
 /// Measured on the development set's words (`tests/data/dev`) read through every wrong
 /// table: 9% of the wrong two-letter readings and 0.6% of the three-letter ones are such
-/// words, 0.01% of the four-letter ones, so shorter words need [`TOP_WORD`]. Belarusian has
+/// words, 0.04% of those of four letters or more (0.015% with 10,000 words a language), so
+/// shorter words need [`TOP_WORD`]. Belarusian has
 /// no frequency list: a word of four to eight letters among hunspell-be's forms
 /// (`model::be_known`) earns the same.
 const KNOWN_WORD: f32 = 3.0;
