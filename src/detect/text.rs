@@ -44,9 +44,6 @@ const KNOWN_WORD: f32 = 3.0;
 /// lower-case word 0.2%, but the wrong reading of an upper-case abbreviation ("МБ" read
 /// through another table) 6.5%: ln(0.93 / 0.065) ≈ 2.7 nats, the smaller ratio, taken.
 const TOP_WORD: f32 = 2.5;
-/// The Cyrillic model indices (`model::cyr_index`) of the letters Belarusian does not write:
-/// и, щ, ъ, ѐ, ђ, ѓ, є, ѕ, ї, ј, љ, њ, ћ, ќ, ѝ, џ, ґ.
-const NOT_BELARUSIAN: u64 = 1 << 8 | 1 << 25 | 1 << 26 | 1 << 32 | 0b1_1011_1111_1011_1100 << 32;
 /// Toll (nats) on each ё inside a word: the models fold it into е (text writes ё as е as
 /// often as not), which rates it as likely as е, yet in the development set's Russian and
 /// Belarusian text ё is a fiftieth of е (ln ≈ 3.9); a wrong table reads ё from common bytes
@@ -250,9 +247,6 @@ struct Word {
     cyr_cost: [u32; NL],
     /// `model::word_hash` of the word's Cyrillic letters.
     cyr_hash: u32,
-    /// A letter Belarusian does not write (и, щ, ъ, ї, є, ґ, the Serbian and Macedonian
-    /// ones): the word is no Belarusian form, and the forms need not be asked.
-    not_be: bool,
     /// A symbol that does not sit beside words in text touches the word ([`glues`]).
     glued: bool,
     lat_prev: usize,
@@ -289,7 +283,6 @@ impl Word {
             cyr_prev: CYR_N - 1,
             cyr_cost: [0; NL],
             cyr_hash: model::WORD_HASH0,
-            not_be: false,
             glued: false,
             lat_prev: LATIN_N - 1,
             lat_cost: 0,
@@ -376,9 +369,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                         }
                     }
                     model::Known::Frequent if n >= 4 => KNOWN_WORD,
-                    model::Known::No
-                        if (4..=8).contains(&n) && !w.not_be && model::be_known(w.cyr_hash) =>
-                    {
+                    model::Known::No if (4..=8).contains(&n) && model::be_known(w.cyr_hash) => {
                         KNOWN_WORD
                     }
                     _ => 0.0,
@@ -505,7 +496,6 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                 w.cyr += 1;
                 let i = model::cyr_index(c).unwrap_or(0);
                 w.cyr_hash = model::word_hash(w.cyr_hash, i);
-                w.not_be |= (NOT_BELARUSIAN >> i) & 1 == 1;
                 if (c == 'ё' || c == 'Ё') && w.letters > 1 {
                     common -= YO_TOLL;
                 }
