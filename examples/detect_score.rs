@@ -1,8 +1,10 @@
 //! Scores detection on labelled corpora, ours beside chardetng: the committed
 //! corpus and the held-out set of real text nobody here wrote.
 //!
-//! `cargo run --release --example detect_score -- [FILE.tsv ...] [--mistakes]`
-//! (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
+//! `cargo run --release --example detect_score -- [FILE.tsv ...] [--mistakes]
+//! [--inject=GENUINE.tsv]` (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
+//! `--inject` puts the genuine values of GENUINE.tsv (`scripts/gen_stress.py western`) into
+//! every mojibake column of each set at a 5% share and counts those that would be rewritten.
 
 use myrecode::detect::eval;
 
@@ -17,6 +19,12 @@ fn main() -> anyhow::Result<()> {
         paths = vec!["data/detect_corpus.tsv", "data/heldout_corpus.tsv"];
     }
     let mistakes = args.iter().any(|a| a == "--mistakes");
+    let inject = match args.iter().find_map(|a| a.strip_prefix("--inject=")) {
+        Some(p) => {
+            Some(eval::parse_corpus(&std::fs::read_to_string(p)?).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
     for path in paths {
         let rows =
             eval::parse_corpus(&std::fs::read_to_string(path)?).map_err(anyhow::Error::msg)?;
@@ -27,6 +35,13 @@ fn main() -> anyhow::Result<()> {
             for (exp, got, text) in &report.mistakes {
                 println!("{exp}\t{got}\t{text}");
             }
+        }
+        if let Some(extra) = &inject {
+            let (total, per) = eval::injected_rewrites(&rows, extra);
+            for (column, n) in per {
+                println!("injected into {column}: {n} of {} rewritten", extra.len());
+            }
+            println!("injected genuine values rewritten: {total}");
         }
         // The committed corpus keeps its own targets; the held-out set the issue's.
         let fails = if path.contains("heldout") {

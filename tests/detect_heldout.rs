@@ -61,9 +61,9 @@ fn heldout_targets_alone_and_per_column() {
     assert_eq!(column.corrupting, 0, "no wrong rewrite per column\n{table}");
     // Not met yet (README, "Held-out set"): legacy alone >= 98%, mojibake alone >= 99.5%,
     // per column >= 99.9%. These floors are today's figures, so nothing slides back.
-    assert!(pct(&legacy, legacy.correct) >= 96.2, "{table}");
-    assert!(pct(&moj, moj.correct) >= 97.3, "{table}");
-    assert!(pct(&column, column.correct) >= 99.78, "{table}");
+    assert!(pct(&legacy, legacy.correct) >= 96.3, "{table}");
+    assert!(pct(&moj, moj.correct) >= 97.4, "{table}");
+    assert!(pct(&column, column.correct) >= 99.79, "{table}");
 }
 
 #[test]

@@ -343,13 +343,26 @@ async fn target_too_short_for_what_the_scan_found() {
 #[tokio::test]
 async fn table_without_a_usable_key() {
     let f = fixture("job_key").await;
-    let text = f.job_text("batch_size: 500", "batch_size: 500")
-        + "  - name: nokey\n    strategy: copy\n    columns:\n      - name: msg\n        source: cp866\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n";
+    common::exec_script(
+        &f.db.config,
+        &["INSERT INTO nokey (msg) VALUES ('a'), ('b'), (NULL)"],
+    )
+    .await;
+    let entry = "  - name: nokey\n    strategy: copy\n    columns:\n      - name: msg\n        source: cp866\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n";
+    // Three rows: rebuilt under the cut-over's lock by the built-in limit.
+    let text = f.job_text("batch_size: 500", "batch_size: 500") + entry;
+    let (code, lines, _) = f.check(&text, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    // Over the job's limit: refused, with the rows counted.
+    let text = f.job_text("batch_size: 500", "batch_size: 500\n  keyless_max_rows: 2") + entry;
     let (code, lines, _) = f.check(&text, &[]);
     assert_eq!(
         lines,
         vec![format!(
-            "job.yaml:{}: tables[2].name: table 'nokey' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it. Fix: add a primary key (ALTER TABLE `{}`.`nokey` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or leave the table out of the job",
+            "job.yaml:{}: tables[2].name: table 'nokey' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, \
+             and about 3 rows are more than `keyless_max_rows` (2) to rebuild under the cut-over's lock (about 1 ms of pause). \
+             Fix: add a primary key (ALTER TABLE `{}`.`nokey` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, so it is copied online in batches; \
+             or raise `keyless_max_rows` above 3 if that pause is acceptable; or leave the table out of the job",
             line_of(&text, "- name: nokey"),
             f.db.name
         )]
@@ -421,9 +434,9 @@ async fn unknown_keys_are_errors_all_at_once() {
     assert_eq!(
         lines,
         vec![
-            format!("job.yaml:{}: defaults.target_batch_tme: unknown key 'target_batch_tme'. Fix: did you mean 'target_batch_time'? (valid keys here: batch_size, target_batch_time, pause_between_batches, max_threads_running, max_replica_lag, replicas, undecidable, cutover)", line_of(&text, "target_batch_tme")),
+            format!("job.yaml:{}: defaults.target_batch_tme: unknown key 'target_batch_tme'. Fix: did you mean 'target_batch_time'? (valid keys here: batch_size, target_batch_time, pause_between_batches, max_threads_running, max_replica_lag, replicas, undecidable, cutover, keyless_max_rows)", line_of(&text, "target_batch_tme")),
             format!("job.yaml:{}: tables[0].columns[2].sorce: unknown key 'sorce'. Fix: did you mean 'source'? (valid keys here: name, source, target, undecidable)", line_of(&text, "sorce")),
-            format!("job.yaml:{}: tables[1].chunk: unknown key 'chunk'. Fix: remove it (valid keys here: name, strategy, key, batch_size, target_batch_time, columns)", line_of(&text, "chunk")),
+            format!("job.yaml:{}: tables[1].chunk: unknown key 'chunk'. Fix: remove it (valid keys here: name, strategy, key, batch_size, target_batch_time, engine, columns)", line_of(&text, "chunk")),
         ]
     );
     assert_eq!(code, 1);

@@ -75,8 +75,13 @@ impl Case {
 
     /// A job for this database with these table entries, written to `job.yaml`.
     fn job(&self, tables: &str) -> (PathBuf, String) {
+        self.job_with("", tables)
+    }
+
+    /// [`Case::job`] with more `defaults:` lines (`extra`, each indented, newline-ended).
+    fn job_with(&self, extra: &str, tables: &str) -> (PathBuf, String) {
         let text = format!(
-            "version: 1\nschema: {}\ndefaults:\n  batch_size: 50\n  pause_between_batches: 0ms\n  cutover: auto\ntables:\n{tables}",
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 50\n  pause_between_batches: 0ms\n  cutover: auto\n{extra}tables:\n{tables}",
             self.db.name
         );
         let path = self.path("job.yaml");
@@ -87,8 +92,9 @@ impl Case {
     /// What the rules say of each table of `job_text` against the live schema.
     async fn live_refusals(&self, job_text: &str) -> Vec<Expected> {
         let job = load_str(job_text).expect("the test's job loads").job;
+        let limit = job.defaults.keyless_max_rows;
         let mut c = self.db.config.connect_one().await.unwrap();
-        let inv = inventory::take(
+        let mut inv = inventory::take(
             &mut c,
             &Scope {
                 schemas: vec![self.db.name.clone()],
@@ -97,6 +103,9 @@ impl Case {
         )
         .await
         .unwrap();
+        inventory::count_keyless(&mut c, &mut inv.tables, limit)
+            .await
+            .unwrap();
         job.tables
             .iter()
             .enumerate()
@@ -106,7 +115,7 @@ impl Case {
                     .iter()
                     .find(|t| t.name == tj.name)
                     .unwrap_or_else(|| panic!("{} is inventoried", tj.name));
-                let mut refusals = refusal::refusals(t, tj);
+                let mut refusals = refusal::refusals(t, tj, limit);
                 refusals.extend(refusal::foreign_key_splits(
                     &refusal::Facts::of_table(t),
                     tj,
@@ -145,7 +154,19 @@ impl Case {
         tables: &str,
         touched: &[&str],
     ) -> Vec<Expected> {
-        let (job, text) = self.job(tables);
+        self.refused_everywhere_with(planned, "", tables, touched)
+            .await
+    }
+
+    /// [`Case::refused_everywhere`] for a job with more `defaults:` lines (`extra`).
+    async fn refused_everywhere_with(
+        &self,
+        planned: Option<&str>,
+        extra: &str,
+        tables: &str,
+        touched: &[&str],
+    ) -> Vec<Expected> {
+        let (job, text) = self.job_with(extra, tables);
         let jobp = job.to_str().unwrap();
         let expected = self.live_refusals(&text).await;
         assert!(
@@ -338,6 +359,33 @@ async fn own_triggers_are_carried_across_the_cut_over_as_defined() {
 }
 
 #[tokio::test]
+async fn a_trigger_whose_body_cannot_be_created_again() {
+    let case = Case::new(
+        "ref_trig_cs",
+        &[
+            "CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, title VARCHAR(200) CHARACTER SET latin1, hits INT NOT NULL DEFAULT 0) ENGINE=InnoDB",
+            // Written by a cp1251 client: the body's Cyrillic cannot be sent again as it was.
+            "SET NAMES cp1251",
+            "CREATE TRIGGER greet BEFORE INSERT ON posts FOR EACH ROW SET NEW.hits = CHAR_LENGTH('Привет')",
+        ],
+    )
+    .await;
+    seed_cp1251(&case, "posts", "title").await;
+    let planned = case.plan();
+    let e = case
+        .refused_everywhere(Some(&planned), POSTS_COPY, &["posts"])
+        .await;
+    assert_eq!(e[0].refusals.len(), 1);
+    assert_eq!(e[0].refusals[0].class, Class::TriggerNotPortable);
+    assert_eq!(
+        e[0].refusals[0].to_string(),
+        "trigger `greet` on table 'posts' has non-ASCII text in its body, written under a client character set other than UTF-8: \
+         the cut-over cannot create it again byte for byte on the new table. \
+         Fix: create the trigger again under SET NAMES utf8mb4 (same body), or leave 'posts' out of the job"
+    );
+}
+
+#[tokio::test]
 async fn a_foreign_key_the_job_would_split_between_charsets() {
     let case = Case::new(
         "ref_fk",
@@ -388,22 +436,27 @@ async fn a_foreign_key_the_job_would_split_between_charsets() {
 }
 
 #[tokio::test]
-async fn no_usable_key() {
+async fn a_keyless_table_over_the_limit() {
     let case = Case::new(
         "ref_nokey",
         &["CREATE TABLE posts (id INT NULL, title VARCHAR(200) CHARACTER SET latin1, UNIQUE KEY u_id (id)) ENGINE=InnoDB"],
     )
     .await;
     seed_cp1251(&case, "posts", "title").await;
-    let planned = case.plan();
+    // Twelve rows: the built-in limit rebuilds them under the cut-over's lock; five refuses.
     let e = case
-        .refused_everywhere(Some(&planned), POSTS_COPY, &["posts"])
+        .refused_everywhere_with(None, "  keyless_max_rows: 5\n", POSTS_COPY, &["posts"])
         .await;
     assert_eq!(e[0].refusals.len(), 1);
     assert_eq!(e[0].refusals[0].class, Class::NoUsableKey);
-    assert!(e[0].refusals[0]
-        .reason
-        .starts_with("table 'posts' has no primary key"));
+    assert_eq!(
+        e[0].refusals[0].to_string(),
+        "table 'posts' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, \
+         and about 12 rows are more than `keyless_max_rows` (5) to rebuild under the cut-over's lock (about 1 ms of pause). \
+         Fix: add a primary key (ALTER TABLE `{}`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, so it is copied online in batches; \
+         or raise `keyless_max_rows` above 12 if that pause is acceptable; or leave the table out of the job"
+            .replace("{}", &case.db.name)
+    );
 }
 
 #[tokio::test]

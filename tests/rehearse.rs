@@ -240,7 +240,7 @@ async fn undecided_values_fail_their_table_and_exit_1() {
 }
 
 #[tokio::test]
-async fn a_table_without_a_key_is_refused_and_exits_3_with_a_job() {
+async fn a_table_without_a_key_over_the_limit_is_refused_and_exits_3_with_a_job() {
     let db = test_database("reh_refused");
     seed_notes(&db, &[]).await;
     exec_script(
@@ -263,7 +263,7 @@ async fn a_table_without_a_key_is_refused_and_exits_3_with_a_job() {
     std::fs::write(
         &job,
         format!(
-            "version: 1\nschema: {}\ntables:\n\
+            "version: 1\nschema: {}\ndefaults:\n  keyless_max_rows: 5\ntables:\n\
              \x20 - name: posts\n    strategy: copy\n    columns:\n      - name: title\n        source: auto\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n\
              \x20 - name: notes\n    strategy: copy\n    columns:\n      - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
             db.name

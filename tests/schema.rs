@@ -1,7 +1,8 @@
-//! A whole application schema migrated in one cut-over, against a real server: eight
+//! A whole application schema migrated in one cut-over, against a real server: nine
 //! latin1 tables holding cp1251 and KOI8-R text, linked by foreign keys (a circular pair,
 //! `ON UPDATE CASCADE`, `ON DELETE CASCADE` and `SET NULL`), triggers keeping a denormalised
-//! copy in a MyISAM table and counting statements, another MyISAM table and a view,
+//! copy in a MyISAM table and counting statements, another MyISAM table, a small table
+//! without any key (rebuilt under the cut-over's lock) and a view,
 //! with an application writing all along and the run SIGKILLed at random instants, some
 //! inside the cut-over.
 //!
@@ -45,6 +46,8 @@ fn ddl(cs: &str) -> Vec<String> {
                  KEY k_customer (customer_id), CONSTRAINT fk_rental_customer FOREIGN KEY (customer_id) REFERENCES customer (id) \
                  ON UPDATE CASCADE ON DELETE CASCADE) ENGINE=InnoDB"),
         format!("CREATE TABLE memo (id INT NOT NULL PRIMARY KEY, body VARCHAR(250) CHARACTER SET {cs}) ENGINE=MyISAM"),
+        // Tags, as old applications kept them: no key at all, rows repeated.
+        format!("CREATE TABLE tag (n INT NOT NULL, label VARCHAR(120) CHARACTER SET {cs}) ENGINE=InnoDB"),
         // A denormalised copy of the rentals' notes, kept by the application's triggers.
         format!("CREATE TABLE rental_ft (id INT NOT NULL PRIMARY KEY, note VARCHAR(250) CHARACTER SET {cs}) ENGINE=MyISAM"),
         "CREATE TRIGGER rental_ins AFTER INSERT ON rental FOR EACH ROW \
@@ -62,7 +65,7 @@ fn ddl(cs: &str) -> Vec<String> {
 }
 
 /// Each table, its text column and the legacy encoding the application wrote it in.
-const TEXT: [(&str, &str, Encoding); 8] = [
+const TEXT: [(&str, &str, Encoding); 9] = [
     ("country", "name", Windows1251),
     ("city", "name", Windows1251),
     ("store", "name", Windows1251),
@@ -71,10 +74,11 @@ const TEXT: [(&str, &str, Encoding); 8] = [
     ("rental", "note", Windows1251),
     ("memo", "body", Windows1251),
     ("rental_ft", "note", Windows1251),
+    ("tag", "label", Windows1251),
 ];
 
 /// Every table and its columns, as compared at the end.
-const COLUMNS: [(&str, &str); 9] = [
+const COLUMNS: [(&str, &str); 10] = [
     ("country", "id, name"),
     ("city", "id, country_id, name"),
     ("store", "id, manager_id, name"),
@@ -84,6 +88,7 @@ const COLUMNS: [(&str, &str); 9] = [
     ("memo", "id, body"),
     ("rental_ft", "id, note"),
     ("audit", "id, n"),
+    ("tag", "n, label"),
 ];
 
 fn encoding_of(table: &str) -> Encoding {
@@ -189,6 +194,15 @@ async fn seed(c: &mut MySqlConnection, legacy: bool) {
             t("memo", 9000 + id as u64),
         ));
     }
+    for n in 1..=40 {
+        for _ in 0..(1 + u64::from(n % 5 == 0)) {
+            ops.push(Op::new(
+                "INSERT INTO tag (label, n) VALUES (?, ?)",
+                &[n as i64],
+                t("tag", 12_000 + n),
+            ));
+        }
+    }
     for op in ops {
         op.run(c, legacy)
             .await
@@ -225,7 +239,7 @@ impl App {
         self.n += 1;
         let n = self.n;
         let t = |table: &str| Some((text(20_000 + n), encoding_of(table)));
-        match r % 12 {
+        match r % 15 {
             // Child inserts and text edits.
             0 | 1 => Op::new(
                 "INSERT INTO rental (note, id, customer_id) VALUES (?, ?, ?)",
@@ -271,6 +285,18 @@ impl App {
             // Deletes that set NULL and that cascade.
             9 => Op::new("DELETE FROM city WHERE id = ?", &[pick(70)], None),
             10 => Op::new("DELETE FROM customer WHERE id = ?", &[pick(520)], None),
+            // The keyless table: rows added, edited and removed by a column that is no key.
+            12 => Op::new(
+                "INSERT INTO tag (label, n) VALUES (?, ?)",
+                &[pick(45)],
+                t("tag"),
+            ),
+            13 => Op::new(
+                "UPDATE tag SET label = ? WHERE n = ?",
+                &[pick(45)],
+                t("tag"),
+            ),
+            14 => Op::new("DELETE FROM tag WHERE n = ?", &[pick(45)], None),
             _ => Op::new(
                 "UPDATE staff SET name = ? WHERE id = ?",
                 &[pick(14)],
@@ -298,7 +324,7 @@ impl App {
                     self.switched_at = Some(self.n);
                     let latin1: i64 = sqlx::query_scalar(
                         "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? \
-                         AND TABLE_NAME IN ('country','city','store','staff','customer','rental','memo','rental_ft') \
+                         AND TABLE_NAME IN ('country','city','store','staff','customer','rental','memo','rental_ft','tag') \
                          AND CHARACTER_SET_NAME = 'latin1'",
                     )
                     .bind(schema)
@@ -393,14 +419,15 @@ async fn triggers(c: &mut MySqlConnection, schema: &str) -> Vec<String> {
     .unwrap()
 }
 
-/// A table's rows, every column as text, in key order.
+/// A table's rows, every column as text, ordered by every column (the key first, where
+/// there is one).
 async fn rows(c: &mut MySqlConnection, table: &str, cols: &str) -> Vec<Vec<Option<String>>> {
     let cast: Vec<String> = cols
         .split(", ")
         .map(|c| format!("CAST({c} AS CHAR)"))
         .collect();
     sqlx::query(&format!(
-        "SELECT {} FROM {table} ORDER BY id",
+        "SELECT {} FROM {table} ORDER BY {cols}",
         cast.join(", ")
     ))
     .fetch_all(c)

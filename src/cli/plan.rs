@@ -145,9 +145,10 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
     }
     let cfg = conn.resolve()?;
     let schema = loaded.job.schema.clone();
+    let limit = loaded.job.defaults.keyless_max_rows;
     let live = block_on(async {
         let mut c = cfg.connect_one().await?;
-        live::read(&mut c, &schema).await
+        live::read(&mut c, &schema, limit).await
     })?;
     let findings = check::check_loaded(&loaded, &live, report.as_ref());
     if findings.is_empty() {

@@ -170,8 +170,14 @@ fn select_in_key_order(
     } else {
         (String::new(), Vec::new())
     };
+    // Without a key (a keyless table, read whole or sampled), no order to keep.
+    let order = if order.is_empty() {
+        String::new()
+    } else {
+        format!(" ORDER BY {}", order.join(", "))
+    };
     let sql = format!(
-        "SELECT {} FROM {}{} ORDER BY {} LIMIT {limit}",
+        "SELECT {} FROM {}{}{order} LIMIT {limit}",
         cols.join(", "),
         quote::table(schema, table),
         if after_key {
@@ -179,7 +185,6 @@ fn select_in_key_order(
         } else {
             String::new()
         },
-        order.join(", "),
     );
     (sql, binds)
 }
@@ -195,6 +200,13 @@ mod tests {
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)
+    }
+
+    #[test]
+    fn without_a_key_a_batch_is_any_rows() {
+        let (sql, binds) = select_batch("s", "t", &[], &["note".to_string()], false, 100);
+        assert_eq!(sql, "SELECT CAST(`note` AS BINARY) FROM `s`.`t` LIMIT 100");
+        assert!(binds.is_empty());
     }
 
     #[test]

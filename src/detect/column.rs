@@ -184,6 +184,37 @@ mod tests {
     }
 
     #[test]
+    fn a_column_does_not_rewrite_a_value_without_letters_of_its_reading() {
+        // A Danish "Malmø" among `cp866>latin1` rows reads as "Malm°" through the chain: no
+        // Cyrillic letter, so the column is no evidence for it and it stays as stored.
+        let chain = |s: &str| {
+            let raw = encoding_rs::IBM866.encode(s).0;
+            encoding_rs::WINDOWS_1252.decode(&raw).0.into_owned()
+        };
+        let mut rows: Vec<String> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+            "Заказ отменён по просьбе покупателя",
+            "Петрова Анна Сергеевна",
+            "Ключи оставить у консьержа",
+            "Смирнова Ольга",
+        ]
+        .iter()
+        .cycle()
+        .take(60)
+        .map(|s| chain(s))
+        .collect();
+        rows.push("Malmø".to_owned());
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
+        let verdicts = detect_column(&refs);
+        assert_eq!(verdicts[0].label.to_string(), "cp866>latin1");
+        let last = verdicts.last().unwrap();
+        assert!(!last.actionable(), "{last:?}");
+    }
+
+    #[test]
     fn a_short_value_reads_as_its_column() {
         // "в" (cp1251 0xE2) alone is anyone's guess; in a cp1251 column it is cp1251.
         let mut rows: Vec<Vec<u8>> = [

@@ -528,3 +528,38 @@ impl Report {
 pub fn labels(verdicts: &[Verdict]) -> Vec<Label> {
     verdicts.iter().map(|v| v.label).collect()
 }
+
+/// Genuine values (`extra`, never to be rewritten) put into every mojibake column of `rows`
+/// (one (label, language) group each) at a 5% share, a batch at a time, each decided under
+/// the prior of its column with the batch in it: how many of them would be rewritten, in all
+/// and per column. A column that is mostly mojibake yet holds some genuine UTF-8 (a table
+/// half repaired) must leave that UTF-8 alone.
+pub fn injected_rewrites(rows: &[Row], extra: &[Row]) -> (usize, Vec<(String, usize)>) {
+    let mut groups: BTreeMap<(String, String), Vec<&[u8]>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| class_of(&r.expected) == "mojibake") {
+        groups
+            .entry((r.expected.clone(), r.lang.clone()))
+            .or_default()
+            .push(&r.bytes);
+    }
+    let mut per = Vec::new();
+    for ((label, lang), values) in &groups {
+        let batch = (values.len() / 20).max(1);
+        let mut bad = 0;
+        for chunk in extra.chunks(batch) {
+            let mut all = values.clone();
+            all.extend(chunk.iter().map(|r| r.bytes.as_slice()));
+            let prior = super::column_prior(&all);
+            let ctx = Context {
+                prior: Some(&prior),
+                ..Context::default()
+            };
+            bad += chunk
+                .iter()
+                .filter(|r| detect(&r.bytes, &ctx).actionable())
+                .count();
+        }
+        per.push((format!("{label} {lang}"), bad));
+    }
+    (per.iter().map(|(_, n)| n).sum(), per)
+}

@@ -172,7 +172,9 @@ impl fmt::Display for Label {
             Label::Utf8 => f.write_str("utf-8"),
             Label::Legacy(e) => f.write_str(encoding_name(*e)),
             Label::Mojibake { real, read_as } => {
-                write!(f, "{}>{}", encoding_name(*real), encoding_name(*read_as))
+                f.write_str(encoding_name(*real))?;
+                f.write_str(">")?;
+                f.write_str(encoding_name(*read_as))
             }
             Label::Binary => f.write_str("binary"),
             Label::Unknown => f.write_str("unknown"),

@@ -362,7 +362,9 @@ mod tests {
 
     #[test]
     fn reasons_show_numbers_as_the_float_formatter_does() {
-        for x in [0.0f32, 5.24, -0.46, 12.0, -7.05, 0.951, 1.0] {
+        for x in [
+            0.0f32, 5.24, -0.46, 12.0, -7.05, 0.951, 1.0, -123.26, 4096.4, -0.04,
+        ] {
             assert_eq!(
                 Dec(x, 1).to_string(),
                 format!("{x:.1}").replace("-0.0", "0.0")

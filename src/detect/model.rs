@@ -28,6 +28,7 @@ static CYR: [&[u8; CYR_N * CYR_N]; 6] = [
 static LATIN: &[u8; LATIN_N * LATIN_N] = include_bytes!("models/latin.bin");
 static VI: &[u8] = include_bytes!("models/vi.bin");
 static CYR_WORDS: &[u8] = include_bytes!("models/cyr-words.bin");
+static BE_WORDS: &[u8] = include_bytes!("models/be-words.bin");
 static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
 static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
 static VI_BASE: &str = include_str!("models/vi-base.txt");
@@ -106,12 +107,12 @@ struct Lexicon {
     tiers: &'static [u8],
     /// Where the hashes with each value of their top [`BUCKET_BITS`] bits start (and, at
     /// the end, `hashes.len()`): a lookup scans a dozen hashes in one or two cache lines
-    /// rather than binary-searching 40,000 (a binary search cost a tenth of detection time).
+    /// rather than binary-searching 80,000 (a binary search cost a tenth of detection time).
     starts: Vec<u32>,
 }
 
 /// Bits of a word hash that pick its bucket in [`Lexicon::starts`].
-const BUCKET_BITS: u32 = 12;
+const BUCKET_BITS: u32 = 13;
 
 fn lexicon() -> &'static Lexicon {
     static LEX: OnceLock<Lexicon> = OnceLock::new();
@@ -138,16 +139,55 @@ fn lexicon() -> &'static Lexicon {
     })
 }
 
+/// Bits of a word hash that pick its bucket among the Belarusian forms; the next 16 bits are
+/// stored (a 30-bit key).
+const BE_BUCKET_BITS: u32 = 14;
+
+/// Where each bucket's remainders start in `models/be-words.bin` (after the bucket counts),
+/// and at the end their number: 64 kB, built once.
+fn be_starts() -> &'static [u32] {
+    static STARTS: OnceLock<Vec<u32>> = OnceLock::new();
+    STARTS.get_or_init(|| {
+        let counts = &BE_WORDS[..1 << BE_BUCKET_BITS];
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        let mut at = 0u32;
+        for &c in counts {
+            starts.push(at);
+            at += u32::from(c);
+        }
+        starts.push(at);
+        assert_eq!(
+            (1usize << BE_BUCKET_BITS) + 2 * at as usize,
+            BE_WORDS.len(),
+            "be-words.bin: bucket counts, then 2-byte remainders"
+        );
+        starts
+    })
+}
+
+/// True when the Cyrillic word with this [`word_hash`] is a Belarusian word form of four to
+/// eight letters (hunspell-be's stems with their suffixes; Belarusian has no frequency list).
+#[inline]
+pub fn be_known(hash: u32) -> bool {
+    let starts = be_starts();
+    let b = (hash >> (32 - BE_BUCKET_BITS)) as usize;
+    let rem = ((hash >> (16 - BE_BUCKET_BITS)) as u16).to_le_bytes();
+    let base = 1 << BE_BUCKET_BITS;
+    BE_WORDS[base + 2 * starts[b] as usize..base + 2 * starts[b + 1] as usize]
+        .chunks_exact(2)
+        .any(|c| c == rem)
+}
+
 /// How frequent a Cyrillic word is in the languages' word lists (`scripts/build_models.py`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
-    /// Not in the lexicon: among none of the languages' 10,000 most frequent words, or a
+    /// Not in the lexicon: among none of the languages' 20,000 most frequent words, or a
     /// three-letter word outside their 100 most frequent (the lexicon leaves those out, and
     /// words of one or two letters, as the scorer never asks about them).
     No,
     /// Among the 100 most frequent words of one language: the function words.
     Top,
-    /// Among the 10,000 most frequent words of one language.
+    /// Among the 20,000 most frequent words of one language.
     Frequent,
 }
 
@@ -332,6 +372,16 @@ mod tests {
         // "Для" in KOI8-R read as cp1251 and "на" in cp1251 read as CP866 are no words.
         assert_eq!(known("дкъ"), Known::No);
         assert_eq!(known("эр"), Known::No);
+        // Belarusian forms: a stem with its suffixes ("шрыфт" → "шрыфту"), not another
+        // language's word nor a wrong table's reading.
+        let be = |w: &str| {
+            be_known(
+                w.chars()
+                    .fold(WORD_HASH0, |h, c| word_hash(h, cyr_index(c).unwrap())),
+            )
+        };
+        assert!(be("шрыфту") && be("мовы"));
+        assert!(!be("шрыфтэ") && !be("ЛЬКРЧЕММ"));
     }
 
     #[test]

@@ -28,12 +28,15 @@ const NL: usize = model::CYR_LANGS.len();
 /// Italian read as cp1251): real Cyrillic text almost never does it.
 const SCRIPT_SWITCH: f32 = 7.0;
 /// Evidence (nats) a lower- or Title-case Cyrillic word of four letters or more earns when
-/// it is among the 10,000 most frequent words of one of the languages
+/// it is among the 20,000 most frequent words of one of the languages
 /// (`model::cyr_known`): letter bigrams rate loanwords ("файл") and some common words
 /// poorly, yet a wrong table's reading of real text is almost never a frequent word.
 /// Measured on the development set's words (`tests/data/dev`) read through every wrong
 /// table: 9% of the wrong two-letter readings and 0.6% of the three-letter ones are such
-/// words, 0.01% of the four-letter ones, so shorter words need [`TOP_WORD`].
+/// words, 0.04% of those of four letters or more (0.015% with 10,000 words a language), so
+/// shorter words need [`TOP_WORD`]. Belarusian has
+/// no frequency list: a word of four to eight letters among hunspell-be's forms
+/// (`model::be_known`) earns the same.
 const KNOWN_WORD: f32 = 3.0;
 /// Evidence a lower- or Title-case word of two or three letters earns when it is among the
 /// 100 most frequent words of one of the languages ("на", "для"). Measured as above, such a
@@ -41,6 +44,15 @@ const KNOWN_WORD: f32 = 3.0;
 /// lower-case word 0.2%, but the wrong reading of an upper-case abbreviation ("МБ" read
 /// through another table) 6.5%: ln(0.93 / 0.065) ≈ 2.7 nats, the smaller ratio, taken.
 const TOP_WORD: f32 = 2.5;
+/// Toll (nats) on each ё inside a word: the models fold it into е (text writes ё as е as
+/// often as not), which rates it as likely as е, yet in the development set's Russian and
+/// Belarusian text ё is a fiftieth of е (ln ≈ 3.9); a wrong table reads ё from common bytes
+/// (cp1251 "с" is ISO-8859-5 "ё", "і" is KOI8 "Ё"). Chosen on the development set: 3 (legacy
+/// alone misses 223 → 222, mojibake 146 → 144, wrong rewrites alone 3 → 2; short stress set
+/// wrong rewrites 112 → 111); 4 lost a mojibake value. A word's first letter is spared: on
+/// every ё the toll was one more miss and one less wrong rewrite, but "Ёж" in a KOI8-R
+/// column was no longer decided.
+const YO_TOLL: f32 = 3.0;
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -357,6 +369,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                         }
                     }
                     model::Known::Frequent if n >= 4 => KNOWN_WORD,
+                    model::Known::No if (4..=8).contains(&n) && model::be_known(w.cyr_hash) => {
+                        KNOWN_WORD
+                    }
                     _ => 0.0,
                 };
             }
@@ -481,6 +496,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                 w.cyr += 1;
                 let i = model::cyr_index(c).unwrap_or(0);
                 w.cyr_hash = model::word_hash(w.cyr_hash, i);
+                if (c == 'ё' || c == 'Ё') && w.letters > 1 {
+                    common -= YO_TOLL;
+                }
                 for l in 0..NL {
                     w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
                 }

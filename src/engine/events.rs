@@ -30,6 +30,13 @@ pub enum Event<'a> {
         /// Rows that differed (changed since copied) and were queued for replay.
         differed: u64,
     },
+    /// A table without a usable key waits, its shadow empty, to be rebuilt under the cut-over's lock.
+    Rebuilds {
+        /// Table name.
+        table: &'a str,
+        /// Its rows (the server's estimate, or the count the run took).
+        rows: u64,
+    },
     /// The job's copies are caught up and wait for `myrecode cutover` (`cutover: manual`).
     Ready {
         /// The tables the one cut-over will swap.
@@ -67,6 +74,10 @@ pub fn line(e: &Event<'_>) -> Option<String> {
         Event::Rehearsal { text } => text.trim_end().to_string(),
         Event::Checked { table, differed } => format!(
             "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
+        ),
+        Event::Rebuilds { table, rows } => format!(
+            "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
+            crate::engine::copy::rebuild_sql::pause_words(*rows)
         ),
         Event::Ready { tables } => format!(
             "ready: {} {} copied and caught up; replaying writes until `myrecode cutover` swaps {} at one instant (cutover: manual)",

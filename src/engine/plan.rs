@@ -42,6 +42,8 @@ pub struct TablePlan {
     pub threshold: f32,
     /// Copy strategy: wait for `myrecode cutover` before swapping (`cutover: manual`).
     pub manual_cutover: bool,
+    /// Copy strategy: the engine the new table gets (the job's `engine:`); `None`: the table's own.
+    pub engine: Option<String>,
 }
 
 /// How a table's run ended.

@@ -97,7 +97,7 @@ impl Plans {
 /// table or column the job names but the schema lacks is an error (for a refused table, only
 /// once the refusal is resolved).
 pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
-    let inv = inventory::take(
+    let mut inv = inventory::take(
         conn,
         &Scope {
             schemas: vec![job.schema.clone()],
@@ -105,6 +105,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
         },
     )
     .await?;
+    inventory::count_keyless(conn, &mut inv.tables, job.defaults.keyless_max_rows).await?;
     let mut entries = Vec::new();
     for tj in &job.tables {
         let Some(t) = inv.tables.iter().find(|t| t.name == tj.name) else {
@@ -115,7 +116,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
                 job.schema
             );
         };
-        let mut refusals = refusal::refusals(t, tj);
+        let mut refusals = refusal::refusals(t, tj, job.defaults.keyless_max_rows);
         refusals.extend(refusal::foreign_key_splits(
             &refusal::Facts::of_table(t),
             tj,
@@ -137,12 +138,15 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
 
 /// The plan of one job table against its live table `t`.
 fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
-    let key = key_columns(t).ok_or_else(|| {
-        anyhow!(
+    // Copy without a key: rebuilt whole under the cut-over's lock (the rules bound its rows).
+    let key = match key_columns(t) {
+        Some(key) => key,
+        None if tj.strategy == Strategy::Copy => Vec::new(),
+        None => bail!(
             "table '{}' has no key to page over. Fix: add a primary key",
             tj.name
-        )
-    })?;
+        ),
+    };
     let mut columns = Vec::new();
     for cj in &tj.columns {
         let col = t.columns.iter().find(|c| c.name == cj.name).ok_or_else(|| {
@@ -173,6 +177,9 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
     if tj.strategy == Strategy::Copy {
         let targets: Vec<&str> = tj.columns.iter().map(|c| c.target.as_str()).collect();
         described.push_str(&format!("|copy|{}", targets.join("|")));
+        if let Some(engine) = &tj.engine {
+            described.push_str(&format!("|engine={engine}"));
+        }
     }
     Ok(TablePlan {
         schema: job.schema.clone(),
@@ -190,6 +197,7 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
         pause: job.defaults.pause_between_batches.0,
         threshold: DEFAULT_THRESHOLD,
         manual_cutover: job.defaults.cutover == Cutover::Manual,
+        engine: tj.engine.clone(),
     })
 }
 
@@ -276,27 +284,38 @@ pub fn rehearsal(plans: &Plans) -> String {
                 Source::Fixed(l) => format!("{} ({l})", c.name),
             })
             .collect();
-        let how = match p.strategy {
-            Strategy::InPlace => "in place".to_string(),
-            Strategy::Copy => format!(
-                "online copy into {} (triggers, change log, check pass; {} cut-over)",
+        let when = if p.manual_cutover {
+            "waits for `myrecode cutover` before the"
+        } else {
+            "automatic"
+        };
+        let line = match p.strategy {
+            Strategy::InPlace => format!(
+                "in place, ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
+                t.estimated_rows,
+                key.join(", "),
+                cols.join(", "),
+                p.batch_size,
+                p.target_batch_time
+            ),
+            Strategy::Copy if p.key.is_empty() => format!(
+                "no key: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
                 copy::names(&p.table).shadow,
-                if p.manual_cutover {
-                    "waits for `myrecode cutover` before the"
-                } else {
-                    "automatic"
-                }
+                t.estimated_rows,
+                copy::rebuild_sql::pause_words(t.estimated_rows),
+                cols.join(", ")
+            ),
+            Strategy::Copy => format!(
+                "online copy into {} (triggers, change log, check pass; {when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
+                copy::names(&p.table).shadow,
+                t.estimated_rows,
+                key.join(", "),
+                cols.join(", "),
+                p.batch_size,
+                p.target_batch_time
             ),
         };
-        out.push_str(&format!(
-            "  {}: {how}, ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}\n",
-            p.table,
-            t.estimated_rows,
-            key.join(", "),
-            cols.join(", "),
-            p.batch_size,
-            p.target_batch_time
-        ));
+        out.push_str(&format!("  {}: {line}\n", p.table));
     }
     out
 }

@@ -58,6 +58,46 @@ pub async fn take(conn: &mut MySqlConnection, scope: &Scope) -> Result<Inventory
     Ok(assemble(raw, schemas, &scope.tables))
 }
 
+/// At most `limit + 1` rows of a table counted: enough to tell whether it is over `limit`,
+/// reading no more than that.
+pub fn bounded_count_sql(schema: &str, table: &str, limit: u64) -> String {
+    format!(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM {} LIMIT {}) AS n",
+        crate::db::quote::table(schema, table),
+        limit.saturating_add(1)
+    )
+}
+
+/// Replaces the server's row estimate of every table without a usable key by a count (up to
+/// ten times `limit`): whether such a table is small enough to rebuild under the cut-over's
+/// lock must not hang on an estimate InnoDB may have wrong by half, and a refusal names the
+/// rows. Past the bound, the larger of the count and the estimate.
+pub async fn count_keyless(
+    conn: &mut MySqlConnection,
+    tables: &mut [Table],
+    limit: u64,
+) -> Result<()> {
+    let bound = limit.saturating_mul(10);
+    for t in tables.iter_mut().filter(|t| t.recode_key.is_none()) {
+        let n: i64 = sqlx::query_scalar(&bounded_count_sql(&t.schema, &t.name, bound))
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "counting the rows of {}: {e}",
+                    crate::db::quote::table(&t.schema, &t.name)
+                )
+            })?;
+        let n = n as u64;
+        t.estimated_rows = if n > bound {
+            n.max(t.estimated_rows)
+        } else {
+            n
+        };
+    }
+    Ok(())
+}
+
 /// Whether `name` is one of myrecode's own tables: bookkeeping (`_myrecode_…`) or a copy's
 /// shadow, kept original or change log (`…_myrecode_new|old|log`). They are left out of
 /// inventories and scans (a kept original still holds the legacy bytes and must not be
@@ -307,4 +347,17 @@ fn foreign_keys_of(raw: &RawCatalog, schema: &str, table: &str) -> Vec<ForeignKe
         }
     }
     out
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_count_reads_one_row_past_the_limit() {
+        assert_eq!(
+            bounded_count_sql("s", "t", 10),
+            "SELECT COUNT(*) FROM (SELECT 1 FROM `s`.`t` LIMIT 11) AS n"
+        );
+    }
 }

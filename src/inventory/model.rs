@@ -165,6 +165,27 @@ pub struct Trigger {
     pub timing: String,
     /// `INSERT`, `UPDATE` or `DELETE`.
     pub event: String,
+    /// Whether its body can be created again byte for byte (see [`Trigger::body_portable`]);
+    /// reports from before this was recorded say nothing, read as yes.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub portable: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
+impl Trigger {
+    /// Whether a trigger body can be sent again exactly: ASCII reads the same in every client
+    /// character set; other text only when the client set it was written under was UTF-8 (as
+    /// myrecode's connection is).
+    pub fn body_portable(body: &str, charset_client: &str) -> bool {
+        body.is_ascii() || charset_client.to_ascii_lowercase().starts_with("utf8")
+    }
 }
 
 /// One foreign key touching the table.

@@ -224,7 +224,8 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         conn,
         &format!(
             "SELECT CAST(EVENT_OBJECT_SCHEMA AS CHAR), CAST(EVENT_OBJECT_TABLE AS CHAR), CAST(TRIGGER_NAME AS CHAR), \
-             CAST(ACTION_TIMING AS CHAR), CAST(EVENT_MANIPULATION AS CHAR) \
+             CAST(ACTION_TIMING AS CHAR), CAST(EVENT_MANIPULATION AS CHAR), CAST(ACTION_STATEMENT AS CHAR), \
+             CAST(CHARACTER_SET_CLIENT AS CHAR) \
              FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA IN ({ph}) ORDER BY 1, 2, 3"
         ),
         schemas,
@@ -232,7 +233,12 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
     )
     .await?
     .iter()
-    .map(|r| (r.get(0), r.get(1), Trigger { name: r.get(2), timing: r.get(3), event: r.get(4) }))
+    .map(|r| {
+        let body: String = r.get(5);
+        let client: String = r.get(6);
+        let portable = Trigger::body_portable(&body, &client);
+        (r.get(0), r.get(1), Trigger { name: r.get(2), timing: r.get(3), event: r.get(4), portable })
+    })
     .collect();
 
     let foreign_keys = fetch(

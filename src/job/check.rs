@@ -65,6 +65,7 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
             t,
             &path,
             &job.schema,
+            job.defaults.keyless_max_rows,
             live,
             scan.map(|s| &s.columns[..]),
             &mut out,
@@ -139,6 +140,7 @@ fn check_table(
     t: &TableJob,
     path: &str,
     schema: &str,
+    keyless_max_rows: u64,
     live: &Live,
     scan: Option<&[ColumnScan]>,
     out: &mut Vec<Finding>,
@@ -170,7 +172,7 @@ fn check_table(
         return;
     };
     // Keys, strategies and what the table itself allows: the rules `plan` and `run` apply too.
-    for r in refusal::refusals(inv, t) {
+    for r in refusal::refusals(inv, t, keyless_max_rows) {
         out.push(r.finding(path));
     }
     if t.columns.is_empty() {

@@ -4,7 +4,7 @@
 //!
 //! Pure: a [`TableScan`] in, a [`Choice`] out; [`super::plan`] writes it as YAML.
 
-use super::model::{ColumnJob, Strategy, TableJob};
+use super::model::{ColumnJob, Defaults, Strategy, TableJob};
 use super::refusal::{self, At, Class, Facts, Refusal};
 use crate::scan::model::{ColumnScan, Strategy as ScanStrategy, TableScan};
 
@@ -57,6 +57,7 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
         key: t.key.as_ref().map(|k| k.columns.clone()),
         batch_size: None,
         target_batch_time: None,
+        engine: None,
         columns: columns
             .iter()
             .map(|c| ColumnJob {
@@ -74,6 +75,8 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
 /// whole (or with no column left) is left out with every refusal.
 pub fn choose(t: &TableScan) -> Choice<'_> {
     let facts = Facts::of_scan(t);
+    // `plan` writes the built-in defaults: the keyless limit is theirs.
+    let limit = Defaults::default().keyless_max_rows;
     let mut columns: Vec<&ColumnScan> = t.columns.iter().filter(|c| needs_recoding(c)).collect();
     let mut refused: Vec<(&ColumnScan, Refusal)> = Vec::new();
     // Kept so a table left out later still says why in-place was not an option.
@@ -99,7 +102,19 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
             Strategy::InPlace
         };
         let mut why = if needs_copy { WHY_COPY } else { WHY_IN_PLACE }.to_string();
-        let mut found = refusal::check(&facts, &table_job(t, strategy, &columns));
+        let mut found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
+        if strategy == Strategy::InPlace && refusal::rebuilt_under_lock(&facts, limit) {
+            // In place needs a key; the copy rebuilds a small keyless table under the lock.
+            strategy = Strategy::Copy;
+            found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
+        }
+        if strategy == Strategy::Copy && refusal::rebuilt_under_lock(&facts, limit) {
+            why = format!(
+                "no primary key and no NOT NULL unique key: its {} row(s) are rebuilt under the cut-over's lock (about {}; `keyless_max_rows` bounds it)",
+                t.estimated_rows,
+                crate::engine::copy::rebuild_sql::pause_words(t.estimated_rows)
+            );
+        }
         if let Some(r) = found
             .iter()
             .find(|r| r.class == Class::NonTransactionalInPlace)
@@ -111,7 +126,7 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
             );
             in_place_refusal = Some(r.clone());
             strategy = Strategy::Copy;
-            found = refusal::check(&facts, &table_job(t, strategy, &columns));
+            found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
         }
         if found.iter().any(|r| !matches!(r.at, At::Column(_))) {
             let out = in_place_refusal
@@ -265,6 +280,7 @@ mod tests {
     fn a_table_refused_as_a_whole_is_left_out_with_every_reason() {
         let mut t = posts(vec![column("body", "latin1")]);
         t.key = None;
+        t.estimated_rows = 50_000;
         t.foreign_keys = vec![ForeignKey {
             name: "fk_author".into(),
             direction: "outgoing".into(),
@@ -290,13 +306,29 @@ mod tests {
             )),
             "{text}"
         );
-        // Without a key, the same: out, with the rule's words.
+        // Without a key and too big to rebuild under the lock, the same: out, with the rule's words.
         let mut t = posts(vec![column("body", "latin1")]);
         t.key = None;
+        t.estimated_rows = 50_000;
         let c = choose(&t);
         assert_eq!(classes(&c), [Class::NoUsableKey]);
         let (text, _) = plan_of(&t);
         assert!(text.contains("# - name: posts   # not in the job: table 'posts' has no primary key and no unique key over NOT NULL columns"), "{text}");
+        // Small enough: in the job, copied (in place too: it needs a key), with the pause.
+        for charset in ["latin1", "utf8mb4"] {
+            let mut t = posts(vec![column("body", charset)]);
+            t.key = None;
+            t.estimated_rows = 2_000;
+            let c = choose(&t);
+            assert!(c.in_job(), "{charset}: {:?}", c.out);
+            assert_eq!(c.strategy, Strategy::Copy);
+            let (text, job) = plan_of(&t);
+            assert_eq!(job.tables[0].key, None, "{text}");
+            assert!(
+                text.contains("strategy: copy   # no primary key and no NOT NULL unique key: its 2000 row(s) are rebuilt under the cut-over's lock (about 80 ms of pause"),
+                "{text}"
+            );
+        }
         // A name the side tables cannot sort after.
         let mut t = posts(vec![column("body", "latin1")]);
         t.name = format!("{}ы{}", "a".repeat(42), "b".repeat(9));

@@ -35,8 +35,9 @@ impl Live {
     }
 }
 
-/// Reads the catalog of `schema` (if it exists) over one connection.
-pub async fn read(conn: &mut MySqlConnection, schema: &str) -> Result<Live> {
+/// Reads the catalog of `schema` (if it exists) over one connection; tables without a
+/// usable key are counted up to `keyless_max_rows + 1` (see [`inventory::count_keyless`]).
+pub async fn read(conn: &mut MySqlConnection, schema: &str, keyless_max_rows: u64) -> Result<Live> {
     let schemas = read::list_schemas(conn).await?;
     let mut tables = BTreeMap::new();
     let inventory = if schemas.iter().any(|s| s == schema) {
@@ -56,7 +57,9 @@ pub async fn read(conn: &mut MySqlConnection, schema: &str) -> Result<Live> {
                 }
             }
         }
-        inventory::assemble(raw, names, &[])
+        let mut inv = inventory::assemble(raw, names, &[]);
+        inventory::count_keyless(conn, &mut inv.tables, keyless_max_rows).await?;
+        inv
     } else {
         inventory::assemble(read::RawCatalog::default(), Vec::new(), &[])
     };

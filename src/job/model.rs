@@ -31,6 +31,7 @@ pub const DEFAULTS_KEYS: &[&str] = &[
     "replicas",
     "undecidable",
     "cutover",
+    "keyless_max_rows",
 ];
 /// Keys allowed in a table entry (kept in step with [`TableJob`] by a test).
 pub const TABLE_KEYS: &[&str] = &[
@@ -39,6 +40,7 @@ pub const TABLE_KEYS: &[&str] = &[
     "key",
     "batch_size",
     "target_batch_time",
+    "engine",
     "columns",
 ];
 /// Keys allowed in a column entry (kept in step with [`ColumnJob`] by a test).
@@ -79,6 +81,9 @@ pub struct Defaults {
     pub undecidable: Undecidable,
     /// Copy strategy: swap tables as soon as the copy is done, or wait for `myrecode cutover`.
     pub cutover: Cutover,
+    /// A table without a usable key is rebuilt under the cut-over's lock up to this many
+    /// rows (the pause grows with them); above it, it is refused until it has a key.
+    pub keyless_max_rows: u64,
 }
 
 impl Default for Defaults {
@@ -92,6 +97,7 @@ impl Default for Defaults {
             replicas: Vec::new(),
             undecidable: Undecidable::Quarantine,
             cutover: Cutover::Manual,
+            keyless_max_rows: 10_000,
         }
     }
 }
@@ -152,6 +158,10 @@ pub struct TableJob {
     /// Overrides `defaults.target_batch_time` for this table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_batch_time: Option<Dur>,
+    /// Copy strategy: the storage engine the new table gets (`InnoDB`), converted while it is
+    /// copied; default: the table's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Columns to recode.
     pub columns: Vec<ColumnJob>,
 }

@@ -144,7 +144,7 @@ fn defaults(o: &mut String, d: &Defaults) {
         super::model::Cutover::Auto => "auto",
         super::model::Cutover::Manual => "manual",
     };
-    let rows: [(&str, String, &str); 8] = [
+    let rows: [(&str, String, &str); 9] = [
         (
             "batch_size",
             d.batch_size.to_string(),
@@ -185,6 +185,11 @@ fn defaults(o: &mut String, d: &Defaults) {
             cutover.to_string(),
             "copy: `manual` waits for `myrecode cutover`; `auto` swaps when caught up",
         ),
+        (
+            "keyless_max_rows",
+            d.keyless_max_rows.to_string(),
+            "copy: a table without a key is rebuilt under the cut-over's lock up to this many rows",
+        ),
     ];
     let _ = writeln!(
         o,
@@ -197,7 +202,6 @@ fn defaults(o: &mut String, d: &Defaults) {
 }
 
 fn active_table(o: &mut String, t: &TableScan, choice: &Choice) {
-    let key = t.key.as_ref().expect("tables in the job have a key");
     let _ = writeln!(o, "  - name: {}", scalar(&t.name));
     let _ = writeln!(
         o,
@@ -215,16 +219,19 @@ fn active_table(o: &mut String, t: &TableScan, choice: &Choice) {
         choice.strategy.as_str(),
         comment_safe(&choice.why)
     );
-    let _ = writeln!(
-        o,
-        "    key: [{}]   # {} (batches page over it)",
-        key.columns
-            .iter()
-            .map(|c| flow(c))
-            .collect::<Vec<_>>()
-            .join(", "),
-        comment_safe(&key.index)
-    );
+    // Only a table rebuilt whole under the cut-over's lock is in the job without a key.
+    if let Some(key) = &t.key {
+        let _ = writeln!(
+            o,
+            "    key: [{}]   # {} (batches page over it)",
+            key.columns
+                .iter()
+                .map(|c| flow(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            comment_safe(&key.index)
+        );
+    }
     let _ = writeln!(
         o,
         "    # batch_size: 500          # uncomment to override defaults for this table"

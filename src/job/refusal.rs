@@ -26,8 +26,13 @@ pub enum Class {
     ForeignKey,
     /// Copy: a foreign key joins text columns that would end up in different character sets.
     ForeignKeyCharsetSplit,
-    /// No primary key and no unique key over NOT NULL columns to page over.
+    /// No primary key and no unique key over NOT NULL columns to page over (in place), or too
+    /// many rows to rebuild under the cut-over's lock (copy).
     NoUsableKey,
+    /// `engine:` in the job where the copy cannot honour it.
+    EngineOption,
+    /// Copy: a trigger of the table's own whose body cannot be created again byte for byte.
+    TriggerNotPortable,
     /// The job's `key:` is not the key batches page over.
     KeyMismatch,
     /// Copy: a job column is part of the paging key.
@@ -49,6 +54,8 @@ pub enum At {
     Strategy,
     /// `tables[i].key`.
     Key,
+    /// `tables[i].engine`.
+    Engine,
     /// `tables[i].columns[j].name`: one job column.
     Column(usize),
 }
@@ -73,6 +80,7 @@ impl Refusal {
             At::Name => format!("{table_path}.name"),
             At::Strategy => format!("{table_path}.strategy"),
             At::Key => format!("{table_path}.key"),
+            At::Engine => format!("{table_path}.engine"),
             At::Column(j) => format!("{table_path}.columns[{j}].name"),
         }
     }
@@ -140,6 +148,8 @@ pub struct Facts<'a> {
     pub engine: Option<&'a str>,
     /// The key batches page over, if the table has one.
     pub recode_key: Option<&'a RecodeKey>,
+    /// Rows: the server's estimate, or an exact count where one was taken (a keyless table).
+    pub rows: u64,
     /// Triggers on the table (a running copy's own are told apart by name).
     pub triggers: &'a [Trigger],
     /// Foreign keys from the table and to it.
@@ -156,6 +166,7 @@ impl<'a> Facts<'a> {
             name: &t.name,
             engine: Some(&t.engine),
             recode_key: t.recode_key.as_ref(),
+            rows: t.estimated_rows,
             triggers: &t.triggers,
             foreign_keys: &t.foreign_keys,
             columns: t
@@ -177,6 +188,7 @@ impl<'a> Facts<'a> {
             name: &t.name,
             engine: t.engine.as_deref(),
             recode_key: t.key.as_ref(),
+            rows: t.estimated_rows,
             triggers: &t.triggers,
             foreign_keys: &t.foreign_keys,
             columns: t
@@ -197,19 +209,22 @@ pub fn holds_utf8(charset: Option<&str>) -> bool {
     charset.is_none_or(|cs| matches!(normalize_charset(cs).as_str(), "utf8mb4" | "utf8mb3"))
 }
 
-/// Every refusal of the live table `table` for its job entry `job`.
-pub fn refusals(table: &Table, job: &TableJob) -> Vec<Refusal> {
-    check(&Facts::of_table(table), job)
+/// Every refusal of the live table `table` for its job entry `job`; `keyless_max_rows`: the
+/// job's limit on a keyless table rebuilt under the cut-over's lock.
+pub fn refusals(table: &Table, job: &TableJob, keyless_max_rows: u64) -> Vec<Refusal> {
+    check(&Facts::of_table(table), job, keyless_max_rows)
 }
 
 /// Every refusal of a table with these facts for its job entry `job`, table-wide ones first.
-pub fn check(t: &Facts, job: &TableJob) -> Vec<Refusal> {
+pub fn check(t: &Facts, job: &TableJob, keyless_max_rows: u64) -> Vec<Refusal> {
     let mut out = Vec::new();
-    no_usable_key(t, &mut out);
+    no_usable_key(t, job.strategy, keyless_max_rows, &mut out);
     key_mismatch(t, job, &mut out);
+    engine_option(job, &mut out);
     match job.strategy {
         Strategy::Copy => {
             foreign_keys_across_schemas(t, &mut out);
+            triggers_not_portable(t, &mut out);
             name_too_long(t, &mut out);
             key_columns_in_job(t, job, &mut out);
         }
@@ -221,21 +236,74 @@ pub fn check(t: &Facts, job: &TableJob) -> Vec<Refusal> {
     out
 }
 
-fn no_usable_key(t: &Facts, out: &mut Vec<Refusal>) {
-    if t.recode_key.is_none() {
-        out.push(Refusal {
-            class: Class::NoUsableKey,
-            at: At::Name,
-            reason: format!(
-                "table '{}' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it",
+/// Whether a table without a usable key, of `rows` rows, may be rebuilt under the cut-over's lock.
+pub fn rebuilt_under_lock(t: &Facts, keyless_max_rows: u64) -> bool {
+    t.recode_key.is_none() && t.rows <= keyless_max_rows
+}
+
+fn no_usable_key(t: &Facts, strategy: Strategy, keyless_max_rows: u64, out: &mut Vec<Refusal>) {
+    if t.recode_key.is_some() {
+        return;
+    }
+    let add_key = format!(
+        "add a primary key (ALTER TABLE {} ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns",
+        quote::table(t.schema, t.name)
+    );
+    let (reason, fix) = match strategy {
+        Strategy::InPlace => (
+            format!(
+                "table '{}' has no primary key and no unique key over NOT NULL columns, so in-place batches cannot page over it",
                 t.name
             ),
-            fix: format!(
-                "add a primary key (ALTER TABLE {} ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or leave the table out of the job",
-                quote::table(t.schema, t.name)
+            if t.rows <= keyless_max_rows {
+                format!("write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about {} here), or {add_key}", crate::engine::copy::rebuild_sql::pause_words(t.rows))
+            } else {
+                format!("{add_key}, or leave the table out of the job")
+            },
+        ),
+        Strategy::Copy if t.rows > keyless_max_rows => (
+            format!(
+                "table '{}' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, and about {} rows are more than `keyless_max_rows` ({keyless_max_rows}) to rebuild under the cut-over's lock (about {})",
+                t.name,
+                t.rows,
+                crate::engine::copy::rebuild_sql::pause_words(t.rows)
             ),
-        });
-    }
+            format!(
+                "{add_key}, so it is copied online in batches; or raise `keyless_max_rows` above {} if that pause is acceptable; or leave the table out of the job",
+                t.rows
+            ),
+        ),
+        Strategy::Copy => return,
+    };
+    out.push(Refusal {
+        class: Class::NoUsableKey,
+        at: At::Name,
+        reason,
+        fix,
+    });
+}
+
+fn engine_option(job: &TableJob, out: &mut Vec<Refusal>) {
+    let Some(engine) = &job.engine else { return };
+    let reason = if job.strategy != Strategy::Copy {
+        format!(
+            "`engine: {engine}` on table '{}': only the copy strategy builds a new table, so only it can change the engine",
+            job.name
+        )
+    } else if !engine.eq_ignore_ascii_case(TRANSACTIONAL_ENGINE) {
+        format!(
+            "`engine: {engine}` on table '{}': the copy converts to InnoDB only",
+            job.name
+        )
+    } else {
+        return;
+    };
+    out.push(Refusal {
+        class: Class::EngineOption,
+        at: At::Engine,
+        reason,
+        fix: "write `engine: InnoDB` with `strategy: copy`, or remove `engine:`".into(),
+    });
 }
 
 fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
@@ -259,6 +327,24 @@ fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
                     .map(|c| super::plan::flow(c))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+        });
+    }
+}
+
+fn triggers_not_portable(t: &Facts, out: &mut Vec<Refusal>) {
+    for trg in t.triggers.iter().filter(|trg| !trg.portable) {
+        out.push(Refusal {
+            class: Class::TriggerNotPortable,
+            at: At::Name,
+            reason: format!(
+                "trigger `{}` on table '{}' has non-ASCII text in its body, written under a client character set other than UTF-8: \
+                 the cut-over cannot create it again byte for byte on the new table",
+                trg.name, t.name
+            ),
+            fix: format!(
+                "create the trigger again under SET NAMES utf8mb4 (same body), or leave '{}' out of the job",
+                t.name
             ),
         });
     }

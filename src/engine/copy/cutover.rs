@@ -10,6 +10,7 @@ use super::cutover_sql::{
 use super::foreign::{apply_moves, plan_moves, settle_moves};
 use super::foreign_sql::foreign_key_checks_sql;
 use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
+use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
 use super::sql::{drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
@@ -146,6 +147,15 @@ pub(super) async fn try_cut_over(
         .collect();
     let own = plan_triggers(conn, schema, job, ctxs).await?;
     let mut locker = cfg.connect_one().await?;
+    // Keyless tables: every value decided now, so under the lock only those written since are.
+    let mut maps = Vec::new();
+    for (i, ctx) in ctxs.iter().enumerate() {
+        maps.push(if ctx.plan.key.is_empty() {
+            Some(prepare_maps(&mut locker, ctx, &ctx.plan.table, i).await?)
+        } else {
+            None
+        });
+    }
     let mut renamer = cfg.connect_one().await?;
     let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
         .fetch_one(&mut renamer)
@@ -165,7 +175,7 @@ pub(super) async fn try_cut_over(
     let paused = Instant::now();
     let drained = async {
         let mut next = states.to_vec();
-        for (ctx, state) in ctxs.iter().zip(next.iter_mut()) {
+        for ((ctx, state), maps) in ctxs.iter().zip(next.iter_mut()).zip(maps) {
             if log_len(&mut locker, ctx).await? > 0 {
                 // A session's temporary table may be created under LOCK TABLES.
                 create_stage(&mut locker, ctx).await?;
@@ -173,6 +183,9 @@ pub(super) async fn try_cut_over(
                     locker.execute(COMMIT).await?;
                     clear_stage(&mut locker).await?;
                 }
+            }
+            if let Some(maps) = maps {
+                rebuild(&mut locker, ctx, job, state, maps).await?;
             }
             locker.execute(COMMIT).await?;
             let create: String = sqlx::query(&show_create_sql(schema, &ctx.plan.table))

@@ -13,7 +13,7 @@ use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::foreign::{drop_cascade_triggers, ensure_cascade_triggers, settle_moves};
 use super::names::names;
-use super::own_triggers::{check_portable, settle_triggers};
+use super::own_triggers::settle_triggers;
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, DRAIN_BEFORE_CUTOVER};
@@ -167,7 +167,7 @@ pub async fn cut_over_group(
 
 /// Before the first table of the run is copied: what a killed cut-over left of its moves is
 /// settled (no shadow keeps a constraint or a trigger of the application's while rows are
-/// copied into it), every own trigger can be created again exactly, and (`foreign_keys`:
+/// copied into it), and (`foreign_keys`:
 /// some table is in one) the triggers that log the rows cascading actions change in the
 /// job's copied tables (`plans`) are there.
 pub async fn prepare(
@@ -180,7 +180,6 @@ pub async fn prepare(
         return Ok(());
     };
     settle_triggers(conn, &p.schema, job).await?;
-    check_portable(conn, plans).await?;
     if foreign_keys {
         settle_moves(conn, &p.schema, job, false).await?;
         ensure_cascade_triggers(conn, &p.schema, plans).await?;

@@ -77,6 +77,8 @@ pub mod group;
 pub mod names;
 mod own_triggers;
 pub mod own_triggers_sql;
+mod rebuild;
+pub mod rebuild_sql;
 mod replay;
 mod setup;
 pub mod sql;
@@ -187,6 +189,14 @@ pub async fn prepare_table(
         return Ok((done, state));
     }
     ensure_triggers(conn, &ctx).await?;
+    if plan.key.is_empty() {
+        // Nothing to copy ahead: rebuilt whole under the cut-over's lock (see `rebuild`).
+        events.event(&Event::Rebuilds {
+            table: &plan.table,
+            rows: table.estimated_rows,
+        });
+        return Ok((TableOutcome::Done, state));
+    }
     create_stage(conn, &ctx).await?;
     if Phase::of(&state) == Phase::Copying {
         forget_uncheckpointed(conn, &ctx, &state).await?;

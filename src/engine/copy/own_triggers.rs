@@ -9,8 +9,7 @@ use super::own_triggers_sql::{
     CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL, TRIGGER_TABLE_SQL,
 };
 use super::sql::drop_trigger_sql;
-use crate::engine::plan::TablePlan;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 
 /// The application's triggers on `table` (the copy's own are left out), in firing order.
@@ -46,27 +45,6 @@ pub(super) async fn own_triggers(
         });
     }
     Ok(out)
-}
-
-/// Before any row is copied: every own trigger of the job's copied tables can be created
-/// again exactly, or the run stops here, naming it and the fix.
-pub(super) async fn check_portable(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
-    for p in plans {
-        for t in own_triggers(conn, &p.schema, &p.table).await? {
-            if !t.portable() {
-                bail!(
-                    "trigger `{}` on table '{}' has non-ASCII text in its body, written under character_set_client {}: \
-                     myrecode cannot create it again byte for byte on the new table. Fix: create the trigger again \
-                     under SET NAMES utf8mb4 (same body), or leave '{}' out of the job",
-                    t.name,
-                    t.table,
-                    t.charset_client,
-                    t.table
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The own triggers of the cut-over's tables, recorded (replacing any earlier record).

@@ -46,7 +46,7 @@ impl OwnTrigger {
     /// Whether the body can be sent again exactly: ASCII reads the same in every client
     /// character set; other text only when the client set was UTF-8 (as this connection's is).
     pub fn portable(&self) -> bool {
-        self.body.is_ascii() || self.charset_client.to_ascii_lowercase().starts_with("utf8")
+        crate::inventory::model::Trigger::body_portable(&self.body, &self.charset_client)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
 use super::names::Names;
+use super::rebuild_sql::gate_trigger_ddl;
 use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
     log_ddl, modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
@@ -43,6 +44,19 @@ pub(super) async fn start(
     conn.execute(create_like_sql(schema, &plan.table, &n.shadow).as_str())
         .await
         .with_context(|| format!("creating the shadow table {shadow}"))?;
+    if let Some(engine) = &plan.engine {
+        if let Err(e) = conn
+            .execute(sql::engine_sql(schema, &n.shadow, engine).as_str())
+            .await
+        {
+            conn.execute(drop_table_sql(schema, &n.shadow).as_str())
+                .await
+                .ok();
+            return Err(anyhow::Error::new(e).context(format!(
+                "giving {shadow} the engine {engine} the job asks for. Nothing was changed. Fix: make the table's definition one {engine} accepts, or remove `engine:` from the job"
+            )));
+        }
+    }
     let targets: Vec<(&str, &str)> = plan
         .columns
         .iter()
@@ -71,7 +85,14 @@ pub(super) async fn start(
     let s = State {
         fingerprint: plan.fingerprint.clone(),
         priors: priors::compute(conn, plan).await?,
-        phase: Phase::Copying.as_str().into(),
+        // A keyless table has nothing to copy ahead: it waits for the cut-over's rebuild.
+        phase: if plan.key.is_empty() {
+            Phase::Replaying
+        } else {
+            Phase::Copying
+        }
+        .as_str()
+        .into(),
         ..State::default()
     };
     create_triggers(conn, schema, &plan.table, n, &plan.key).await?;
@@ -107,10 +128,15 @@ pub(super) async fn create_triggers(
             .min_by_key(|t| t.order)
             .map(|t| t.name.clone())
     });
+    let ddl = if key.is_empty() {
+        gate_trigger_ddl(schema, table, n, &precedes)
+    } else {
+        trigger_ddl(schema, table, n, key, &precedes)
+    };
     let missing: Vec<(&String, String)> = n
         .triggers
         .iter()
-        .zip(trigger_ddl(schema, table, n, key, &precedes))
+        .zip(ddl)
         .filter(|(name, _)| !have.contains(name))
         .collect();
     if missing.is_empty() {

@@ -59,6 +59,15 @@ pub fn modify_columns_sql(schema: &str, table: &str, columns: &[(&str, &str)]) -
     )
 }
 
+/// Gives the (empty) shadow the storage engine the job asks for.
+pub fn engine_sql(schema: &str, shadow: &str, engine: &str) -> String {
+    format!(
+        "ALTER TABLE {} ENGINE={}",
+        quote::table(schema, shadow),
+        quote::ident(engine)
+    )
+}
+
 /// Locks the table and its change log while the triggers are added, so no application
 /// statement runs while only some of them exist.
 pub fn lock_for_triggers_sql(schema: &str, table: &str, log: &str) -> String {
@@ -283,6 +292,21 @@ pub const STAGED_VALUE: i8 = 1;
 /// Staging flag: take the server's conversion from the declared charset (the latin1 reading).
 pub const STAGED_DECLARED: i8 = 2;
 
+/// Job column `jc` of source `src` as the copy writes it: by the staging flag `flag`, the
+/// staged `value`, the declared charset's conversion, or [`JobColumn::default_expr`].
+pub fn staged_expr(jc: &JobColumn, src: &str, flag: &str, value: &str) -> String {
+    let own = format!("{src}.{}", quote::ident(&jc.name));
+    let value = if jc.binary {
+        value.to_string()
+    } else {
+        format!("CONVERT({value} USING utf8mb4)")
+    };
+    format!(
+        "CASE {flag} WHEN {STAGED_VALUE} THEN {value} WHEN {STAGED_DECLARED} THEN {own} ELSE {} END",
+        jc.default_expr(src)
+    )
+}
+
 /// `INSERT INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column;
 /// a job column takes its [`JobColumn::default_expr`] unless the staging table (joined on
 /// `staged_key`) holds a recoded value or asks for the declared conversion.
@@ -305,19 +329,14 @@ pub fn replace_select(
             let Some(j) = job.iter().position(|jc| &jc.name == c) else {
                 return own;
             };
-            let default = job[j].default_expr(&src);
             if staged_key.is_none() {
-                return default;
+                return job[j].default_expr(&src);
             }
-            let v = format!("x.{}", stage_col('v', j));
-            let value = if job[j].binary {
-                v
-            } else {
-                format!("CONVERT({v} USING utf8mb4)")
-            };
-            format!(
-                "CASE x.{} WHEN {STAGED_VALUE} THEN {value} WHEN {STAGED_DECLARED} THEN {own} ELSE {default} END",
-                stage_col('s', j)
+            staged_expr(
+                &job[j],
+                &src,
+                &format!("x.{}", stage_col('s', j)),
+                &format!("x.{}", stage_col('v', j)),
             )
         })
         .collect();
@@ -421,6 +440,10 @@ mod tests {
         assert_eq!(
             create_like_sql("my db", "a`b", "a`b_myrecode_new"),
             "CREATE TABLE `my db`.`a``b_myrecode_new` LIKE `my db`.`a``b`"
+        );
+        assert_eq!(
+            engine_sql("s", "t_myrecode_new", "InnoDB"),
+            "ALTER TABLE `s`.`t_myrecode_new` ENGINE=`InnoDB`"
         );
         assert_eq!(
             modify_columns_sql(

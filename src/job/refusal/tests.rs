@@ -4,6 +4,19 @@ use super::*;
 use crate::inventory::model::{Column, ColumnKind, RowSize};
 use crate::job::model::ColumnJob;
 
+/// The built-in `keyless_max_rows`.
+const LIMIT: u64 = 10_000;
+
+/// The rules under the built-in keyless limit.
+fn refusals(t: &Table, j: &TableJob) -> Vec<Refusal> {
+    super::refusals(t, j, LIMIT)
+}
+
+/// The rules on facts, under the built-in keyless limit.
+fn check(t: &Facts, j: &TableJob) -> Vec<Refusal> {
+    super::check(t, j, LIMIT)
+}
+
 fn column(name: &str, column_type: &str, charset: Option<&str>) -> Column {
     Column {
         name: name.into(),
@@ -68,6 +81,7 @@ fn job(strategy: Strategy, columns: &[&str]) -> TableJob {
         key: None,
         batch_size: None,
         target_batch_time: None,
+        engine: None,
         columns: columns
             .iter()
             .map(|c| ColumnJob {
@@ -89,6 +103,7 @@ fn trigger(name: &str) -> Trigger {
         name: name.into(),
         timing: "AFTER".into(),
         event: "UPDATE".into(),
+        portable: true,
     }
 }
 
@@ -181,20 +196,51 @@ fn a_foreign_key_between_text_columns_is_refused_unless_both_sides_change_togeth
 }
 
 #[test]
-fn no_usable_key_refuses_either_strategy() {
+fn without_a_usable_key_in_place_is_refused_and_a_copy_only_above_the_limit() {
     let mut t = posts();
     t.recode_key = None;
-    for s in [Strategy::Copy, Strategy::InPlace] {
-        let col = if s == Strategy::Copy { "body" } else { "note" };
-        let r = refusals(&t, &job(s, &[col]));
-        assert_eq!(r.len(), 1, "{r:?}");
-        assert_eq!((r[0].class, r[0].at), (Class::NoUsableKey, At::Name));
-        assert_eq!(
-            r[0].to_string(),
-            "table 'posts' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it. \
-             Fix: add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, or leave the table out of the job"
-        );
-    }
+    t.estimated_rows = 400;
+    // Small: the copy rebuilds it under the cut-over's lock; in place cannot page over it.
+    assert!(refusals(&t, &job(Strategy::Copy, &["body"])).is_empty());
+    let r = refusals(&t, &job(Strategy::InPlace, &["note"]));
+    assert_eq!((r[0].class, r[0].at), (Class::NoUsableKey, At::Name));
+    assert_eq!(
+        r[0].to_string(),
+        "table 'posts' has no primary key and no unique key over NOT NULL columns, so in-place batches cannot page over it. \
+         Fix: write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about 16 ms of pause here), \
+         or add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns"
+    );
+    // Over the limit: refused, with both ways out.
+    t.estimated_rows = 250_000;
+    let r = refusals(&t, &job(Strategy::Copy, &["body"]));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].class, r[0].at), (Class::NoUsableKey, At::Name));
+    assert_eq!(
+        r[0].to_string(),
+        "table 'posts' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, \
+         and about 250000 rows are more than `keyless_max_rows` (10000) to rebuild under the cut-over's lock (about 10.0 s of pause). \
+         Fix: add a primary key (ALTER TABLE `s`.`posts` ADD PRIMARY KEY (...)) or a unique key over NOT NULL columns, so it is copied online in batches; \
+         or raise `keyless_max_rows` above 250000 if that pause is acceptable; or leave the table out of the job"
+    );
+    assert!(super::refusals(&t, &job(Strategy::Copy, &["body"]), 300_000).is_empty());
+}
+
+#[test]
+fn engine_is_only_for_the_copy_and_only_innodb() {
+    let t = posts();
+    let mut j = job(Strategy::Copy, &["body"]);
+    j.engine = Some("innodb".into());
+    assert!(refusals(&t, &j).is_empty());
+    j.engine = Some("Aria".into());
+    let r = refusals(&t, &j);
+    assert_eq!((r[0].class, r[0].at), (Class::EngineOption, At::Engine));
+    assert_eq!(r[0].path("tables[0]"), "tables[0].engine");
+    assert!(r[0].reason.contains("converts to InnoDB only"), "{}", r[0]);
+    let mut j = job(Strategy::InPlace, &["note"]);
+    j.engine = Some("InnoDB".into());
+    let r = refusals(&t, &j);
+    assert_eq!(r[0].class, Class::EngineOption);
+    assert!(r[0].reason.contains("only the copy strategy"), "{}", r[0]);
 }
 
 #[test]
@@ -342,6 +388,7 @@ fn a_scan_report_gives_the_same_refusals_as_the_live_table() {
 fn refused_tables_print_one_line_per_refusal() {
     let mut t = posts();
     t.recode_key = None;
+    t.estimated_rows = LIMIT + 1;
     let e = Refused {
         tables: vec![(
             "posts".into(),
