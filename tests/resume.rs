@@ -12,10 +12,9 @@ use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const ROWS: i64 = 50_000;
 /// Rows of the kill test's table: enough that 20 kills land before the end even when the
 /// batch size tunes itself up on a fast machine.
-const KILL_ROWS: i64 = 200_000;
+const ROWS: i64 = 200_000;
 
 /// What row `id` holds before the run, and what it must hold after (`None`: left alone).
 fn seeded(id: i64) -> (Vec<u8>, Option<String>) {
@@ -128,7 +127,7 @@ fn run_child(url: &str, job: &str) -> std::process::Child {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
     let db = test_database("kill");
-    seed(&db.config, KILL_ROWS).await;
+    seed(&db.config, ROWS).await;
     let dir = tempfile::tempdir().unwrap();
     // Paced (as production throttling would) so that 20 kills land before the end on any machine.
     let job = posts_job(dir.path(), &db.name, 200, 50, 30);
@@ -185,8 +184,8 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
 
     let mut c = db.config.connect_one().await.unwrap();
     let count = scalar(&mut c, "SELECT COUNT(*) FROM posts").await;
-    assert_eq!(count, KILL_ROWS);
-    let changed = (0..KILL_ROWS).filter(|id| seeded(*id).1.is_some()).count() as i64;
+    assert_eq!(count, ROWS);
+    let changed = (0..ROWS).filter(|id| seeded(*id).1.is_some()).count() as i64;
     let wrong = differing(&mut c, expected).await;
     assert!(
         wrong.is_empty(),
@@ -210,7 +209,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         })
         .collect();
     let got: BTreeSet<i64> = q.iter().copied().collect();
-    let want: BTreeSet<i64> = (0..KILL_ROWS).filter(|id| undecidable(*id)).collect();
+    let want: BTreeSet<i64> = (0..ROWS).filter(|id| undecidable(*id)).collect();
     assert_eq!(q.len(), got.len(), "each undecidable row listed once");
     assert_eq!(
         got, want,
