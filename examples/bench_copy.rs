@@ -513,6 +513,8 @@ async fn sampler(
 struct BenchDb {
     name: String,
     config: ConnectionConfig,
+    /// The server's process id, when it runs on this machine (its CPU time is then measured).
+    server_pid: Option<u32>,
 }
 
 /// What one tool's run gave.
@@ -524,6 +526,9 @@ struct ToolRun {
     failed: bool,
     /// The machine's CPU busy share during the run, %.
     busy: f64,
+    /// CPU time the server spent during the run (a local server only): the work the tool made
+    /// it do, beside the tool's own.
+    server_cpu: Option<Duration>,
     writer: WriterReport,
     samples: Samples,
     check: Check,
@@ -561,8 +566,13 @@ fn run_tool(
         stop.clone(),
     ));
     let cpu_before = cpu_jiffies();
+    let server_before = db.server_pid.and_then(process_cpu);
     let cost = measure(cmd, log);
     let busy = busy_percent(cpu_before, cpu_jiffies());
+    let server_cpu = match (server_before, db.server_pid.and_then(process_cpu)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
     stop.store(true, Ordering::SeqCst);
     let writer = rt.block_on(w)??;
     let samples = rt.block_on(s)??;
@@ -600,6 +610,7 @@ fn run_tool(
         cost,
         failed,
         busy,
+        server_cpu,
         writer,
         samples,
         check,
@@ -732,6 +743,14 @@ fn print_run(r: &ToolRun, rows: i64) {
         100.0 * r.cost.cpu.as_secs_f64() / r.cost.wall.as_secs_f64(),
         r.busy
     );
+    if let Some(sc) = r.server_cpu {
+        println!(
+            "server CPU during the run: {:.1} s; with the tool's own, {:.1} s of CPU, {:.2} s per 100k rows",
+            sc.as_secs_f64(),
+            (sc + r.cost.cpu).as_secs_f64(),
+            (sc + r.cost.cpu).as_secs_f64() * 100_000.0 / rows as f64
+        );
+    }
     for l in &r.summary {
         println!("  | {l}");
     }
@@ -787,6 +806,31 @@ fn print_run(r: &ToolRun, rows: i64) {
         );
     }
     println!();
+}
+
+/// CPU time (user and system) process `pid` has used so far, from `/proc/PID/stat`.
+fn process_cpu(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name in parentheses may hold spaces: count fields after its closing one.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?);
+    // SAFETY: sysconf reads a constant of the system.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(Duration::from_secs_f64((utime + stime) as f64 / tick))
+}
+
+/// The process id of the server `admin` reaches, when its pid file is readable here.
+async fn server_pid(admin: &ConnectionConfig) -> Option<u32> {
+    let mut c = admin.connect_one().await.ok()?;
+    let file: String = sqlx::query_scalar("SELECT CAST(@@pid_file AS CHAR)")
+        .fetch_one(&mut c)
+        .await
+        .ok()?;
+    let pid: u32 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+    std::path::Path::new(&format!("/proc/{pid}/stat"))
+        .exists()
+        .then_some(pid)
 }
 
 /// Busy and total jiffies of all CPUs so far, from `/proc/stat` (zeros where it cannot be read).
@@ -905,12 +949,17 @@ fn main() -> Result<()> {
         results.push(bench_mode(&rt, &opts, mode)?);
     }
     println!("\n## Per lock mode ({} rows)\n", opts.rows);
-    println!("| innodb_autoinc_lock_mode | myrecode rows/s | pt-osc rows/s | ratio | writer statements myrecode / pt-osc | writer p99 myrecode / pt-osc | peak RSS myrecode |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| innodb_autoinc_lock_mode | myrecode rows/s | pt-osc rows/s | ratio | writer statements myrecode / pt-osc | writer p99 myrecode / pt-osc | CPU s (server + tool) myrecode / pt-osc | peak RSS myrecode |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &results {
         let (m, p) = (&r.myrecode, &r.pt_osc);
+        let cpu = |t: &ToolRun| {
+            t.server_cpu.map_or("?".to_string(), |s| {
+                format!("{:.1} + {:.1}", s.as_secs_f64(), t.cost.cpu.as_secs_f64())
+            })
+        };
         println!(
-            "| {} | {:.0} | {:.0} | **{:.2}** | {} / {} | {:.1} ms / {:.1} ms | {:.1} MiB |",
+            "| {} | {:.0} | {:.0} | **{:.2}** | {} / {} | {:.1} ms / {:.1} ms | {} / {} | {:.1} MiB |",
             r.lock_mode,
             opts.rows as f64 / m.cost.wall.as_secs_f64(),
             opts.rows as f64 / p.cost.wall.as_secs_f64(),
@@ -919,6 +968,8 @@ fn main() -> Result<()> {
             p.writer.latencies.len(),
             ms(m.writer.quantile(0.99)),
             ms(p.writer.quantile(0.99)),
+            cpu(m),
+            cpu(p),
             m.cost.max_rss_kib as f64 / 1024.0
         );
     }
@@ -977,6 +1028,7 @@ fn bench_mode(rt: &tokio::runtime::Runtime, opts: &Options, mode: Option<u8>) ->
         None => admin.to_string(),
     };
     println!("== innodb_autoinc_lock_mode={lock_mode} ==\nserver:  {version} ({where_})\n");
+    let server_pid = rt.block_on(server_pid(&admin));
 
     let pid = std::process::id();
     let dbs: Vec<BenchDb> = ["myrecode", "ptosc"]
@@ -986,6 +1038,7 @@ fn bench_mode(rt: &tokio::runtime::Runtime, opts: &Options, mode: Option<u8>) ->
             BenchDb {
                 config: admin.with_database(Some(&name)),
                 name,
+                server_pid,
             }
         })
         .collect();
