@@ -110,6 +110,22 @@ pub enum EngineError {
         /// Schema.
         schema: String,
     },
+    /// The cascading actions from one table reach the job's copied tables by more chains than
+    /// one trigger logs ([`crate::engine::copy::cascade_sql::MAX_CHAINS`]).
+    #[error(
+        "an {event} on '{table}' cascades into the job's copied tables by more than {limit} chains of foreign keys \
+         (cycles of ON DELETE CASCADE through several tables multiply them): this build logs at most {limit}, and nothing was copied. \
+         Fix: make one constraint of the cycle RESTRICT for the job's run and restore it after the cut-over, \
+         or recode these tables with an offline ALTER TABLE in a maintenance window"
+    )]
+    CascadeChains {
+        /// The table at the head of the chains.
+        table: String,
+        /// `UPDATE` or `DELETE`.
+        event: &'static str,
+        /// The most chains one trigger logs.
+        limit: usize,
+    },
     /// `cleanup` asked of a copy still in progress.
     #[error("table '{table}' is still being copied: nothing to clean up yet. Fix: let the run finish (or `myrecode abort` it)")]
     StillCopying {

@@ -1,15 +1,20 @@
 //! Foreign keys across the job's one cut-over (see [`super::foreign_sql`]): read from the
 //! catalog, recorded before they move, moved under the cut-over lock, put back after a
-//! cut-over that did not rename, and the parents' triggers that log cascaded rows.
+//! cut-over that did not rename, and the triggers that log cascaded rows, on every table at
+//! the head of a chain of cascades reaching a copied table.
 
+use super::cascade_sql::{
+    cascade_triggers, reconcile, Event, Existing, Target, CASCADE_TRIGGERS_SQL,
+    LEFT_CASCADE_TRIGGERS_SQL, MAX_CHAINS,
+};
 use super::context::table_exists;
 use super::foreign_sql::{
-    add_sql, cascade_trigger_ddl, cascades, collect, drop_sql, foreign_key_checks_sql, forget_sql,
-    moves, moves_ddl, record_sql, recorded_sql, swap_sql, Cascaded, ForeignKey, Move,
-    CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
+    add_sql, collect, drop_sql, foreign_key_checks_sql, forget_sql, moves, moves_ddl, record_sql,
+    recorded_sql, swap_sql, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
 };
 use super::names::{names, Names};
-use super::sql::{drop_trigger_sql, gate_ddl, log_ddl, TRIGGERS_SQL};
+use super::sql::{drop_trigger_sql, gate_ddl, log_ddl};
+use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -197,99 +202,108 @@ pub(super) async fn settle_moves(
     Ok(())
 }
 
-/// Creates (or replaces) the triggers on every parent whose cascading actions change rows of
-/// the job's copied tables (`plans`), so those rows reach their change logs; the logs are
-/// created here if missing (a child copied later starts with them).
+/// Creates, replaces or drops the triggers that log the rows cascading actions change in the
+/// job's copied tables (`plans`), on every table at the head of a chain of cascades reaching
+/// one of them, to any depth ([`super::cascade_sql`]); the logs are created here if missing
+/// (a child copied later starts with them). Idempotent: a trigger already as wanted is left
+/// alone; a stale one (the chains changed since it was made: another version of myrecode,
+/// a constraint added) is replaced by one under its other name before it is dropped, so no
+/// cascade goes unlogged in between.
 pub(super) async fn ensure_cascade_triggers(
     conn: &mut MySqlConnection,
     schema: &str,
     plans: &[TablePlan],
 ) -> Result<()> {
     let fks = foreign_keys(conn, schema).await?;
+    let logs: Vec<Names> = plans.iter().map(|p| names(&p.table)).collect();
     // A keyless child is rebuilt whole under the cut-over's lock: what cascades reach it is there.
-    let in_job = |fk: &ForeignKey| {
-        fk.child_schema == schema
-            && plans
-                .iter()
-                .any(|p| p.table == fk.child && !p.key.is_empty())
-    };
-    // A parent in another schema is not followed (its cascades are not logged): see the README.
-    let mut parents: Vec<(String, String)> = fks
+    let targets: Vec<Target<'_>> = plans
         .iter()
-        .filter(|f| in_job(f) && f.parent_schema == schema)
-        .filter(|f| cascades(&f.on_update) || cascades(&f.on_delete))
-        .map(|f| (f.parent_schema.clone(), f.parent.clone()))
+        .zip(&logs)
+        .filter(|(p, _)| !p.key.is_empty())
+        .map(|(p, n)| Target {
+            table: &p.table,
+            log: &n.log,
+            key: &p.key,
+        })
         .collect();
-    parents.sort();
-    parents.dedup();
-    if parents.is_empty() {
+    // A parent in another schema is not followed (its cascades are not logged): see the README.
+    let want =
+        cascade_triggers(&fks, schema, &targets).map_err(|e| EngineError::CascadeChains {
+            table: e.table,
+            event: e.event.sql(),
+            limit: MAX_CHAINS,
+        })?;
+    let (have, taken) = our_cascade_triggers(conn, schema).await?;
+    if want.is_empty() && have.is_empty() {
         return Ok(());
     }
     conn.execute(gate_ddl(schema).as_str()).await?;
-    let logs: Vec<(String, Names)> = plans
-        .iter()
-        .map(|p| (p.table.clone(), names(&p.table)))
-        .collect();
-    for (_, n) in &logs {
+    for n in &logs {
         conn.execute(log_ddl(schema, n).as_str()).await?;
     }
-    for (ps, parent) in &parents {
-        let children: Vec<Cascaded<'_>> = fks
-            .iter()
-            .filter(|f| in_job(f) && &f.parent_schema == ps && &f.parent == parent)
-            .map(|f| {
-                let plan = plans
-                    .iter()
-                    .find(|p| p.table == f.child)
-                    .expect("in the job");
-                let log = &logs
-                    .iter()
-                    .find(|(t, _)| *t == f.child)
-                    .expect("in the job")
-                    .1
-                    .log;
-                Cascaded {
-                    fk: f,
-                    log,
-                    key: &plan.key,
-                }
-            })
-            .collect();
-        let n = names(parent);
-        let have: Vec<String> = sqlx::query_scalar(TRIGGERS_SQL)
-            .bind(ps)
-            .bind(parent)
-            .fetch_all(&mut *conn)
-            .await?;
-        for (name, ddl) in n
-            .cascade
-            .iter()
-            .zip(cascade_trigger_ddl(ps, parent, &n.cascade, &children))
-        {
-            // Never dropped while the job runs: a cascade in between would go unlogged.
-            if have.contains(name) {
-                continue;
-            }
-            if let Some(ddl) = ddl {
-                conn.execute(ddl.as_str())
-                    .await
-                    .with_context(|| format!("creating trigger {name} on {parent}. Fix: GRANT TRIGGER on the schema to the job's user"))?;
+    let mut tables: Vec<&str> = want
+        .iter()
+        .map(|h| h.table.as_str())
+        .chain(have.iter().map(|(t, _, _)| t.as_str()))
+        .collect();
+    tables.sort();
+    tables.dedup();
+    for table in tables {
+        let n = names(table);
+        let bodies = want.iter().find(|h| h.table == table).map(|h| &h.bodies);
+        for (i, event) in [Event::Update, Event::Delete].into_iter().enumerate() {
+            let there: Vec<Existing> = have
+                .iter()
+                .filter(|(t, e, x)| {
+                    t == table
+                        && e.eq_ignore_ascii_case(event.sql())
+                        && n.cascade[i].contains(&x.name)
+                })
+                .map(|(_, _, x)| x.clone())
+                .collect();
+            let body = bodies.and_then(|b| b[i].as_deref());
+            for sql in reconcile(schema, table, event, &n.cascade[i], body, &there, &taken) {
+                conn.execute(sql.as_str()).await.with_context(|| {
+                    format!("replacing a cascade-logging trigger on {table}. Fix: GRANT TRIGGER on the schema to the job's user")
+                })?;
             }
         }
     }
     Ok(())
 }
 
+/// Our cascade-logging triggers in `schema`: on the tables whose names they bear (table,
+/// event, the trigger), and the names of those on other tables (a kept original's).
+async fn our_cascade_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+) -> Result<(Vec<(String, String, Existing)>, Vec<String>)> {
+    let rows = sqlx::query(CASCADE_TRIGGERS_SQL)
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading information_schema.TRIGGERS")?;
+    let (mut have, mut taken) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let (table, event, name, body): (String, String, String, String) =
+            (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?);
+        if names(&table).cascade.iter().flatten().any(|n| *n == name) {
+            have.push((table, event, Existing { name, body }));
+        } else {
+            taken.push(name);
+        }
+    }
+    Ok((have, taken))
+}
+
 /// Drops the cascade-logging triggers of every table in `schema` that has them (after the
 /// cut-over, or when the job is aborted, before any change log goes).
 pub(super) async fn drop_cascade_triggers(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
-    let rows: Vec<String> = sqlx::query_scalar(
-        "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? \
-         AND (TRIGGER_NAME LIKE '%\\_myrecode\\_bup' OR TRIGGER_NAME LIKE '%\\_myrecode\\_bde')",
-    )
-    .bind(schema)
-    .fetch_all(&mut *conn)
-    .await?;
+    let rows: Vec<String> = sqlx::query_scalar(LEFT_CASCADE_TRIGGERS_SQL)
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await?;
     for name in rows {
         conn.execute(drop_trigger_sql(schema, &name).as_str())
             .await?;

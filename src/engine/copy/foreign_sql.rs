@@ -1,7 +1,6 @@
-//! Foreign keys across the job's one cut-over, pure: which constraints move and where, the
-//! statements that move them and put them back, and the triggers that log the rows a
-//! cascading action changes (cascades fire no triggers of the child, so the child's own
-//! change-log triggers never see them).
+//! Foreign keys across the job's one cut-over, pure: which constraints move and where, and the
+//! statements that move them and put them back. (The triggers that log the rows cascading
+//! actions change are [`super::cascade_sql`]'s.)
 //!
 //! A shadow is created `LIKE` its table, which copies no foreign key. Under the cut-over lock
 //! every constraint that touches a table of the cut-over is moved: one whose child is in the
@@ -13,8 +12,6 @@
 //! the rows are those the constraints already held, recoded.
 
 use super::names::Names;
-use super::sql::{pack_expr, GATE};
-use crate::db::keyset::KeyColumn;
 use crate::db::quote;
 
 /// Every foreign key whose child is in schema `?` (bound twice), one row per column pair in
@@ -265,93 +262,6 @@ pub fn forget_sql(schema: &str) -> String {
 /// Whether constraint `?` name is on table `?` (schema `?`): one row if so.
 pub const CONSTRAINT_ON_SQL: &str = "SELECT 1 FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ? AND CONSTRAINT_NAME = ?";
 
-/// Whether a referential action changes or removes the child's rows (and so must be logged).
-pub fn cascades(rule: &str) -> bool {
-    matches!(
-        rule.to_ascii_uppercase().as_str(),
-        "CASCADE" | "SET NULL" | "SET DEFAULT"
-    )
-}
-
-/// A child of the cut-over that a parent's cascading action changes: its log and paging key.
-pub struct Cascaded<'a> {
-    /// The constraint.
-    pub fk: &'a ForeignKey,
-    /// The child's change log.
-    pub log: &'a str,
-    /// The child's paging key (what its log holds).
-    pub key: &'a [KeyColumn],
-}
-
-/// `BEFORE UPDATE` and `BEFORE DELETE` triggers on a parent (names `names`) that log, into each
-/// child's change log, the keys of the child rows its cascading actions are about to change:
-/// the rows still hold the old values then. An update logs only when a referenced column
-/// changes. `None` for an event no constraint cascades on.
-pub fn cascade_trigger_ddl(
-    schema: &str,
-    parent: &str,
-    names: &[String; 2],
-    children: &[Cascaded<'_>],
-) -> [Option<String>; 2] {
-    let gate = format!(
-        "IF 0 THEN DO (SELECT 1 FROM {} LIMIT 1); END IF;",
-        quote::table(schema, GATE)
-    );
-    let body = |on_update: bool| -> Option<String> {
-        let parts: Vec<String> = children
-            .iter()
-            .filter(|c| {
-                cascades(if on_update {
-                    &c.fk.on_update
-                } else {
-                    &c.fk.on_delete
-                })
-            })
-            .map(|c| {
-                let child = quote::table(&c.fk.child_schema, &c.fk.child);
-                let matches: Vec<String> =
-                    c.fk.columns
-                        .iter()
-                        .zip(&c.fk.referenced)
-                        .map(|(col, r)| {
-                            format!("{child}.{} = OLD.{}", quote::ident(col), quote::ident(r))
-                        })
-                        .collect();
-                let insert = format!(
-                    "INSERT INTO {} (key_bytes) SELECT {} FROM {child} WHERE {};",
-                    quote::table(schema, c.log),
-                    pack_expr(&child, c.key),
-                    matches.join(" AND ")
-                );
-                if on_update {
-                    let changed: Vec<String> =
-                        c.fk.referenced
-                            .iter()
-                            .map(|r| format!("OLD.{r} <=> NEW.{r}", r = quote::ident(r)))
-                            .collect();
-                    format!("IF NOT ({}) THEN {insert} END IF;", changed.join(" AND "))
-                } else {
-                    insert
-                }
-            })
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(" "))
-    };
-    let t = quote::table(schema, parent);
-    let make = |i: usize, event: &str, body: Option<String>| {
-        body.map(|b| {
-            format!(
-                "CREATE TRIGGER {} BEFORE {event} ON {t} FOR EACH ROW BEGIN {gate} {b} END",
-                quote::table(schema, &names[i])
-            )
-        })
-    };
-    [
-        make(0, "UPDATE", body(true)),
-        make(1, "DELETE", body(false)),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,40 +354,6 @@ mod tests {
             add_sql("s", "c`_myrecode_new", &m[0].moved),
             format!("ALTER TABLE `s`.`c``_myrecode_new` ADD {}", m[0].moved)
         );
-    }
-
-    #[test]
-    fn parents_log_the_children_their_cascades_change() {
-        let f = fk("in", "c", "p", "CASCADE", "SET NULL");
-        let r = fk("r", "d", "p", "RESTRICT", "RESTRICT");
-        let key = [KeyColumn::plain("id")];
-        let n = names("p");
-        let children = [
-            Cascaded {
-                fk: &f,
-                log: "c_myrecode_log",
-                key: &key,
-            },
-            Cascaded {
-                fk: &r,
-                log: "d_myrecode_log",
-                key: &key,
-            },
-        ];
-        let [upd, del] = cascade_trigger_ddl("s", "p", &n.cascade, &children);
-        let upd = upd.unwrap();
-        assert!(upd.starts_with("CREATE TRIGGER `s`.`p_myrecode_bup` BEFORE UPDATE ON `s`.`p` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; IF NOT (OLD.`id` <=> NEW.`id`) THEN INSERT INTO `s`.`c_myrecode_log` (key_bytes) SELECT CONCAT("), "{upd}");
-        assert!(
-            upd.contains("FROM `s`.`c` WHERE `s`.`c`.`p id` = OLD.`id`; END IF; END"),
-            "{upd}"
-        );
-        assert!(
-            !upd.contains("d_myrecode_log"),
-            "RESTRICT changes no child row"
-        );
-        assert!(del.unwrap().contains("BEFORE DELETE"));
-        let [u, d] = cascade_trigger_ddl("s", "p", &n.cascade, &children[1..]);
-        assert!(u.is_none() && d.is_none());
         assert_eq!(
             foreign_key_checks_sql(false),
             "SET SESSION foreign_key_checks = 0"

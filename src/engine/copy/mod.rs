@@ -63,6 +63,7 @@
 //! all (a foreign key across schemas or split between charsets, a job column in the paging
 //! key, a name too long) is refused by [`crate::job::refusal`] before anything is written.
 
+pub mod cascade_sql;
 pub mod check_sql;
 mod checker;
 pub mod checksum_sql;

@@ -13,9 +13,10 @@ pub struct Names {
     pub log: String,
     /// Triggers: after insert, after update, after delete.
     pub triggers: [String; 3],
-    /// Triggers on a parent logging the rows its cascading actions change in the job's
-    /// tables: before update, before delete.
-    pub cascade: [String; 2],
+    /// Triggers on a table at the head of cascades logging the rows they change in the job's
+    /// tables: before update, before delete; each event has two names, so a stale trigger is
+    /// replaced by one under the other name before it is dropped (never a moment without one).
+    pub cascade: [[String; 2]; 2],
 }
 
 /// The names for table `table`; long names are shortened with a hash so they stay unique.
@@ -35,7 +36,7 @@ pub fn names(table: &str) -> Names {
         old: fit("old"),
         log: fit("log"),
         triggers: [fit("ins"), fit("upd"), fit("del")],
-        cascade: [fit("bup"), fit("bde")],
+        cascade: [[fit("bup"), fit("bup2")], [fit("bde"), fit("bde2")]],
     }
 }
 
@@ -56,12 +57,19 @@ mod tests {
         assert_eq!(n.shadow, "posts_myrecode_new");
         assert_eq!(n.old, "posts_myrecode_old");
         assert_eq!(n.log, "posts_myrecode_log");
+        assert_eq!(
+            n.cascade,
+            [
+                ["posts_myrecode_bup", "posts_myrecode_bup2"],
+                ["posts_myrecode_bde", "posts_myrecode_bde2"]
+            ]
+        );
         assert!(sorts_after("posts", &n.shadow) && sorts_after("posts", &n.old));
         // A name that sorts before the table is what let writes slip past the rename.
         assert!(!sorts_after("posts", "_posts_myrecode_new"));
         let long = "ы".repeat(64);
         let n = names(&long);
-        for s in [&n.shadow, &n.old, &n.log, &n.triggers[0]] {
+        for s in [&n.shadow, &n.old, &n.log, &n.triggers[0], &n.cascade[1][1]] {
             assert!(s.chars().count() <= 64, "{s}");
         }
         assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);

@@ -28,7 +28,7 @@ pub(super) async fn own_triggers(
     let mut out = Vec::new();
     for r in &rows {
         let name: String = r.try_get(0)?;
-        if n.triggers.contains(&name) || n.cascade.contains(&name) {
+        if n.triggers.contains(&name) || n.cascade.iter().flatten().any(|c| *c == name) {
             continue;
         }
         out.push(OwnTrigger {

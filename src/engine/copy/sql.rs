@@ -85,10 +85,20 @@ pub fn drop_trigger_sql(schema: &str, trigger: &str) -> String {
 
 /// SQL expression packing the key of trigger row `row` (`NEW`/`OLD`) as [`keycodec::pack`] does.
 pub fn pack_expr(row: &str, key: &[KeyColumn]) -> String {
-    let parts: Vec<String> = key
+    let values: Vec<String> = key
         .iter()
-        .map(|k| {
-            let v = format!("CAST({row}.{} AS BINARY)", quote::ident(&k.name));
+        .map(|k| format!("{row}.{}", quote::ident(&k.name)))
+        .collect();
+    pack_values(&values)
+}
+
+/// SQL expression packing a key whose columns' values are the SQL expressions `values`, in
+/// key order, as [`keycodec::pack`] does.
+pub fn pack_values(values: &[String]) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|e| {
+            let v = format!("CAST({e} AS BINARY)");
             let len = format!("OCTET_LENGTH({v})");
             format!(
                 "CHAR(({len}) & 255, (({len}) >> 8) & 255, (({len}) >> 16) & 255, (({len}) >> 24) & 255), {v}"
