@@ -102,28 +102,33 @@ fn add(counts: &mut Vec<(Label, f32)>, label: Label, p: f32) {
 /// The prior a column's rows give each other: each row votes with its own
 /// posterior, so ambiguous rows spread their vote and decided rows count fully.
 pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
-    let mut counts: Vec<(Label, f32)> = Vec::new();
+    let mut counts = Vec::new();
+    add_votes(analyses, &mut counts);
+    ColumnPrior::from_counts(&counts)
+}
+
+/// Adds the votes of `analyses` to soft label counts (see [`prior_of`]).
+pub(crate) fn add_votes(analyses: &[Analysis], counts: &mut Vec<(Label, f32)>) {
     let mut probs = Vec::new();
     for a in analyses {
         match a {
-            Analysis::Fixed(v) if v.label == Label::Utf8 => add(&mut counts, Label::Utf8, 1.0),
+            Analysis::Fixed(v) if v.label == Label::Utf8 => add(counts, Label::Utf8, 1.0),
             Analysis::Fixed(_) => {}
             Analysis::Scored { cands, .. } => {
                 // Rows that read as no text at all (foreign encodings, blobs)
                 // vote "none of these": their least-bad reading means nothing,
                 // and a column full of them must not lift any reading.
                 if !cands.iter().any(super::looks_like_text) {
-                    add(&mut counts, Label::Unknown, 1.0);
+                    add(counts, Label::Unknown, 1.0);
                     continue;
                 }
                 posteriors(cands, None, &mut probs);
                 for (c, &p) in cands.iter().zip(&probs) {
-                    add(&mut counts, c.label, p);
+                    add(counts, c.label, p);
                 }
             }
         }
     }
-    ColumnPrior::from_counts(&counts)
 }
 
 /// The prior a sample of a column's values gives: for scans that read a
