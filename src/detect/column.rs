@@ -219,6 +219,54 @@ mod tests {
         assert!(!last.actionable(), "{last:?}");
     }
 
+    /// A column of 300 Russian rows stored through `enc` (then read as latin1 when `latin1`),
+    /// with `extra` last.
+    fn column_with(enc: &'static encoding_rs::Encoding, latin1: bool, extra: &str) -> Verdict {
+        let store = |s: &str| {
+            let raw = enc.encode(s).0.into_owned();
+            if latin1 {
+                encoding_rs::WINDOWS_1252
+                    .decode(&raw)
+                    .0
+                    .into_owned()
+                    .into_bytes()
+            } else {
+                raw
+            }
+        };
+        let mut rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+            "Заказ отменён по просьбе покупателя",
+            "Петрова Анна Сергеевна",
+            "Ключи оставить у консьержа",
+            "Смирнова Ольга",
+        ]
+        .iter()
+        .cycle()
+        .take(300)
+        .map(|s| store(s))
+        .collect();
+        rows.push(store(extra));
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        detect_column(&refs).pop().unwrap()
+    }
+
+    #[test]
+    fn an_abbreviation_reads_as_its_column() {
+        // "ГБ" in KOI8-R is "зв" in cp1251, a likelier pair of letters: in a KOI8-R column it
+        // is KOI8-R all the same, though its letters score below the usual floor.
+        let v = column_with(encoding_rs::KOI8_R, false, "ГБ");
+        assert_eq!(v.label.to_string(), "koi8-r", "{v:?}");
+        assert_eq!(v.decoded.as_deref(), Some("ГБ"));
+        // "ГиБ" through `cp866>latin1` is C1 controls around "¨" as stored, no text itself.
+        let v = column_with(encoding_rs::IBM866, true, "ГиБ");
+        assert_eq!(v.label.to_string(), "cp866>latin1", "{v:?}");
+        assert_eq!(v.decoded.as_deref(), Some("ГиБ"));
+    }
+
     #[test]
     fn a_short_value_reads_as_its_column() {
         // "в" (cp1251 0xE2) alone is anyone's guess; in a cp1251 column it is cp1251.
