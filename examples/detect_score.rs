@@ -2,9 +2,16 @@
 //! corpus and the held-out set of real text nobody here wrote.
 //!
 //! `cargo run --release --example detect_score -- [FILE.tsv ...] [--mistakes]
-//! [--inject=GENUINE.tsv]` (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
+//! [--column-misses] [--inject=GENUINE.tsv] [--column-stress=STRESS.tsv [--single]]` (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
 //! `--inject` puts the genuine values of GENUINE.tsv (`scripts/gen_stress.py western`) into
 //! every mojibake column of each set at a 5% share and counts those that would be rewritten.
+//! `--column-stress` puts the values of a stress set (`scripts/gen_stress.py`) into the
+//! legacy and mojibake columns of each set (`eval::column_stress`): its values of a column's
+//! own label and language, its genuine values into every column, its values under another
+//! label of a column's class; at a 5% share, or one at a time with `--single`.
+//! `--column-misses` lists every value its (label, language) column gets wrong: label,
+//! language, shape, answer (`REWRITE` when it would rewrite), text, then the column's
+//! dominant reading and share and each reading's score with the column's bonus.
 
 use myrecode::detect::eval;
 
@@ -19,6 +26,14 @@ fn main() -> anyhow::Result<()> {
         paths = vec!["data/detect_corpus.tsv", "data/heldout_corpus.tsv"];
     }
     let mistakes = args.iter().any(|a| a == "--mistakes");
+    let column_misses = args.iter().any(|a| a == "--column-misses");
+    let single = args.iter().any(|a| a == "--single");
+    let stress = match args.iter().find_map(|a| a.strip_prefix("--column-stress=")) {
+        Some(p) => {
+            Some(eval::parse_corpus(&std::fs::read_to_string(p)?).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
     let inject = match args.iter().find_map(|a| a.strip_prefix("--inject=")) {
         Some(p) => {
             Some(eval::parse_corpus(&std::fs::read_to_string(p)?).map_err(anyhow::Error::msg)?)
@@ -35,6 +50,30 @@ fn main() -> anyhow::Result<()> {
             for (exp, got, text) in &report.mistakes {
                 println!("{exp}\t{got}\t{text}");
             }
+        }
+        if column_misses {
+            for m in &report.column_misses {
+                println!(
+                    "column miss\t{}\t{}\t{}\t{}{}\t{}\t{}",
+                    m.expected,
+                    m.lang,
+                    m.shape,
+                    m.got,
+                    if m.rewrites { " REWRITE" } else { "" },
+                    m.text,
+                    m.detail
+                );
+            }
+            println!("column misses: {}", report.column_misses.len());
+        }
+        if let Some(extra) = &stress {
+            let (total, per) = eval::column_stress(&rows, extra, single);
+            if mistakes {
+                for (column, s) in &per {
+                    println!("column stress {column}: {}", s.render());
+                }
+            }
+            println!("column stress: {}", total.render());
         }
         if let Some(extra) = &inject {
             let (total, per) = eval::injected_rewrites(&rows, extra);

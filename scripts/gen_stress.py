@@ -5,6 +5,7 @@ held-out set's): the shapes whose wrong rewrites the real sets hold too few of.
 Usage: python3 scripts/gen_stress.py short > /tmp/stress-short.tsv
        python3 scripts/gen_stress.py long > /tmp/stress-long.tsv
        python3 scripts/gen_stress.py western > /tmp/stress-western.tsv
+       python3 scripts/gen_stress.py western-legacy > /tmp/stress-western-legacy.tsv
 
   short    every word of one to three letters of tests/data/dev/<lang>.txt in lower, Title
            and UPPER case, through every table and chain of its language (gen_corpus.py)
@@ -14,6 +15,10 @@ Usage: python3 scripts/gen_stress.py short > /tmp/stress-short.tsv
            3.1.1, 20,000 most frequent each; short ones also in Title and UPPER case), as
            genuine UTF-8: any rewrite is a wrong one. `detect_score --inject FILE` puts
            them into the mojibake columns of a set.
+  western-legacy  the same Western words in cp1252, and Central European (pl cs sk sl hu ro)
+           words in cp1250 and Turkish ones in cp1254, the same way: stored text in an
+           encoding we do not handle, labelled `unknown`. `detect_score --column-stress FILE`
+           puts them into every legacy and mojibake column of a set.
 Same line format as data/detect_corpus.tsv; not committed (scored, not tuned on, value
 by value).
 """
@@ -87,6 +92,23 @@ def main():
                     continue
                 out.update([w, w.title()] + ([w.upper()] if len(w) <= 4 else []))
         rows = [f"utf-8\twest\tword\t{w.encode().hex()}\t{w}" for w in sorted(out)]
+    elif kind == "western-legacy":
+        import wordfreq
+
+        langs = [("cp1252", ["fr", "de", "es", "pt", "it", "ca", "da", "sv", "nl", "fi", "is"])]
+        langs += [("cp1250", ["pl", "cs", "sk", "sl", "hu", "ro"]), ("cp1254", ["tr"])]
+        out = set()
+        for codec, ls in langs:
+            for lang in ls:
+                for w in wordfreq.top_n_list(lang, 20000):
+                    if w.isascii() or not w.isalpha():
+                        continue
+                    for f in [w, w.title()] + ([w.upper()] if len(w) <= 4 else []):
+                        try:
+                            out.add((codec, f, f.encode(codec)))
+                        except UnicodeEncodeError:
+                            pass
+        rows = [f"unknown\t{c}\tword\t{raw.hex()}\t{w}" for c, w, raw in sorted(out)]
     else:
         sys.exit(f"unknown kind {kind}")
     print(f"# stress set `{kind}` (scripts/gen_stress.py; development text only)")

@@ -102,28 +102,33 @@ fn add(counts: &mut Vec<(Label, f32)>, label: Label, p: f32) {
 /// The prior a column's rows give each other: each row votes with its own
 /// posterior, so ambiguous rows spread their vote and decided rows count fully.
 pub(crate) fn prior_of(analyses: &[Analysis]) -> ColumnPrior {
-    let mut counts: Vec<(Label, f32)> = Vec::new();
+    let mut counts = Vec::new();
+    add_votes(analyses, &mut counts);
+    ColumnPrior::from_counts(&counts)
+}
+
+/// Adds the votes of `analyses` to soft label counts (see [`prior_of`]).
+pub(crate) fn add_votes(analyses: &[Analysis], counts: &mut Vec<(Label, f32)>) {
     let mut probs = Vec::new();
     for a in analyses {
         match a {
-            Analysis::Fixed(v) if v.label == Label::Utf8 => add(&mut counts, Label::Utf8, 1.0),
+            Analysis::Fixed(v) if v.label == Label::Utf8 => add(counts, Label::Utf8, 1.0),
             Analysis::Fixed(_) => {}
             Analysis::Scored { cands, .. } => {
                 // Rows that read as no text at all (foreign encodings, blobs)
                 // vote "none of these": their least-bad reading means nothing,
                 // and a column full of them must not lift any reading.
                 if !cands.iter().any(super::looks_like_text) {
-                    add(&mut counts, Label::Unknown, 1.0);
+                    add(counts, Label::Unknown, 1.0);
                     continue;
                 }
                 posteriors(cands, None, &mut probs);
                 for (c, &p) in cands.iter().zip(&probs) {
-                    add(&mut counts, c.label, p);
+                    add(counts, c.label, p);
                 }
             }
         }
     }
-    ColumnPrior::from_counts(&counts)
 }
 
 /// The prior a sample of a column's values gives: for scans that read a
@@ -212,6 +217,54 @@ mod tests {
         assert_eq!(verdicts[0].label.to_string(), "cp866>latin1");
         let last = verdicts.last().unwrap();
         assert!(!last.actionable(), "{last:?}");
+    }
+
+    /// A column of 300 Russian rows stored through `enc` (then read as latin1 when `latin1`),
+    /// with `extra` last.
+    fn column_with(enc: &'static encoding_rs::Encoding, latin1: bool, extra: &str) -> Verdict {
+        let store = |s: &str| {
+            let raw = enc.encode(s).0.into_owned();
+            if latin1 {
+                encoding_rs::WINDOWS_1252
+                    .decode(&raw)
+                    .0
+                    .into_owned()
+                    .into_bytes()
+            } else {
+                raw
+            }
+        };
+        let mut rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+            "Заказ отменён по просьбе покупателя",
+            "Петрова Анна Сергеевна",
+            "Ключи оставить у консьержа",
+            "Смирнова Ольга",
+        ]
+        .iter()
+        .cycle()
+        .take(300)
+        .map(|s| store(s))
+        .collect();
+        rows.push(store(extra));
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        detect_column(&refs).pop().unwrap()
+    }
+
+    #[test]
+    fn an_abbreviation_reads_as_its_column() {
+        // "ГБ" in KOI8-R is "зв" in cp1251, a likelier pair of letters: in a KOI8-R column it
+        // is KOI8-R all the same, though its letters score below the usual floor.
+        let v = column_with(encoding_rs::KOI8_R, false, "ГБ");
+        assert_eq!(v.label.to_string(), "koi8-r", "{v:?}");
+        assert_eq!(v.decoded.as_deref(), Some("ГБ"));
+        // "ГиБ" through `cp866>latin1` is C1 controls around "¨" as stored, no text itself.
+        let v = column_with(encoding_rs::IBM866, true, "ГиБ");
+        assert_eq!(v.label.to_string(), "cp866>latin1", "{v:?}");
+        assert_eq!(v.decoded.as_deref(), Some("ГиБ"));
     }
 
     #[test]

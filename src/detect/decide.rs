@@ -52,6 +52,15 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     }
 
     if label == Label::Utf8 {
+        // Valid UTF-8 whose UTF-8 reading is itself broken text (a symbol glued to a letter,
+        // odd case: "C¸diz", "PÝsek", TCVN3 "Cádiz" and "Písek" read as latin1) in a column
+        // that nearly all reads one other way: the column decides it as any other value.
+        // Genuine text ("Cádiz" as stored) reads well-formed and is never taken.
+        if ctx.prior.is_some() && reads_broken(&cands[best].text) {
+            if let Some(v) = column_decides(bytes, &cands, ctx) {
+                return v;
+            }
+        }
         // Rare characters in a column whose rows are legacy text: likely a legacy value
         // that is valid UTF-8 by chance, which no reading decides. List it.
         let legacy_column = ctx
@@ -244,6 +253,12 @@ impl std::fmt::Display for Dec {
     }
 }
 
+/// True when a reading is broken text: a symbol odd in text glued to a letter ("C¸diz"), or
+/// a word in odd case ("PÝsek"). Genuine text almost never is.
+fn reads_broken(t: &TextScore) -> bool {
+    t.glued_symbols > 0 || t.odd_case_words > 0
+}
+
 /// True when a reading is well-formed text: no odd case, symbol or script switch in a word.
 fn well_formed(c: &Cand) -> bool {
     c.text.odd_case_words == 0 && c.text.odd_symbols == 0 && c.text.mixed_words == 0
@@ -304,15 +319,49 @@ fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict
     // A reading with no letter of its own ("Alg·", a Western "Algú" through `cp866>latin1`)
     // is no evidence of the column's encoding, however clean.
     let clean = c.text.odd_symbols == 0 && c.text.mixed_words == 0 && c.text.non_ascii_letters > 0;
-    let floor = match label {
+    let tcvn3 = matches!(
+        label,
         Label::Legacy(Encoding::Tcvn3)
-        | Label::Mojibake {
-            real: Encoding::Tcvn3,
+            | Label::Mojibake {
+                real: Encoding::Tcvn3,
+                ..
+            }
+    );
+    let utf8_chain = matches!(
+        label,
+        Label::Mojibake {
+            real: Encoding::Utf8,
             ..
-        } => UNIFORM_PER_LETTER_TCVN3,
-        _ => UNIFORM_PER_LETTER,
+        }
+    );
+    // A short value of Cyrillic letters alone: stored as legacy bytes, or as valid UTF-8 that
+    // does not read as text itself (a genuine Icelandic "ÞÚ" does, and keeps the floor).
+    let short = c.text.word_letters <= UNIFORM_SHORT_LETTERS
+        && !bytes.iter().any(u8::is_ascii_alphabetic)
+        && (label.is_legacy()
+            || cands
+                .iter()
+                .find(|u| u.label == Label::Utf8)
+                .is_some_and(|u| reads_broken(&u.text) || u.text.mixed_words > 0));
+    let floor = if tcvn3 {
+        UNIFORM_PER_LETTER_TCVN3
+    } else if utf8_chain {
+        UNIFORM_PER_LETTER_UTF8_CHAIN
+    } else if short {
+        UNIFORM_PER_LETTER_SHORT
+    } else {
+        UNIFORM_PER_LETTER
     };
-    if !clean || c.score / letters < floor {
+    // In a `tcvn3>latin1` column a foreign name is judged without its toll ("Hérault"): the
+    // genuine UTF-8 it might be instead reads far better as itself, and loses on the margin.
+    // Not in a TCVN3 column: there the alternative is Western legacy text, which through
+    // TCVN3 reads as foreign names too ("Abordóri"), and the toll holds it back.
+    let own = if tcvn3 && !label.is_legacy() {
+        c.score + text::FOREIGN_IN_VI * c.text.foreign_words as f32
+    } else {
+        c.score
+    };
+    if !clean || own / letters < floor {
         return None;
     }
     let prior = ctx.prior?;

@@ -191,6 +191,28 @@ pub struct Report {
     pub short_column: Tally,
     /// Wrong answers, for inspection: (expected, got, text).
     pub mistakes: Vec<(String, String, String)>,
+    /// Values a column gets wrong, with their column and what the column saw.
+    pub column_misses: Vec<ColumnMiss>,
+}
+
+/// One value its column gets wrong: where it is, what it got, and why.
+#[derive(Debug, Clone)]
+pub struct ColumnMiss {
+    /// The answer expected (the column's label).
+    pub expected: String,
+    /// The column's language.
+    pub lang: String,
+    /// The value's shape (name, short, title, prose, mixed, ...).
+    pub shape: String,
+    /// The answer given.
+    pub got: String,
+    /// True when that answer would rewrite the value.
+    pub rewrites: bool,
+    /// The real text.
+    pub text: String,
+    /// The column's dominant reading and share, every reading's own score with the
+    /// column's bonus, and the verdict's reasons.
+    pub detail: String,
 }
 
 /// True for a value of one or two words (the short fields a column must carry).
@@ -243,6 +265,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
     }
     for ((label, _), members) in &groups {
         let values: Vec<&[u8]> = members.iter().map(|m| m.bytes.as_slice()).collect();
+        let mut prior = None;
         for (row, v) in members.iter().zip(detect_column(&values)) {
             let t = judge_verdict(row, &v);
             if t.correct == 0 {
@@ -251,6 +274,8 @@ pub fn evaluate(rows: &[Row]) -> Report {
                     format!("{} {:.2}", v.label, v.confidence),
                     row.text.clone(),
                 ));
+                let prior = prior.get_or_insert_with(|| super::column_prior(&values));
+                r.column_misses.push(column_miss(row, &v, prior));
             }
             r.column.entry(label.clone()).or_default().add(&t);
             if is_short(row) {
@@ -282,6 +307,27 @@ pub fn evaluate(rows: &[Row]) -> Report {
         r.mixed_column.add(&judge_verdict(row, &v));
     }
     r
+}
+
+/// Describes a value its column got wrong (diagnostics only: recomputes the prior).
+fn column_miss(row: &Row, v: &Verdict, prior: &super::ColumnPrior) -> ColumnMiss {
+    let mut detail = match prior.dominant() {
+        Some((l, share)) => format!("column {l} {:.1}%;", share * 100.0),
+        None => "column -;".to_owned(),
+    };
+    for (l, s) in super::explain(&row.bytes).iter().take(4) {
+        let _ = write!(detail, " {l}:{s:.1}{:+.1}", prior.bonus(*l));
+    }
+    let _ = write!(detail, "; {}", v.reasons.join("; "));
+    ColumnMiss {
+        expected: row.expected.clone(),
+        lang: row.lang.clone(),
+        shape: row.shape.clone(),
+        got: format!("{} {:.2}", v.label, v.confidence),
+        rewrites: v.actionable(),
+        text: row.text.clone(),
+        detail,
+    }
 }
 
 /// Sums tallies of the labels in one class.
@@ -562,4 +608,133 @@ pub fn injected_rewrites(rows: &[Row], extra: &[Row]) -> (usize, Vec<(String, us
         per.push((format!("{label} {lang}"), bad));
     }
     (per.iter().map(|(_, n)| n).sum(), per)
+}
+
+/// What values put into the columns of a set become (see [`column_stress`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ColumnStress {
+    /// Values of a column's own label and language, judged as the column's rows are.
+    pub own: Tally,
+    /// Genuine values (ASCII, UTF-8, foreign encodings) put into every legacy and mojibake
+    /// column.
+    pub genuine: usize,
+    /// ... of which would be rewritten.
+    pub genuine_rewritten: usize,
+    /// Values of a column's language under another label of its class (KOI8-R rows in a
+    /// cp1251 column).
+    pub cross: usize,
+    /// ... of which would be rewritten wrongly.
+    pub cross_rewritten: usize,
+}
+
+impl ColumnStress {
+    fn add(&mut self, o: &ColumnStress) {
+        self.own.add(&o.own);
+        self.genuine += o.genuine;
+        self.genuine_rewritten += o.genuine_rewritten;
+        self.cross += o.cross;
+        self.cross_rewritten += o.cross_rewritten;
+    }
+
+    /// One line of figures.
+    pub fn render(&self) -> String {
+        let o = &self.own;
+        format!(
+            "own {} right {} unknown {} wrong {} (rewritten wrongly {}) | genuine {} rewritten {} | \
+             other label {} rewritten wrongly {}",
+            o.n,
+            o.correct,
+            o.abstained,
+            o.wrong,
+            o.corrupting,
+            self.genuine,
+            self.genuine_rewritten,
+            self.cross,
+            self.cross_rewritten
+        )
+    }
+}
+
+/// Puts the values of `extra` (a stress set) into the legacy and mojibake columns of `rows`
+/// (one (label, language) group each) and decides each under the prior of its column with
+/// them in it: values of the column's own label and language (are they read as the column?),
+/// genuine values (ASCII, UTF-8, text in encodings we do not handle: never to be rewritten)
+/// in every column, and values of the column's language under another label of its class (a
+/// column that mixes tables: never to be rewritten as the column's). Each kind goes in
+/// separately, a batch at a time: 5% of the column, or one value at a time with `single`.
+/// Returns the total and the figures per column.
+pub fn column_stress(
+    rows: &[Row],
+    extra: &[Row],
+    single: bool,
+) -> (ColumnStress, Vec<(String, ColumnStress)>) {
+    use super::column::add_votes;
+    use super::{analyze, decide, Analysis, ColumnPrior};
+    let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
+    for r in rows
+        .iter()
+        .filter(|r| matches!(class_of(&r.expected), "legacy" | "mojibake"))
+    {
+        groups
+            .entry((r.expected.clone(), r.lang.clone()))
+            .or_default()
+            .push(r);
+    }
+    let extra_an: Vec<Analysis> = extra.iter().map(|r| analyze(&r.bytes)).collect();
+    let mut total = ColumnStress::default();
+    let mut per = Vec::new();
+    for ((label, lang), members) in &groups {
+        let class = class_of(label);
+        let an: Vec<Analysis> = members.iter().map(|r| analyze(&r.bytes)).collect();
+        let mut base = Vec::new();
+        add_votes(&an, &mut base);
+        let batch = if single {
+            1
+        } else {
+            (members.len() / 20).max(1)
+        };
+        let mut s = ColumnStress::default();
+        // 0: own label and language, 1: genuine, 2: another label of the class.
+        for kind in 0..3 {
+            let pick: Vec<usize> = (0..extra.len())
+                .filter(|&i| {
+                    let r = &extra[i];
+                    let c = class_of(&r.expected);
+                    match kind {
+                        0 => r.expected == *label && r.lang == *lang,
+                        1 => matches!(c, "ascii/utf-8" | "foreign"),
+                        _ => c == class && r.lang == *lang && r.expected != *label,
+                    }
+                })
+                .collect();
+            for chunk in pick.chunks(batch) {
+                let mut counts = base.clone();
+                let chunk_an: Vec<Analysis> = chunk.iter().map(|&i| extra_an[i].clone()).collect();
+                add_votes(&chunk_an, &mut counts);
+                let prior = ColumnPrior::from_counts(&counts);
+                let ctx = Context {
+                    prior: Some(&prior),
+                    ..Context::default()
+                };
+                for (&i, a) in chunk.iter().zip(chunk_an) {
+                    let r = &extra[i];
+                    let v = decide(&r.bytes, a, &ctx);
+                    match kind {
+                        0 => s.own.add(&judge_verdict(r, &v)),
+                        1 => {
+                            s.genuine += 1;
+                            s.genuine_rewritten += v.actionable() as usize;
+                        }
+                        _ => {
+                            s.cross += 1;
+                            s.cross_rewritten += judge_verdict(r, &v).corrupting;
+                        }
+                    }
+                }
+            }
+        }
+        total.add(&s);
+        per.push((format!("{label} {lang}"), s));
+    }
+    (total, per)
 }

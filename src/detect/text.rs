@@ -21,7 +21,7 @@ const H_VI: f32 = 4.5;
 /// Toll (nats) on a Western word in a reading that claims to be Vietnamese (TCVN3): the
 /// smallest that turned no Western word in cp1250/cp1252/cp1254 (wordfreq's held-out ranks)
 /// into TCVN3 text; 4 did ("supără").
-const FOREIGN_IN_VI: f32 = 6.0;
+pub(crate) const FOREIGN_IN_VI: f32 = 6.0;
 /// Number of Cyrillic language models.
 const NL: usize = model::CYR_LANGS.len();
 /// Toll (nats) for ASCII and Cyrillic letters glued in one word ("Perchи",
@@ -78,6 +78,12 @@ pub struct TextScore {
     pub vi_syllables: u32,
     /// Words scored with the Vietnamese model as the better reading.
     pub vi_words: u32,
+    /// Words of a reading that claims to be Vietnamese scored as foreign names, at
+    /// [`FOREIGN_IN_VI`] each ("Cádiz").
+    pub foreign_words: u32,
+    /// Odd symbols glued to a letter, before or after it ("C¸diz", "£Á"): a symbol beside a
+    /// digit or a space ("£5") is not counted.
+    pub glued_symbols: u32,
 }
 
 /// Cost (nats, negative) of a non-letter character in running text.
@@ -409,6 +415,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             // Vietnamese text names foreign places and people ("Cádiz"): a word the Latin
             // model rates far better than the syllable model may be one, at a toll.
             *common += if vietnamese {
+                if lat - FOREIGN_IN_VI > vis {
+                    out.foreign_words += 1;
+                }
                 vis.max(lat - FOREIGN_IN_VI)
             } else {
                 lat.max(vis)
@@ -428,6 +437,8 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
     let mut odd_after_letter = false;
     // The previous character was an odd symbol.
     let mut odd_before = false;
+    // The previous character was an odd symbol that no letter came right before.
+    let mut odd_unglued = false;
     // Length of the current run of non-ASCII symbols that began right after
     // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
     let mut glued_run = 0u32;
@@ -444,6 +455,8 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
+            out.glued_symbols += (odd && was_letter) as u32;
+            odd_unglued = odd && !was_letter;
             // Any non-ASCII symbol glued between two letters is suspect
             // ("l·n", "L¹t"), the apostrophe ’ aside.
             odd_after_letter =
@@ -459,6 +472,8 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             continue;
         }
         glued_run = 0;
+        out.glued_symbols += odd_unglued as u32;
+        odd_unglued = false;
         if odd_after_letter {
             common -= 4.0;
             odd_after_letter = false;
@@ -616,10 +631,24 @@ mod tests {
     }
 
     #[test]
+    fn odd_symbols_glued_to_letters_are_counted() {
+        let glued = |t: &str| score_chars(t.chars()).glued_symbols;
+        // A cedilla or a pound sign against a letter is mojibake ("C¸diz" is TCVN3 "Cádiz"
+        // read as latin1); beside a digit or a space it may be genuine.
+        assert_eq!(glued("C¸diz"), 1);
+        assert_eq!(glued("£Á"), 1);
+        assert_eq!(glued("£5"), 0);
+        assert_eq!(glued("cost £ 5"), 0);
+        assert_eq!(glued("Cádiz"), 0);
+    }
+
+    #[test]
     fn a_foreign_name_in_vietnamese_text_is_tolled_not_ruled_out() {
         let vi = |t: &str| score_chars_as(t.chars(), true).score;
         // "Cádiz" is no Vietnamese syllable, but a Western word at a toll.
         assert_eq!(vi("Cádiz"), s("Cádiz") - FOREIGN_IN_VI);
+        assert_eq!(score_chars_as("Cádiz".chars(), true).foreign_words, 1);
+        assert_eq!(score_chars_as("Tiếng Việt".chars(), true).foreign_words, 0);
         // ... still ahead of its readings through the other tables.
         assert!(vi("Cádiz") > s("Cёdiz") + 2.0, "{}", vi("Cádiz"));
         // Vietnamese still reads as Vietnamese.
