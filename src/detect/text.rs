@@ -439,6 +439,9 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
     let mut odd_before = false;
     // The previous character was an odd symbol that no letter came right before.
     let mut odd_unglued = false;
+    // Odd symbols glued to a letter, for `TextScore::glued_symbols` (a local: `out` is
+    // borrowed by `finish`, and a count kept in it costs a store a letter).
+    let mut glued = 0u32;
     // Length of the current run of non-ASCII symbols that began right after
     // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
     let mut glued_run = 0u32;
@@ -455,7 +458,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
-            out.glued_symbols += (odd && was_letter) as u32;
+            glued += (odd && was_letter) as u32;
             odd_unglued = odd && !was_letter;
             // Any non-ASCII symbol glued between two letters is suspect
             // ("l·n", "L¹t"), the apostrophe ’ aside.
@@ -472,8 +475,10 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             continue;
         }
         glued_run = 0;
-        out.glued_symbols += odd_unglued as u32;
-        odd_unglued = false;
+        if odd_unglued {
+            glued += 1;
+            odd_unglued = false;
+        }
         if odd_after_letter {
             common -= 4.0;
             odd_after_letter = false;
@@ -586,6 +591,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
         best = s;
     }
     out.score = common + best;
+    out.glued_symbols = glued;
     out
 }
 
