@@ -79,11 +79,12 @@ pub struct TextScore {
     /// Words scored with the Vietnamese model as the better reading.
     pub vi_words: u32,
     /// Words of a reading that claims to be Vietnamese scored as foreign names, at
-    /// [`FOREIGN_IN_VI`] each ("Cádiz").
-    pub foreign_words: u32,
+    /// [`FOREIGN_IN_VI`] each ("Cádiz"); saturates at 255 (a byte keeps `TextScore` as small
+    /// as it was: a larger one cost a percent of detection time in copies).
+    pub foreign_words: u8,
     /// Odd symbols glued to a letter, before or after it ("C¸diz", "£Á"): a symbol beside a
-    /// digit or a space ("£5") is not counted.
-    pub glued_symbols: u32,
+    /// digit or a space ("£5") is not counted. Saturates at 255.
+    pub glued_symbols: u8,
 }
 
 /// Cost (nats, negative) of a non-letter character in running text.
@@ -416,7 +417,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             // model rates far better than the syllable model may be one, at a toll.
             *common += if vietnamese {
                 if lat - FOREIGN_IN_VI > vis {
-                    out.foreign_words += 1;
+                    out.foreign_words = out.foreign_words.saturating_add(1);
                 }
                 vis.max(lat - FOREIGN_IN_VI)
             } else {
@@ -591,7 +592,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
         best = s;
     }
     out.score = common + best;
-    out.glued_symbols = glued;
+    out.glued_symbols = glued.min(255) as u8;
     out
 }
 
