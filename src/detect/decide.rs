@@ -56,7 +56,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         // odd case: "C¸diz", "PÝsek", TCVN3 "Cádiz" and "Písek" read as latin1) in a column
         // that nearly all reads one other way: the column decides it as any other value.
         // Genuine text ("Cádiz" as stored) reads well-formed and is never taken.
-        if ctx.prior.is_some() && reads_broken(&cands[best].text) {
+        if ctx.prior.is_some() && reads_broken(&cands[best].text, bytes) {
             if let Some(v) = column_decides(bytes, &cands, ctx) {
                 return v;
             }
@@ -253,10 +253,11 @@ impl std::fmt::Display for Dec {
     }
 }
 
-/// True when a reading is broken text: a symbol odd in text glued to a letter ("C¸diz"), or
-/// a word in odd case ("PÝsek"). Genuine text almost never is.
-fn reads_broken(t: &TextScore) -> bool {
-    t.glued_symbols > 0 || t.odd_case_words > 0
+/// True when the UTF-8 reading `t` of valid UTF-8 `bytes` is broken text: a word in odd case
+/// ("PÝsek"), or a symbol odd in text glued to a letter ("C¸diz"). Genuine text almost never
+/// is.
+fn reads_broken(t: &TextScore, bytes: &[u8]) -> bool {
+    t.odd_case_words > 0 || std::str::from_utf8(bytes).is_ok_and(text::glued_odd_symbol)
 }
 
 /// True when a reading is well-formed text: no odd case, symbol or script switch in a word.
@@ -342,7 +343,7 @@ fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict
             || cands
                 .iter()
                 .find(|u| u.label == Label::Utf8)
-                .is_some_and(|u| reads_broken(&u.text) || u.text.mixed_words > 0));
+                .is_some_and(|u| reads_broken(&u.text, bytes) || u.text.mixed_words > 0));
     let floor = if tcvn3 {
         UNIFORM_PER_LETTER_TCVN3
     } else if utf8_chain {
