@@ -1,16 +1,13 @@
-//! Foreign keys across the job's one cut-over (see [`super::foreign_sql`]): read from the
-//! catalog, recorded before they move, moved under the cut-over lock, put back after a
-//! cut-over that did not rename, and the parents' triggers that log cascaded rows.
+//! Foreign keys across a cut-over (see [`super::foreign_sql`]): read from the catalog,
+//! recorded before they move, moved under the cut-over lock, put back after a cut-over that
+//! did not rename. The parents' triggers that log cascaded rows are [`super::cascade`]'s.
 
 use super::context::table_exists;
 use super::foreign_sql::{
-    add_sql, cascade_trigger_ddl, cascades, collect, drop_sql, foreign_key_checks_sql, forget_sql,
-    moves, moves_ddl, record_sql, recorded_sql, swap_sql, Cascaded, ForeignKey, Move,
-    CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
+    add_sql, collect, drop_sql, foreign_key_checks_sql, forget_sql, moves, moves_ddl, record_sql,
+    recorded_sql, swap_sql, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
 };
 use super::names::{names, Names};
-use super::sql::{drop_trigger_sql, gate_ddl, log_ddl, TRIGGERS_SQL};
-use crate::engine::plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 
@@ -194,105 +191,5 @@ pub(super) async fn settle_moves(
         .bind(job)
         .execute(&mut *conn)
         .await?;
-    Ok(())
-}
-
-/// Creates (or replaces) the triggers on every parent whose cascading actions change rows of
-/// the job's copied tables (`plans`), so those rows reach their change logs; the logs are
-/// created here if missing (a child copied later starts with them).
-pub(super) async fn ensure_cascade_triggers(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    plans: &[TablePlan],
-) -> Result<()> {
-    let fks = foreign_keys(conn, schema).await?;
-    // A keyless child is rebuilt whole under the cut-over's lock: what cascades reach it is there.
-    let in_job = |fk: &ForeignKey| {
-        fk.child_schema == schema
-            && plans
-                .iter()
-                .any(|p| p.table == fk.child && !p.key.is_empty())
-    };
-    // A parent in another schema is not followed (its cascades are not logged): see the README.
-    let mut parents: Vec<(String, String)> = fks
-        .iter()
-        .filter(|f| in_job(f) && f.parent_schema == schema)
-        .filter(|f| cascades(&f.on_update) || cascades(&f.on_delete))
-        .map(|f| (f.parent_schema.clone(), f.parent.clone()))
-        .collect();
-    parents.sort();
-    parents.dedup();
-    if parents.is_empty() {
-        return Ok(());
-    }
-    conn.execute(gate_ddl(schema).as_str()).await?;
-    let logs: Vec<(String, Names)> = plans
-        .iter()
-        .map(|p| (p.table.clone(), names(&p.table)))
-        .collect();
-    for (_, n) in &logs {
-        conn.execute(log_ddl(schema, n).as_str()).await?;
-    }
-    for (ps, parent) in &parents {
-        let children: Vec<Cascaded<'_>> = fks
-            .iter()
-            .filter(|f| in_job(f) && &f.parent_schema == ps && &f.parent == parent)
-            .map(|f| {
-                let plan = plans
-                    .iter()
-                    .find(|p| p.table == f.child)
-                    .expect("in the job");
-                let log = &logs
-                    .iter()
-                    .find(|(t, _)| *t == f.child)
-                    .expect("in the job")
-                    .1
-                    .log;
-                Cascaded {
-                    fk: f,
-                    log,
-                    key: &plan.key,
-                }
-            })
-            .collect();
-        let n = names(parent);
-        let have: Vec<String> = sqlx::query_scalar(TRIGGERS_SQL)
-            .bind(ps)
-            .bind(parent)
-            .fetch_all(&mut *conn)
-            .await?;
-        for (name, ddl) in n
-            .cascade
-            .iter()
-            .zip(cascade_trigger_ddl(ps, parent, &n.cascade, &children))
-        {
-            // Never dropped while the job runs: a cascade in between would go unlogged.
-            if have.contains(name) {
-                continue;
-            }
-            if let Some(ddl) = ddl {
-                conn.execute(ddl.as_str())
-                    .await
-                    .with_context(|| format!("creating trigger {name} on {parent}. Fix: GRANT TRIGGER on the schema to the job's user"))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Drops the cascade-logging triggers of every table in `schema` that has them (after the
-/// cut-over, or when the job is aborted, before any change log goes).
-pub(super) async fn drop_cascade_triggers(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
-    let rows: Vec<String> = sqlx::query_scalar(
-        "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? \
-         AND (TRIGGER_NAME LIKE '%\\_myrecode\\_bup' OR TRIGGER_NAME LIKE '%\\_myrecode\\_bde')",
-    )
-    .bind(schema)
-    .fetch_all(&mut *conn)
-    .await?;
-    for name in rows {
-        conn.execute(drop_trigger_sql(schema, &name).as_str())
-            .await?;
-    }
     Ok(())
 }

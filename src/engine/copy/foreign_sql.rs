@@ -1,12 +1,13 @@
-//! Foreign keys across the job's one cut-over, pure: which constraints move and where, the
-//! statements that move them and put them back, and the triggers that log the rows a
-//! cascading action changes (cascades fire no triggers of the child, so the child's own
-//! change-log triggers never see them).
+//! Foreign keys across a cut-over (each group's, see [`super::group`]), pure: which
+//! constraints move and where, the statements that move them and put them back, and the
+//! triggers that log the rows a cascading action changes (cascades fire no triggers of the
+//! child, so the child's own change-log triggers never see them; which triggers exist when is
+//! [`super::cascade_sql`]'s).
 //!
 //! A shadow is created `LIKE` its table, which copies no foreign key. Under the cut-over lock
 //! every constraint that touches a table of the cut-over is moved: one whose child is in the
 //! cut-over goes from the child to the child's shadow; one whose child stays (outside the
-//! job) is redefined on that child. Either way it references the shadow of a parent in the
+//! job, in another group, or recoded in place) is redefined on that child. Either way it references the shadow of a parent in the
 //! cut-over (the rename carries the reference over to the table's name: InnoDB updates the
 //! children of a renamed parent) or the parent itself when that stays. Names, columns and
 //! actions are kept. `foreign_key_checks` is off for the move, so no row is checked again:

@@ -13,30 +13,57 @@ pub struct Names {
     pub log: String,
     /// Triggers: after insert, after update, after delete.
     pub triggers: [String; 3],
-    /// Triggers on a parent logging the rows its cascading actions change in the job's
-    /// tables: before update, before delete.
+    /// Triggers an older myrecode put on a parent to log the rows its cascading actions
+    /// change in every copied child (before update, before delete); now there is a pair per
+    /// parent and child ([`cascade_names`]), and these are only recognised and replaced.
     pub cascade: [String; 2],
+}
+
+/// `<base>_myrecode_<suffix>`, at most 64 characters: a long base is cut and a hash of it
+/// added, so names stay distinct.
+fn fit(base: &str, suffix: &str) -> String {
+    let full = format!("{base}_myrecode_{suffix}");
+    if full.chars().count() <= 64 {
+        return full;
+    }
+    let hash = &checkpoint::fingerprint(base)[..8];
+    let tail = format!("~{hash}_myrecode_{suffix}");
+    let head: String = base.chars().take(64 - tail.chars().count()).collect();
+    format!("{head}{tail}")
 }
 
 /// The names for table `table`; long names are shortened with a hash so they stay unique.
 pub fn names(table: &str) -> Names {
-    let fit = |suffix: &str| {
-        let full = format!("{table}_myrecode_{suffix}");
-        if full.chars().count() <= 64 {
-            return full;
-        }
-        let hash = &checkpoint::fingerprint(table)[..8];
-        let tail = format!("~{hash}_myrecode_{suffix}");
-        let head: String = table.chars().take(64 - tail.chars().count()).collect();
-        format!("{head}{tail}")
-    };
     Names {
-        shadow: fit("new"),
-        old: fit("old"),
-        log: fit("log"),
-        triggers: [fit("ins"), fit("upd"), fit("del")],
-        cascade: [fit("bup"), fit("bde")],
+        shadow: fit(table, "new"),
+        old: fit(table, "old"),
+        log: fit(table, "log"),
+        triggers: [fit(table, "ins"), fit(table, "upd"), fit(table, "del")],
+        cascade: [fit(table, "bup"), fit(table, "bde")],
     }
+}
+
+/// The `BEFORE UPDATE` and `BEFORE DELETE` triggers on table `on` (a parent, or its shadow)
+/// that log the rows its cascading actions change in copied table `child`:
+/// `<on>><child>_myrecode_bup` and `_bde` (see [`super::cascade_sql`]).
+pub fn cascade_names(on: &str, child: &str) -> [String; 2] {
+    let base = format!("{on}>{child}");
+    [fit(&base, "bup"), fit(&base, "bde")]
+}
+
+/// Suffixes of the triggers a copy creates: the change log's three, and the two that log
+/// cascaded rows.
+const TRIGGER_SUFFIXES: [&str; 5] = [
+    "_myrecode_ins",
+    "_myrecode_upd",
+    "_myrecode_del",
+    "_myrecode_bup",
+    "_myrecode_bde",
+];
+
+/// Whether trigger `name` is one a copy creates (not the application's own).
+pub fn is_copy_trigger(name: &str) -> bool {
+    TRIGGER_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
 /// Whether `name` sorts after `table` the way the server orders metadata locks (bytes, a
@@ -65,6 +92,15 @@ mod tests {
             assert!(s.chars().count() <= 64, "{s}");
         }
         assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);
+        let [u, d] = cascade_names("posts", "comments");
+        assert_eq!(
+            (u.as_str(), d.as_str()),
+            ("posts>comments_myrecode_bup", "posts>comments_myrecode_bde")
+        );
+        let [u, _] = cascade_names(&long, "comments");
+        assert!(u.chars().count() <= 64 && is_copy_trigger(&u), "{u}");
+        assert_ne!(u, cascade_names(&long, "comment")[0]);
+        assert!(!is_copy_trigger("audit_bup"));
         let ascii_long = "a".repeat(60);
         assert!(sorts_after(&ascii_long, &names(&ascii_long).shadow));
     }
