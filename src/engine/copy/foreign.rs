@@ -111,8 +111,8 @@ async fn is_on(conn: &mut MySqlConnection, schema: &str, table: &str, name: &str
 
 /// Settles what a cut-over left of its moves; idempotent, so a kill anywhere in it is
 /// settled by the next run. Swapped (the rename ran): each constraint gets its own name back
-/// on the live child (the kept original gives the name up; the name is added, then the
-/// stand-in dropped). Not swapped: the stand-ins go and the outside children get their
+/// on the live child (the kept original gives the name up; the stand-in is swapped for the
+/// name in one statement). Not swapped: the stand-ins go and the outside children get their
 /// constraints back. Whether the rename ran is read from the tables themselves (a shadow
 /// gone) when any child was swapped; otherwise the caller says (`swapped`).
 pub(super) async fn settle_moves(
@@ -157,15 +157,21 @@ pub(super) async fn settle_moves(
                     conn.execute(drop_sql(cs, &old, &m.name).as_str()).await?;
                 }
             }
-            if !is_on(conn, cs, child, &m.name).await? {
-                conn.execute(add_sql(cs, child, &m.original).as_str())
-                    .await
-                    .with_context(|| {
-                        format!("giving foreign key {} its name back on {child}", m.name)
-                    })?;
-            }
-            if is_on(conn, cs, child, &m.tmp).await? {
-                conn.execute(drop_sql(cs, child, &m.tmp).as_str()).await?;
+            // One statement: two cascading constraints on the same columns, even for a moment,
+            // fail every update of the parent's key (1452).
+            let given_back = match (
+                is_on(conn, cs, child, &m.name).await?,
+                is_on(conn, cs, child, &m.tmp).await?,
+            ) {
+                (false, true) => Some(swap_sql(cs, child, &m.tmp, &m.original)),
+                (false, false) => Some(add_sql(cs, child, &m.original)),
+                (true, true) => Some(drop_sql(cs, child, &m.tmp)),
+                (true, false) => None,
+            };
+            if let Some(sql) = given_back {
+                conn.execute(sql.as_str()).await.with_context(|| {
+                    format!("giving foreign key {} its name back on {child}", m.name)
+                })?;
             }
         } else {
             if is_on(conn, cs, &m.to, &m.tmp).await? {
