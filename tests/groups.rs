@@ -13,520 +13,19 @@
 
 mod common;
 
-use common::legacy::*;
+#[path = "groups/app.rs"]
+mod app;
+
+use app::*;
 use common::texts;
-use myrecode::codec::Encoding::Windows1251;
-use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::test_database;
-use sqlx::{Executor, MySqlConnection, Row};
-use std::collections::{BTreeMap, BTreeSet};
+use sqlx::Executor;
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The schema, its text columns in `cs` (latin1 for the legacy one, utf8mb4 for the control).
-fn ddl(cs: &str) -> Vec<String> {
-    vec![
-        format!("CREATE TABLE users (id INT NOT NULL PRIMARY KEY, login VARCHAR(40) CHARACTER SET {cs} NOT NULL, \
-                 name VARCHAR(120) CHARACTER SET {cs}, UNIQUE KEY u_login (login)) ENGINE=InnoDB"),
-        format!("CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, title VARCHAR(200) CHARACTER SET {cs}, \
-                 KEY k_user (user_id), CONSTRAINT fk_post_user FOREIGN KEY (user_id) REFERENCES users (id) \
-                 ON UPDATE CASCADE ON DELETE CASCADE) ENGINE=InnoDB"),
-        format!("CREATE TABLE profiles (id INT NOT NULL PRIMARY KEY, user_login VARCHAR(40) CHARACTER SET {cs} NOT NULL, \
-                 pinned_post_id INT NULL, bio VARCHAR(200) CHARACTER SET {cs}, KEY k_login (user_login), KEY k_pinned (pinned_post_id), \
-                 CONSTRAINT fk_profile_user FOREIGN KEY (user_login) REFERENCES users (login) ON UPDATE CASCADE ON DELETE CASCADE, \
-                 CONSTRAINT fk_profile_post FOREIGN KEY (pinned_post_id) REFERENCES posts (id) ON DELETE SET NULL) ENGINE=InnoDB"),
-        format!("CREATE TABLE comments (id INT NOT NULL PRIMARY KEY, post_id INT NOT NULL, body VARCHAR(250) CHARACTER SET {cs}, \
-                 KEY k_post (post_id), CONSTRAINT fk_comment_post FOREIGN KEY (post_id) REFERENCES posts (id) \
-                 ON DELETE CASCADE) ENGINE=InnoDB"),
-    ]
-}
-
-/// Every table and its columns, as compared at the end.
-const COLUMNS: [(&str, &str); 4] = [
-    ("users", "id, login, name"),
-    ("profiles", "id, user_login, pinned_post_id, bio"),
-    ("posts", "id, user_id, title"),
-    ("comments", "id, post_id, body"),
-];
-
-/// Each group's tables.
-const ACCOUNTS: [&str; 2] = ["users", "profiles"];
-const FORUM: [&str; 2] = ["posts", "comments"];
-
-fn job_text(schema: &str) -> String {
-    let col = |name: &str, ty: &str| {
-        format!(
-            "      - name: {name}\n        source: auto\n        target: {ty} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n"
-        )
-    };
-    let table = |name: &str, cols: &[String]| {
-        format!(
-            "  - name: {name}\n    strategy: copy\n    columns:\n{}",
-            cols.concat()
-        )
-    };
-    format!(
-        "version: 1\nschema: {schema}\ndefaults:\n  batch_size: 50\n  target_batch_time: 20ms\n  pause_between_batches: 5ms\n  cutover: manual\ntables:\n{}{}{}{}\
-         cutover_groups:\n  - name: accounts\n    tables: [users, profiles]\n  - name: forum\n    tables: [posts, comments]\n",
-        table(
-            "users",
-            &[col("login", "VARCHAR(40)").replace("utf8mb4_unicode_ci\n", "utf8mb4_unicode_ci NOT NULL\n"), col("name", "VARCHAR(120)")]
-        ),
-        table(
-            "profiles",
-            &[col("user_login", "VARCHAR(40)").replace("utf8mb4_unicode_ci\n", "utf8mb4_unicode_ci NOT NULL\n"), col("bio", "VARCHAR(200)")]
-        ),
-        table("posts", &[col("title", "VARCHAR(200)")]),
-        table("comments", &[col("body", "VARCHAR(250)")]),
-    )
-}
-
-/// Text number `n`: a Russian sentence, numbered.
-fn text(n: u64) -> String {
-    let t = RUSSIAN[(n as usize) % RUSSIAN.len()].replace(['ё', 'Ё'], "е");
-    format!("{t} #{n}")
-}
-
-/// A login: Cyrillic, unique by its number.
-fn login(n: u64) -> String {
-    format!("логин_{n}")
-}
-
-/// One statement of the application: SQL with the text values first, then the ids; the table
-/// whose charset the text must match.
-struct Op {
-    sql: String,
-    table: &'static str,
-    texts: Vec<String>,
-    ids: Vec<i64>,
-}
-
-impl Op {
-    fn new(table: &'static str, sql: &str, texts: &[String], ids: &[i64]) -> Op {
-        Op {
-            sql: sql.into(),
-            table,
-            texts: texts.to_vec(),
-            ids: ids.to_vec(),
-        }
-    }
-
-    /// Runs it, the text as cp1251 bytes (`legacy`) or as UTF-8.
-    async fn run(&self, c: &mut MySqlConnection, legacy: bool) -> Result<u64, sqlx::Error> {
-        let mut q = sqlx::query(&self.sql);
-        for t in &self.texts {
-            q = if legacy {
-                q.bind(bytes(Windows1251, t))
-            } else {
-                q.bind(t.clone())
-            };
-        }
-        for id in &self.ids {
-            q = q.bind(id);
-        }
-        q.execute(c).await.map(|r| r.rows_affected())
-    }
-}
-
-async fn seed(c: &mut MySqlConnection, legacy: bool) {
-    let mut ops = Vec::new();
-    for id in 1..=60u64 {
-        ops.push(Op::new(
-            "users",
-            "INSERT INTO users (login, name, id) VALUES (?, ?, ?)",
-            &[login(id), text(id)],
-            &[id as i64],
-        ));
-    }
-    for id in 1..=300u64 {
-        ops.push(Op::new(
-            "posts",
-            "INSERT INTO posts (title, id, user_id) VALUES (?, ?, ?)",
-            &[text(1000 + id)],
-            &[id as i64, 1 + (id % 60) as i64],
-        ));
-    }
-    for id in 1..=60u64 {
-        ops.push(Op::new(
-            "profiles",
-            "INSERT INTO profiles (user_login, bio, id, pinned_post_id) VALUES (?, ?, ?, ?)",
-            &[login(id), text(2000 + id)],
-            &[id as i64, (id * 5) as i64],
-        ));
-    }
-    for id in 1..=600u64 {
-        ops.push(Op::new(
-            "comments",
-            "INSERT INTO comments (body, id, post_id) VALUES (?, ?, ?)",
-            &[text(3000 + id)],
-            &[id as i64, 1 + (id % 300) as i64],
-        ));
-    }
-    for op in ops {
-        op.run(c, legacy)
-            .await
-            .unwrap_or_else(|e| panic!("{}: {e}", op.sql));
-    }
-}
-
-/// The application, writing both schemas statement by statement.
-#[derive(Default)]
-struct App {
-    x: u64,
-    n: u64,
-    /// Tables that refused the legacy bytes (swapped), with the write number it happened at.
-    switched: BTreeMap<&'static str, u64>,
-    /// At each table's first refusal: the charset of every table's text columns then.
-    seen_at_switch: Vec<(&'static str, BTreeMap<String, String>)>,
-    /// Keys written (or changed by a cascade) after their table was swapped, per table.
-    touched: BTreeMap<&'static str, BTreeSet<i64>>,
-    /// Successful writes per table after its own swap, and per table while the other group
-    /// was swapped and it was not.
-    after_own: BTreeMap<&'static str, u64>,
-    between: BTreeMap<&'static str, u64>,
-    failed_alike: u64,
-    retries: u64,
-}
-
-/// Each table's text columns' charsets, one per table (`name` of users, say).
-async fn charsets(c: &mut MySqlConnection, schema: &str) -> BTreeMap<String, String> {
-    sqlx::query(
-        "SELECT CAST(TABLE_NAME AS CHAR), CAST(GROUP_CONCAT(DISTINCT CHARACTER_SET_NAME) AS CHAR) FROM information_schema.COLUMNS \
-         WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN ('users','profiles','posts','comments') AND CHARACTER_SET_NAME IS NOT NULL \
-         GROUP BY TABLE_NAME",
-    )
-    .bind(schema)
-    .fetch_all(c)
-    .await
-    .unwrap()
-    .iter()
-    .map(|r| (r.get(0), r.get(1)))
-    .collect()
-}
-
-impl App {
-    fn next(&mut self) -> u64 {
-        self.x ^= self.x << 13;
-        self.x ^= self.x >> 7;
-        self.x ^= self.x << 17;
-        self.x
-    }
-
-    /// The next statement, and the keys (per table) it may write, asked of the control first.
-    async fn op(&mut self, control: &mut MySqlConnection) -> (Op, Vec<(&'static str, i64)>) {
-        let r = self.next();
-        let pick = |m: u64| 1 + (r >> 16) as i64 % m as i64;
-        self.n += 1;
-        let n = self.n;
-        let keys = |rows: Vec<i64>, table: &'static str| -> Vec<(&'static str, i64)> {
-            rows.into_iter().map(|k| (table, k)).collect()
-        };
-        async fn q(c: &mut MySqlConnection, sql: &str, id: i64) -> Vec<i64> {
-            sqlx::query_scalar(sql).bind(id).fetch_all(c).await.unwrap()
-        }
-        match r % 12 {
-            0 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET name = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
-            1 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "profiles",
-                        "UPDATE profiles SET bio = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("profiles", id)],
-                )
-            }
-            2 => {
-                let id = 100_000 + n as i64;
-                (
-                    Op::new(
-                        "posts",
-                        "INSERT INTO posts (title, id, user_id) VALUES (?, ?, ?)",
-                        &[text(10_000 + n)],
-                        &[id, pick(70)],
-                    ),
-                    vec![("posts", id)],
-                )
-            }
-            3 => {
-                let id = pick(320);
-                (
-                    Op::new(
-                        "posts",
-                        "UPDATE posts SET title = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("posts", id)],
-                )
-            }
-            4 => {
-                let id = 200_000 + n as i64;
-                (
-                    Op::new(
-                        "comments",
-                        "INSERT INTO comments (body, id, post_id) VALUES (?, ?, ?)",
-                        &[text(10_000 + n)],
-                        &[id, pick(320)],
-                    ),
-                    vec![("comments", id)],
-                )
-            }
-            5 => {
-                let id = pick(620);
-                (
-                    Op::new(
-                        "comments",
-                        "UPDATE comments SET body = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("comments", id)],
-                )
-            }
-            // A post deleted: its comments go (inside `forum`), profiles pinning it are set
-            // NULL (a cascade from `forum` into `accounts`).
-            6 => {
-                let id = pick(320);
-                let mut k = vec![("posts", id)];
-                k.extend(keys(
-                    q(control, "SELECT id FROM comments WHERE post_id = ?", id).await,
-                    "comments",
-                ));
-                k.extend(keys(
-                    q(
-                        control,
-                        "SELECT id FROM profiles WHERE pinned_post_id = ?",
-                        id,
-                    )
-                    .await,
-                    "profiles",
-                ));
-                (
-                    Op::new("posts", "DELETE FROM posts WHERE id = ?", &[], &[id]),
-                    k,
-                )
-            }
-            // A login changed: the profile follows (a cascade on text inside `accounts`).
-            7 => {
-                let id = pick(70);
-                let mut k = vec![("users", id)];
-                k.extend(keys(
-                    q(control, "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?", id).await,
-                    "profiles",
-                ));
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET login = ? WHERE id = ?",
-                        &[login(50_000 + n)],
-                        &[id],
-                    ),
-                    k,
-                )
-            }
-            // A user renumbered: the posts follow (a cascade from `accounts` into `forum`).
-            8 => {
-                let id = pick(70);
-                let new = 300_000 + n as i64;
-                let mut k = vec![("users", id), ("users", new)];
-                k.extend(keys(
-                    q(control, "SELECT id FROM posts WHERE user_id = ?", id).await,
-                    "posts",
-                ));
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET id = ? WHERE id = ?",
-                        &[],
-                        &[new, id],
-                    ),
-                    k,
-                )
-            }
-            9 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "profiles",
-                        "UPDATE profiles SET pinned_post_id = ? WHERE id = ?",
-                        &[],
-                        &[pick(320), id],
-                    ),
-                    vec![("profiles", id)],
-                )
-            }
-            10 => {
-                let id = 400_000 + n as i64;
-                (
-                    Op::new(
-                        "users",
-                        "INSERT INTO users (login, name, id) VALUES (?, ?, ?)",
-                        &[login(60_000 + n), text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
-            _ => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET name = ? WHERE id = ?",
-                        &[text(20_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
-        }
-    }
-
-    /// Runs one statement on both schemas; their outcomes must agree.
-    async fn step(
-        &mut self,
-        app: &mut MySqlConnection,
-        control: &mut MySqlConnection,
-        schema: &str,
-    ) {
-        let (op, keys) = self.op(control).await;
-        let migrated = loop {
-            let legacy = !self.switched.contains_key(op.table);
-            match op.run(app, legacy).await {
-                // Legacy bytes refused: the table was swapped (a cascade may report the
-                // refusal as the child's constraint failing, 1452, rather than as 1366).
-                Err(_) if legacy && charsets(app, schema).await[op.table] == "utf8mb4" => {
-                    // The table was swapped: from now on the application writes it in UTF-8.
-                    self.switched.insert(op.table, self.n);
-                    let seen = charsets(app, schema).await;
-                    self.seen_at_switch.push((op.table, seen));
-                }
-                Err(e)
-                    if ["1213", "1205", "1146"]
-                        .iter()
-                        .any(|n| e.to_string().contains(n)) =>
-                {
-                    self.retries += 1;
-                    assert!(self.retries < 200, "{e}");
-                    sqlx::Connection::clear_cached_statements(&mut *app)
-                        .await
-                        .unwrap();
-                }
-                other => break other,
-            }
-        };
-        let controlled = op.run(control, false).await;
-        match (&migrated, &controlled) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{} {:?}: rows affected differ", op.sql, op.ids),
-            (Err(_), Err(_)) => self.failed_alike += 1,
-            _ => panic!(
-                "{} {:?}: migrated {migrated:?}, control {controlled:?}",
-                op.sql, op.ids
-            ),
-        }
-        if migrated.is_err() {
-            return;
-        }
-        // Asked after the statement: a table swapped by then may have taken it after its swap.
-        let now = charsets(app, schema).await;
-        for (table, key) in keys {
-            if now[table] == "utf8mb4" {
-                self.touched.entry(table).or_default().insert(key);
-            }
-        }
-        let group = |t: &str| {
-            if ACCOUNTS.contains(&t) {
-                ACCOUNTS
-            } else {
-                FORUM
-            }
-        };
-        if self.switched.contains_key(op.table) {
-            *self.after_own.entry(op.table).or_default() += 1;
-        } else if ACCOUNTS
-            .iter()
-            .chain(&FORUM)
-            .any(|t| !group(op.table).contains(t) && self.switched.contains_key(t))
-        {
-            *self.between.entry(op.table).or_default() += 1;
-        }
-    }
-}
-
-async fn write_until(
-    cfg: ConnectionConfig,
-    ctl: ConnectionConfig,
-    stop: Arc<AtomicBool>,
-    schema: String,
-) -> App {
-    let mut app = cfg.connect_one().await.unwrap();
-    let mut control = ctl.connect_one().await.unwrap();
-    let mut a = App {
-        x: 0x9E37_79B9_7F4A_7C15,
-        ..App::default()
-    };
-    while !stop.load(Ordering::SeqCst) {
-        a.step(&mut app, &mut control, &schema).await;
-        tokio::time::sleep(Duration::from_millis(3)).await;
-    }
-    a
-}
-
-/// Every foreign key of the schema: name, child, columns, parent, columns, actions.
-async fn constraints(c: &mut MySqlConnection, schema: &str) -> Vec<String> {
-    sqlx::query_scalar(
-        "SELECT CAST(CONCAT_WS(' ', r.CONSTRAINT_NAME, r.TABLE_NAME, \
-         GROUP_CONCAT(k.COLUMN_NAME ORDER BY k.ORDINAL_POSITION), r.REFERENCED_TABLE_NAME, \
-         GROUP_CONCAT(k.REFERENCED_COLUMN_NAME ORDER BY k.ORDINAL_POSITION), r.UPDATE_RULE, r.DELETE_RULE) AS CHAR) \
-         FROM information_schema.REFERENTIAL_CONSTRAINTS r JOIN information_schema.KEY_COLUMN_USAGE k \
-         ON k.CONSTRAINT_SCHEMA = r.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = r.CONSTRAINT_NAME AND k.TABLE_NAME = r.TABLE_NAME \
-         WHERE r.CONSTRAINT_SCHEMA = ? AND r.TABLE_NAME NOT LIKE '%myrecode_old' \
-         GROUP BY r.CONSTRAINT_NAME, r.TABLE_NAME, r.REFERENCED_TABLE_NAME, r.UPDATE_RULE, r.DELETE_RULE ORDER BY 1",
-    )
-    .bind(schema)
-    .fetch_all(c)
-    .await
-    .unwrap()
-}
-
-/// A table's rows, every column as text, ordered by every column.
-async fn rows(c: &mut MySqlConnection, table: &str, cols: &str) -> Vec<Vec<Option<String>>> {
-    let cast: Vec<String> = cols
-        .split(", ")
-        .map(|c| format!("CAST({c} AS CHAR)"))
-        .collect();
-    sqlx::query(&format!(
-        "SELECT {} FROM {table} ORDER BY {cols}",
-        cast.join(", ")
-    ))
-    .fetch_all(c)
-    .await
-    .unwrap()
-    .iter()
-    .map(|r| {
-        (0..r.len())
-            .map(|i| r.get::<Option<String>, _>(i))
-            .collect()
-    })
-    .collect()
-}
 
 /// `myrecode status --json` of the job.
 fn status(url: &str, job: &str) -> serde_json::Value {
@@ -914,4 +413,202 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         app.switched,
         cut.join(" | ")
     );
+}
+
+/// Names of myrecode's tables and triggers in the schema (a refused run creates none).
+async fn own_objects(c: &mut sqlx::MySqlConnection, schema: &str) -> Vec<String> {
+    sqlx::query_scalar::<_, String>(
+        "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE '%myrecode%' \
+         UNION ALL SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
+    )
+    .bind(schema)
+    .bind(schema)
+    .fetch_all(c)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_text_foreign_key_or_a_trigger_split_between_groups_is_refused_before_any_write() {
+    use common::legacy::{bytes, checksums, insert_raw, RUSSIAN};
+    use myrecode::codec::Encoding::Windows1251;
+    use myrecode::inventory::{self, Scope};
+    use myrecode::job::load::load_str;
+    use myrecode::job::refusal::{self, Class};
+
+    let db = test_database("groups_refused");
+    common::exec_script(
+        &db.config,
+        &[
+            "CREATE TABLE users (id INT NOT NULL PRIMARY KEY, login VARCHAR(40) CHARACTER SET latin1 NOT NULL, \
+             UNIQUE KEY u_login (login)) ENGINE=InnoDB",
+            "CREATE TABLE profiles (id INT NOT NULL PRIMARY KEY, user_login VARCHAR(40) CHARACTER SET latin1 NOT NULL, \
+             bio VARCHAR(200) CHARACTER SET latin1, KEY k_login (user_login), \
+             CONSTRAINT fk_profile_user FOREIGN KEY (user_login) REFERENCES users (login) ON UPDATE CASCADE) ENGINE=InnoDB",
+            "CREATE TABLE posts (id INT NOT NULL PRIMARY KEY, user_id INT NOT NULL, title VARCHAR(200) CHARACTER SET latin1) ENGINE=InnoDB",
+            "CREATE TRIGGER posts_touch AFTER INSERT ON posts FOR EACH ROW UPDATE `users` SET login = login WHERE id = NEW.user_id",
+        ],
+    )
+    .await;
+    let rows: Vec<(i64, Vec<u8>)> = (1..=12)
+        .map(|i| (i, bytes(Windows1251, &format!("логин_{i}"))))
+        .collect();
+    insert_raw(&db.config, "users", "login", &rows).await;
+    let mut c = db.config.connect_one().await.unwrap();
+    for (i, login) in &rows {
+        sqlx::query("INSERT INTO profiles (id, user_login, bio) VALUES (?, ?, ?)")
+            .bind(i)
+            .bind(login)
+            .bind(bytes(Windows1251, RUSSIAN[*i as usize % RUSSIAN.len()]))
+            .execute(&mut c)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO posts (id, user_id, title) VALUES (?, ?, ?)")
+            .bind(i)
+            .bind(i)
+            .bind(bytes(Windows1251, RUSSIAN[*i as usize % RUSSIAN.len()]))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let col = |name: &str| {
+        format!("      - name: {name}\n        source: auto\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL\n")
+    };
+    let tables = format!(
+        "  - name: users\n    strategy: copy\n    columns:\n{}  - name: profiles\n    strategy: copy\n    columns:\n{}  - name: posts\n    strategy: copy\n    columns:\n{}",
+        col("login").replace("VARCHAR(200)", "VARCHAR(40)"),
+        col("user_login").replace("VARCHAR(200)", "VARCHAR(40)"),
+        col("title").replace(" NOT NULL", "")
+    );
+    let job_with = |groups: &str| {
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  cutover: auto\ntables:\n{tables}{groups}",
+            db.name
+        )
+    };
+    let split = job_with(
+        "cutover_groups:\n  - name: accounts\n    tables: [users]\n  - name: forum\n    tables: [profiles, posts]\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("split.yaml");
+    std::fs::write(&job, &split).unwrap();
+    let jobp = job.to_str().unwrap();
+    let url = db.config.url_with_secret();
+
+    // What the rules say of each table against the live schema, in the library's words.
+    let loaded = load_str(&split).unwrap();
+    let inv = inventory::take(
+        &mut c,
+        &Scope {
+            schemas: vec![db.name.clone()],
+            tables: vec![],
+        },
+    )
+    .await
+    .unwrap();
+    let mut expected = Vec::new();
+    for (i, tj) in loaded.job.tables.iter().enumerate() {
+        let t = inv.tables.iter().find(|t| t.name == tj.name).unwrap();
+        for r in refusal::group_splits(&refusal::Facts::of_table(t), tj, &loaded.job) {
+            expected.push((i, tj.name.clone(), r));
+        }
+    }
+    let classes: Vec<(&str, Class)> = expected
+        .iter()
+        .map(|(_, t, r)| (t.as_str(), r.class))
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            ("users", Class::ForeignKeyAcrossGroups),
+            ("profiles", Class::ForeignKeyAcrossGroups),
+            ("posts", Class::TriggerAcrossGroups)
+        ]
+    );
+    assert_eq!(
+        expected[1].2.to_string(),
+        "foreign key `fk_profile_user` joins profiles.user_login (group 'forum') to users.login (group 'accounts'), text columns recoded from latin1 to utf8mb4 on both sides: \
+         between the two groups' cut-overs one would be utf8mb4 and the other still latin1, and the server keeps no constraint between text columns of different character sets. \
+         Fix: put 'profiles' and 'users' in the same cut-over group"
+    );
+    assert_eq!(
+        expected[2].2.to_string(),
+        "trigger `posts_touch` on table 'posts' (group 'forum') names table 'users' of group 'accounts': \
+         between the two groups' cut-overs it would carry text between a table already recoded to utf8mb4 and one still in its legacy character set. \
+         Fix: put 'posts' and 'users' in the same cut-over group, or drop the trigger for the job and create it again once both groups are swapped"
+    );
+
+    // plan --check: each at its line.
+    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    for (i, _, r) in &expected {
+        let mut f = r.finding(&format!("tables[{i}]"));
+        f.line = loaded.locator.line(&f.path);
+        let line = f.render(jobp);
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "expected {line:?} in:\n{stdout}"
+        );
+    }
+    // The rehearsal: refused, the same sentences.
+    let out = common::myrecode(Some(&url), &["run", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    for (_, table, r) in &expected {
+        let line = format!("  {table}: refused: {r}");
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "expected {line:?} in:\n{stdout}"
+        );
+    }
+    // --execute: refused before the first write.
+    let before = checksums(&db.config, &["users", "profiles", "posts"]).await;
+    let out = common::myrecode(Some(&url), &["run", jobp, "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    for (_, table, r) in &expected {
+        let line = format!("  {table}: {r}");
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "expected {line:?} in:\n{stderr}"
+        );
+    }
+    assert_eq!(
+        checksums(&db.config, &["users", "profiles", "posts"]).await,
+        before
+    );
+    assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
+
+    // A group naming a table the job does not have: the loader stops `run` too, nothing written.
+    std::fs::write(
+        &job,
+        job_with("cutover_groups:\n  - name: all\n    tables: [users, profiles, posts, post]\n"),
+    )
+    .unwrap();
+    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let (stdout, _) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{jobp}:26: cutover_groups[0].tables[3]: group 'all' names table 'post', which is not in the job's tables. Fix: name a copied table of the job (did you mean 'posts'?)")),
+        "{stdout}"
+    );
+    let out = common::myrecode(Some(&url), &["run", jobp, "--execute"]);
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not valid") && stderr.contains("names table 'post'"),
+        "{stderr}"
+    );
+    assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
+
+    // One group for the three: nothing split, nothing refused.
+    std::fs::write(
+        &job,
+        job_with("cutover_groups:\n  - name: all\n    tables: [users, profiles, posts]\n"),
+    )
+    .unwrap();
+    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
 }
