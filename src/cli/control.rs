@@ -7,22 +7,37 @@ use crate::engine::checkpoint;
 use crate::engine::copy;
 use crate::engine::pace::{self, Command};
 use crate::engine::runner;
+use crate::job::groups;
 use crate::job::model::{Job, Strategy};
 use anyhow::Result;
 use sqlx::MySqlConnection;
 use std::time::{Duration, Instant};
 
-/// Which steering command to send.
+/// Which steering command to send (`cutover` has its own: [`cutover`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Steer {
     /// `pause`.
     Pause,
     /// `resume`.
     Resume,
-    /// `cutover`.
-    Cutover,
     /// `abort`.
     Abort,
+}
+
+/// Arguments of `cutover`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "A job that names cut-over groups swaps them one after another, in its order, each at \
+                  its own instant: --group names the one this command allows (the next to swap); \
+                  without it, the only group left. `myrecode status` shows which group waits."
+)]
+pub struct CutoverArgs {
+    /// The job file, connection and job name, as for every steering command.
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// The cut-over group to swap now (the job's `cutover_groups:`); needed while two or more are left.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
 }
 
 /// How long `abort` waits for a running job to act on it before removing the copy objects itself.
@@ -44,7 +59,6 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
         let command = match what {
             Steer::Pause => Some(Command::Pause),
             Steer::Resume => None,
-            Steer::Cutover => Some(Command::Cutover),
             Steer::Abort => Some(Command::Abort),
         };
         pace::send(&mut conn, &job.schema, &id, command).await?;
@@ -53,9 +67,6 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
                 "job '{id}': pause sent; the run stops after its current batch (triggers keep logging writes). `myrecode resume` goes on"
             ),
             Steer::Resume => println!("job '{id}': resumed"),
-            Steer::Cutover => println!(
-                "job '{id}': cut-over allowed; a copy waiting under `cutover: manual` swaps its table once caught up"
-            ),
             Steer::Abort => {
                 println!("job '{id}': abort sent; waiting for the run to stop...");
                 let since = Instant::now();
@@ -80,6 +91,48 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
                 }
                 println!("job '{id}': aborted");
             }
+        }
+        Ok(EXIT_OK)
+    })
+}
+
+/// `myrecode cutover`: allows the cut-over a run waits for under `cutover: manual`, of the
+/// group `--group` names (checked against the job's groups and which are swapped, before
+/// anything is written).
+pub fn cutover(args: CutoverArgs) -> Result<u8> {
+    let job = runner::load_job(&args.job.job)?;
+    block_on(async {
+        let (id, mut conn) = open(&args.job, &job).await?;
+        let order = groups::ordered(&job);
+        let mut swapped = Vec::new();
+        for g in &order {
+            let mut all = true;
+            for t in &g.tables {
+                let done = checkpoint::load(&mut conn, &job.schema, &id, t)
+                    .await?
+                    .is_some_and(|s| s.done);
+                all &= done;
+            }
+            swapped.push(all);
+        }
+        let command = format!("myrecode cutover {}", args.job.job.display());
+        let group = groups::choose_group(&order, &swapped, args.group.as_deref(), &command)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        pace::send_cutover(&mut conn, &job.schema, &id, group).await?;
+        match group {
+            Some(g) => {
+                let tables = order
+                    .iter()
+                    .find(|o| o.name == Some(g))
+                    .map(|o| o.tables.join(", "))
+                    .unwrap_or_default();
+                println!(
+                    "job '{id}': cut-over of group '{g}' ({tables}) allowed; its tables swap at one instant once caught up, the later groups wait for their own `myrecode cutover --group`"
+                );
+            }
+            None => println!(
+                "job '{id}': cut-over allowed; a copy waiting under `cutover: manual` swaps its table once caught up"
+            ),
         }
         Ok(EXIT_OK)
     })

@@ -74,8 +74,8 @@ pub enum Command {
     Pause(run::JobArgs),
     /// Let a paused job go on.
     Resume(run::JobArgs),
-    /// Let a copy waiting under `cutover: manual` swap its table in.
-    Cutover(run::JobArgs),
+    /// Let the copies waiting under `cutover: manual` swap in (--group: the cut-over group to swap now).
+    Cutover(control::CutoverArgs),
     /// Show where a job stands, per table: phase, rows, pace, ETA, change-log backlog, why it
     /// waits, whether it waits for `cutover` (reads only; from any terminal).
     Status(status::Args),
@@ -116,7 +116,7 @@ pub fn main() -> ExitCode {
         Command::Rollback(args) => run::rollback(args),
         Command::Pause(args) => control::steer(args, control::Steer::Pause),
         Command::Resume(args) => control::steer(args, control::Steer::Resume),
-        Command::Cutover(args) => control::steer(args, control::Steer::Cutover),
+        Command::Cutover(args) => control::cutover(args),
         Command::Status(args) => status::run(args),
         Command::Abort(args) => control::steer(args, control::Steer::Abort),
         Command::Cleanup(args) => control::cleanup(args),

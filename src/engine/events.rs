@@ -37,17 +37,21 @@ pub enum Event<'a> {
         /// Its rows (the server's estimate, or the count the run took).
         rows: u64,
     },
-    /// The job's copies are caught up and wait for `myrecode cutover` (`cutover: manual`).
+    /// A cut-over's copies are caught up and wait for `myrecode cutover` (`cutover: manual`).
     Ready {
-        /// The tables the one cut-over will swap.
+        /// The tables the cut-over will swap.
         tables: &'a [String],
+        /// Their cut-over group (`None`: the job names none, and this is all of it).
+        group: Option<&'a str>,
     },
-    /// The job's copies were swapped in, all at one instant.
+    /// A cut-over's copies were swapped in, all at one instant.
     CutOver {
         /// The tables swapped.
         tables: &'a [String],
         /// How long their reads and writes were paused.
         pause: Duration,
+        /// Their cut-over group (`None`: the job names none).
+        group: Option<&'a str>,
     },
     /// `myrecode abort` removed a copy's objects before its cut-over.
     CopyAborted {
@@ -79,14 +83,21 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
             crate::engine::copy::rebuild_sql::pause_words(*rows)
         ),
-        Event::Ready { tables } => format!(
-            "ready: {} {} copied and caught up; replaying writes until `myrecode cutover` swaps {} at one instant (cutover: manual)",
+        Event::Ready { tables, group } => format!(
+            "ready: {}{} {} copied and caught up; replaying writes until `myrecode cutover{}` swaps {} at one instant (cutover: manual)",
+            group_prefix(*group),
             tables.join(", "),
             if tables.len() == 1 { "is" } else { "are" },
+            group.map_or(String::new(), |g| format!(" --group {g}")),
             if tables.len() == 1 { "it" } else { "them all" }
         ),
-        Event::CutOver { tables, pause } => format!(
-            "cut-over: {} now {} the recoded columns, swapped at one instant; reads and writes paused {:.1} ms; each original is kept as <table>{} for rollback until `myrecode cleanup`",
+        Event::CutOver {
+            tables,
+            pause,
+            group,
+        } => format!(
+            "cut-over: {}{} now {} the recoded columns, swapped at one instant; reads and writes paused {:.1} ms; each original is kept as <table>{} for rollback until `myrecode cleanup`",
+            group_prefix(*group),
             tables.join(", "),
             if tables.len() == 1 { "has" } else { "have" },
             pause.as_secs_f64() * 1000.0,
@@ -99,6 +110,11 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             "aborted: job '{job}' stopped. Values already recoded in place stay recoded: `myrecode rollback` undoes them"
         ),
     })
+}
+
+/// `group 'name': ` before a cut-over's tables, when the job names groups.
+fn group_prefix(group: Option<&str>) -> String {
+    group.map_or(String::new(), |g| format!("group '{g}': "))
 }
 
 /// Prints every event's line and ignores batches (the demo, and runs without a bar).
@@ -122,10 +138,28 @@ mod tests {
         let e = Event::CutOver {
             tables: &tables,
             pause: Duration::from_micros(12_345),
+            group: None,
         };
         assert_eq!(
             line(&e).unwrap(),
             "cut-over: posts, users now have the recoded columns, swapped at one instant; reads and writes paused 12.3 ms; each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
+        );
+        let e = Event::CutOver {
+            tables: &tables[..1],
+            pause: Duration::from_micros(4_000),
+            group: Some("forum"),
+        };
+        assert_eq!(
+            line(&e).unwrap(),
+            "cut-over: group 'forum': posts now has the recoded columns, swapped at one instant; reads and writes paused 4.0 ms; each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
+        );
+        assert_eq!(
+            line(&Event::Ready {
+                tables: &tables,
+                group: Some("forum")
+            })
+            .unwrap(),
+            "ready: group 'forum': posts, users are copied and caught up; replaying writes until `myrecode cutover --group forum` swaps them all at one instant (cutover: manual)"
         );
         let s = State::default();
         let batch = Event::Batch {
@@ -136,7 +170,8 @@ mod tests {
         };
         assert!(line(&batch).is_none());
         assert!(line(&Event::Ready {
-            tables: &tables[..1]
+            tables: &tables[..1],
+            group: None
         })
         .unwrap()
         .contains("`myrecode cutover`"));

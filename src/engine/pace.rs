@@ -50,14 +50,15 @@ impl Command {
 pub const CONTROL_ADDED: &[(&str, &str)] = &[
     ("waiting", "VARCHAR(255) NULL"),
     ("waiting_since", "TIMESTAMP(6) NULL"),
+    ("argument", "VARCHAR(255) NULL"),
 ];
 
-/// DDL of the control table.
+/// DDL of the control table. `argument`: what the command names (`cutover`: the group).
 pub fn ddl(schema: &str) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL PRIMARY KEY, command VARCHAR(16) NOT NULL, \
-         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL) \
-         ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL, \
+         argument VARCHAR(255) NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
         quote::table(schema, CONTROL)
     )
 }
@@ -117,10 +118,12 @@ pub fn wait_kind(reason: &str) -> &'static str {
     }
 }
 
-/// Records a command, `?` job and `?` command word, replacing the one waiting.
+/// Records a command, `?` job, `?` command word and `?` its argument (or `NULL`), replacing
+/// the one waiting.
 pub fn send_sql(schema: &str) -> String {
     format!(
-        "INSERT INTO {} (job, command) VALUES (?, ?) ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)",
+        "INSERT INTO {} (job, command, argument) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE command = VALUES(command), \
+         argument = VALUES(argument), at = CURRENT_TIMESTAMP(6)",
         quote::table(schema, CONTROL)
     )
 }
@@ -137,6 +140,14 @@ pub fn clear_sql(schema: &str) -> String {
 pub fn read_sql(schema: &str) -> String {
     format!(
         "SELECT CAST(command AS CHAR) FROM {} WHERE job = ?",
+        quote::table(schema, CONTROL)
+    )
+}
+
+/// The command waiting for `?` job and its argument.
+pub fn read_argument_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(command AS CHAR), CAST(argument AS CHAR) FROM {} WHERE job = ?",
         quote::table(schema, CONTROL)
     )
 }
@@ -158,12 +169,34 @@ pub async fn send(
     job: &str,
     command: Option<Command>,
 ) -> Result<()> {
+    send_with(conn, schema, job, command, None).await
+}
+
+/// Records `cutover` for `job`, naming the cut-over group it allows (`None`: the job names
+/// no groups).
+pub async fn send_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    group: Option<&str>,
+) -> Result<()> {
+    send_with(conn, schema, job, Some(Command::Cutover), group).await
+}
+
+async fn send_with(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    command: Option<Command>,
+    argument: Option<&str>,
+) -> Result<()> {
     let t = quote::table(schema, CONTROL);
     match command {
         Some(c) => {
             sqlx::query(&send_sql(schema))
                 .bind(job)
                 .bind(c.as_str())
+                .bind(argument)
                 .execute(conn)
                 .await
         }
@@ -186,6 +219,24 @@ pub async fn read(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result
         .await
         .context("reading the job's control row")?;
     Ok(row.and_then(|r| Command::parse(&r.get::<String, _>(0))))
+}
+
+/// `Some(group)` when `cutover` waits for `job`, with the group it names (`None`: every
+/// group, as a job without groups or an older myrecode says it); `None` without it.
+pub async fn read_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<Option<Option<String>>> {
+    let row = sqlx::query(&read_argument_sql(schema))
+        .bind(job)
+        .fetch_optional(conn)
+        .await
+        .context("reading the job's control row")?;
+    Ok(row.and_then(|r| {
+        (Command::parse(&r.get::<String, _>(0)) == Some(Command::Cutover))
+            .then(|| r.get::<Option<String>, _>(1).filter(|a| !a.is_empty()))
+    }))
 }
 
 /// What the run does after a batch.
@@ -412,7 +463,7 @@ mod tests {
             ddl("a`b"),
             "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_control` (job VARCHAR(64) NOT NULL PRIMARY KEY, \
              command VARCHAR(16) NOT NULL, at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), \
-             waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL) \
+             waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL, argument VARCHAR(255) NULL) \
              ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );
         for (name, def) in CONTROL_ADDED {
@@ -429,8 +480,8 @@ mod tests {
         );
         assert_eq!(
             send_sql("база данных"),
-            "INSERT INTO `база данных`.`_myrecode_control` (job, command) VALUES (?, ?) \
-             ON DUPLICATE KEY UPDATE command = VALUES(command), at = CURRENT_TIMESTAMP(6)"
+            "INSERT INTO `база данных`.`_myrecode_control` (job, command, argument) VALUES (?, ?, ?) \
+             ON DUPLICATE KEY UPDATE command = VALUES(command), argument = VALUES(argument), at = CURRENT_TIMESTAMP(6)"
         );
         assert_eq!(
             clear_sql("order"),
@@ -439,6 +490,10 @@ mod tests {
         assert_eq!(
             read_sql("s"),
             "SELECT CAST(command AS CHAR) FROM `s`.`_myrecode_control` WHERE job = ?"
+        );
+        assert_eq!(
+            read_argument_sql("s"),
+            "SELECT CAST(command AS CHAR), CAST(argument AS CHAR) FROM `s`.`_myrecode_control` WHERE job = ?"
         );
     }
 

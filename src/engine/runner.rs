@@ -117,11 +117,9 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
             );
         };
         let mut refusals = refusal::refusals(t, tj, job.defaults.keyless_max_rows);
-        refusals.extend(refusal::foreign_key_splits(
-            &refusal::Facts::of_table(t),
-            tj,
-            &job.tables,
-        ));
+        let facts = refusal::Facts::of_table(t);
+        refusals.extend(refusal::foreign_key_splits(&facts, tj, &job.tables));
+        refusals.extend(refusal::group_splits(&facts, tj, job));
         let planned = match table_plan(job, tj, t) {
             Ok(p) => Some((p, t.clone())),
             Err(_) if !refusals.is_empty() => None,
@@ -262,8 +260,9 @@ async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Re
     Ok(())
 }
 
-/// What a run would do, without writing: each table's plan, or why it is refused.
-pub fn rehearsal(plans: &Plans) -> String {
+/// What a run would do, without writing: each table's plan, or why it is refused; then, for
+/// a job that names cut-over groups, the groups in the order they are swapped.
+pub fn rehearsal(plans: &Plans, job: &Job) -> String {
     let mut out = String::from("Rehearsal (nothing written; add --execute to run):\n");
     for entry in &plans.entries {
         let (p, t) = match (&entry.planned, entry.refusals.as_slice()) {
@@ -317,6 +316,36 @@ pub fn rehearsal(plans: &Plans) -> String {
         };
         out.push_str(&format!("  {}: {line}\n", p.table));
     }
+    out.push_str(&groups_rehearsal(job));
+    out
+}
+
+/// The rehearsal's lines on cut-over groups (none when the job names none): each group in
+/// the order it is swapped, its tables, and what swaps it.
+pub fn groups_rehearsal(job: &Job) -> String {
+    let order = crate::job::groups::ordered(job);
+    if job.cutover_groups.is_empty() || order.is_empty() {
+        return String::new();
+    }
+    let manual = job.defaults.cutover == Cutover::Manual;
+    let mut out = String::from(
+        "Cut-over groups, swapped one after another in this order, each at its own instant (one lock, drain and rename each), once every table is copied:\n",
+    );
+    for (i, g) in order.iter().enumerate() {
+        let name = g.name.unwrap_or_default();
+        let when = if manual {
+            format!("when `myrecode cutover --group {name}` is given")
+        } else if i == 0 {
+            "as soon as caught up".to_string()
+        } else {
+            "right after the group before it".to_string()
+        };
+        out.push_str(&format!(
+            "  {}. {name}: {} ({when})\n",
+            i + 1,
+            g.tables.join(", ")
+        ));
+    }
     out
 }
 
@@ -360,7 +389,7 @@ pub async fn run(
             .map(|p| (p.schema.as_str(), p.table.as_str()))
             .collect();
         let text =
-            rehearsal(&planned) + &copy::streams::rehearsal_lines(&mut conn, &copies).await?;
+            rehearsal(&planned, job) + &copy::streams::rehearsal_lines(&mut conn, &copies).await?;
         events.event(&Event::Rehearsal { text: &text });
         return Ok(Outcome::Rehearsed {
             refused: refused.map_or(0, |r| r.tables.len()),
@@ -391,14 +420,34 @@ pub async fn run(
         .zip(&tables)
         .any(|(p, t)| p.strategy == Strategy::Copy && !t.foreign_keys.is_empty());
     copy::group::prepare(&mut conn, &opts.job_id, &copies, with_fks).await?;
-    // Each table in job order (copies only up to ready), then the copies' one cut-over.
+    // The cut-overs in order: each group's copies (the whole job's when it names none).
+    let order: Vec<(Option<&str>, Vec<TablePlan>)> = crate::job::groups::ordered(job)
+        .into_iter()
+        .map(|g| {
+            let mine: Vec<TablePlan> = copies
+                .iter()
+                .filter(|p| g.tables.contains(&p.table.as_str()))
+                .cloned()
+                .collect();
+            (g.name, mine)
+        })
+        .filter(|(_, mine)| !mine.is_empty())
+        .collect();
+    let later: Vec<Vec<TablePlan>> = (0..order.len())
+        .map(|i| order[i + 1..].iter().flat_map(|(_, p)| p.clone()).collect())
+        .collect();
+    // Each table in job order (copies only up to ready), then each group's cut-over in order.
     let mut steps: Vec<Step<'_>> = plans
         .iter()
         .zip(&tables)
         .map(|(p, t)| Step::Table(p, t))
         .collect();
-    if !copies.is_empty() {
-        steps.push(Step::CutOver);
+    for (i, (name, mine)) in order.iter().enumerate() {
+        steps.push(Step::CutOver(copy::group::GroupPlans {
+            name: *name,
+            plans: mine,
+            later: &later[i],
+        }));
     }
     let mut summaries: Vec<TableSummary> = Vec::new();
     for step in steps {
@@ -431,11 +480,11 @@ pub async fn run(
                 )
                 .await
                 .map(|(o, s)| (o, vec![(plan.table.clone(), s)])),
-                Step::CutOver => copy::group::cut_over_group(
+                Step::CutOver(group) => copy::group::cut_over_group(
                     &mut conn,
                     &cfg,
                     &opts.job_id,
-                    &copies,
+                    group,
                     with_fks,
                     stop,
                     &mut pacer,
@@ -485,18 +534,21 @@ pub async fn run(
     Ok(Outcome::Ran(summaries))
 }
 
-/// One step of a run: a table (in place to the end, a copy up to ready), or the copies' cut-over.
+/// One step of a run: a table (in place to the end, a copy up to ready), or one group's cut-over.
 #[derive(Clone, Copy)]
 enum Step<'a> {
     Table(&'a TablePlan, &'a Table),
-    CutOver,
+    CutOver(copy::group::GroupPlans<'a>),
 }
 
 impl std::fmt::Display for Step<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Step::Table(p, _) => write!(f, "{}", p.table),
-            Step::CutOver => write!(f, "the cut-over"),
+            Step::CutOver(g) => match g.name {
+                Some(name) => write!(f, "the cut-over of group '{name}'"),
+                None => write!(f, "the cut-over"),
+            },
         }
     }
 }

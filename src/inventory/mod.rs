@@ -4,6 +4,7 @@
 //! [`Inventory`] with key-length math, purely, so it is tested without a server.
 
 pub mod keylen;
+pub mod mentions;
 pub mod model;
 pub mod read;
 
@@ -270,7 +271,20 @@ fn assemble_table(
         .triggers
         .iter()
         .filter(|(s, n, _)| s == &t.schema && n == &t.name)
-        .map(|(_, _, tr)| tr.clone())
+        .map(|(_, _, tr)| {
+            let mut tr = tr.clone();
+            let schema_tables: Vec<&str> = raw
+                .tables
+                .iter()
+                .filter(|x| x.schema == t.schema && x.name != t.name && !is_own_table(&x.name))
+                .map(|x| x.name.as_str())
+                .collect();
+            tr.tables = mentions::among(&tr.tables, &schema_tables)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            tr
+        })
         .collect();
     let foreign_keys = foreign_keys_of(raw, &t.schema, &t.name);
 

@@ -169,6 +169,10 @@ pub struct Trigger {
     /// reports from before this was recorded say nothing, read as yes.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub portable: bool,
+    /// Other tables of the schema its body names (reads or writes), as far as its text shows
+    /// ([`super::mentions`]); reports from before this was recorded list none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -237,7 +237,10 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         let body: String = r.get(5);
         let client: String = r.get(6);
         let portable = Trigger::body_portable(&body, &client);
-        (r.get(0), r.get(1), Trigger { name: r.get(2), timing: r.get(3), event: r.get(4), portable })
+        let schema: String = r.get(0);
+        // Every name that may be a table; `assemble` keeps those that are tables of the schema.
+        let tables = super::mentions::candidates(&body, &schema);
+        (schema, r.get(1), Trigger { name: r.get(2), timing: r.get(3), event: r.get(4), portable, tables })
     })
     .collect();
 

@@ -70,10 +70,14 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
             scan.map(|s| &s.columns[..]),
             &mut out,
         );
-        // Rules across the job's tables: a foreign key the job would split.
+        // Rules across the job's tables: a foreign key the job would split, and what its
+        // cut-over groups would split.
         if let Some(inv) = live.inventory.tables.iter().find(|x| x.name == t.name) {
             let facts = refusal::Facts::of_table(inv);
             for r in refusal::foreign_key_splits(&facts, t, &job.tables) {
+                out.push(r.finding(&path));
+            }
+            for r in refusal::group_splits(&facts, t, job) {
                 out.push(r.finding(&path));
             }
         }

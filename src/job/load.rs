@@ -5,7 +5,7 @@
 
 use super::finding::Finding;
 use super::locate::Locator;
-use super::model::{Job, COLUMN_KEYS, DEFAULTS_KEYS, JOB_KEYS, TABLE_KEYS};
+use super::model::{Job, COLUMN_KEYS, DEFAULTS_KEYS, GROUP_KEYS, JOB_KEYS, TABLE_KEYS};
 use super::suggest;
 use serde_yaml::Value;
 use std::path::Path;
@@ -50,7 +50,18 @@ pub fn load_str(text: &str) -> Result<Loaded, Vec<Finding>> {
     unknown_keys(&value, &mut findings);
     if findings.is_empty() {
         match serde_yaml::from_str::<Job>(text) {
-            Ok(job) => return Ok(Loaded { job, locator }),
+            // The groups are checked as written: `run` must not start on groups it cannot follow.
+            Ok(job) => {
+                let mut wrong = super::groups::validate(&job);
+                if wrong.is_empty() {
+                    return Ok(Loaded { job, locator });
+                }
+                for f in &mut wrong {
+                    f.line = super::groups::line_of(&locator, &f.path);
+                }
+                wrong.sort_by_key(|f| f.line.unwrap_or(0));
+                return Err(wrong);
+            }
             Err(e) => findings.push(from_serde(&e, &locator)),
         }
     }
@@ -88,6 +99,11 @@ fn unknown_keys(root: &Value, out: &mut Vec<Finding>) {
                     check_keys(c, &format!("{tp}.columns[{j}]"), COLUMN_KEYS, out);
                 }
             }
+        }
+    }
+    if let Some(Value::Sequence(groups)) = root.get("cutover_groups") {
+        for (i, g) in groups.iter().enumerate() {
+            check_keys(g, &format!("cutover_groups[{i}]"), GROUP_KEYS, out);
         }
     }
 }
@@ -271,7 +287,7 @@ mod tests {
         assert_eq!(e.len(), 3, "{e:#?}");
         assert_eq!(
             e[0],
-            "job.yaml:2: cutover: unknown key 'cutover'. Fix: remove it (valid keys here: version, schema, defaults, tables)"
+            "job.yaml:2: cutover: unknown key 'cutover'. Fix: remove it (valid keys here: version, schema, defaults, tables, cutover_groups)"
         );
         assert!(e[1].starts_with("job.yaml:7: tables[0].batchsize: unknown key 'batchsize'. Fix: did you mean 'batch_size'?"), "{}", e[1]);
         assert!(e[2].starts_with("job.yaml:10: tables[0].columns[0].sorce: unknown key 'sorce'. Fix: did you mean 'source'?"), "{}", e[2]);

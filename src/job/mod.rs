@@ -8,6 +8,7 @@ pub mod check;
 pub mod choose;
 pub mod duration;
 pub mod finding;
+pub mod groups;
 pub mod labels;
 pub mod live;
 pub mod load;

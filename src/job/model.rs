@@ -11,6 +11,9 @@
 //!       - name: name
 //!         source: auto
 //!         target: VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL
+//! cutover_groups:            # optional: copied tables swapped at several instants, in order
+//!   - name: accounts
+//!     tables: [customers]
 //! ```
 
 use super::duration::Dur;
@@ -20,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub const JOB_VERSION: u32 = 1;
 
 /// Keys allowed at the top level (kept in step with [`Job`] by a test).
-pub const JOB_KEYS: &[&str] = &["version", "schema", "defaults", "tables"];
+pub const JOB_KEYS: &[&str] = &["version", "schema", "defaults", "tables", "cutover_groups"];
 /// Keys allowed under `defaults:` (kept in step with [`Defaults`] by a test).
 pub const DEFAULTS_KEYS: &[&str] = &[
     "batch_size",
@@ -45,6 +48,8 @@ pub const TABLE_KEYS: &[&str] = &[
 ];
 /// Keys allowed in a column entry (kept in step with [`ColumnJob`] by a test).
 pub const COLUMN_KEYS: &[&str] = &["name", "source", "target", "undecidable"];
+/// Keys allowed in a cut-over group entry (kept in step with [`CutoverGroup`] by a test).
+pub const GROUP_KEYS: &[&str] = &["name", "tables"];
 
 /// A whole job: which columns of which tables of one schema to recode, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,6 +64,20 @@ pub struct Job {
     pub defaults: Defaults,
     /// Tables to recode.
     pub tables: Vec<TableJob>,
+    /// Copy strategy: the copied tables split into groups, each swapped at its own instant,
+    /// in this order; empty (the default): the whole job is one group, one instant.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cutover_groups: Vec<CutoverGroup>,
+}
+
+/// Copied tables swapped together, at one instant of their own (see [`super::groups`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CutoverGroup {
+    /// The group's name, as `myrecode cutover --group NAME` and `status` say it.
+    pub name: String,
+    /// The job's copied tables in the group (each in exactly one group).
+    pub tables: Vec<String>,
 }
 
 /// Batch, throttle and cut-over settings (built-in values are those of `config/defaults.yaml`).
@@ -197,6 +216,7 @@ mod tests {
             .next()
             .unwrap()
             .split(", ")
+            .flat_map(|s| s.split(" or "))
             .map(|s| s.trim_matches(|c| c == '`' || c == ' ').to_string())
             .collect()
     }
@@ -223,6 +243,12 @@ mod tests {
                 "version: 1\nschema: s\ntables: [{name: t, strategy: copy, columns: [{name: c, source: auto, target: TEXT, zzz: 1}]}]\n"
             ),
             k(COLUMN_KEYS)
+        );
+        assert_eq!(
+            expected_keys(
+                "version: 1\nschema: s\ntables: []\ncutover_groups: [{name: g, tables: [], zzz: 1}]\n"
+            ),
+            k(GROUP_KEYS)
         );
     }
 

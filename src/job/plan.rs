@@ -5,7 +5,7 @@
 
 use super::choose::{choose, Choice};
 use super::labels;
-use super::model::Defaults;
+use super::model::{Defaults, Strategy};
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
 use anyhow::{bail, Result};
 use std::fmt::Write;
@@ -79,7 +79,115 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
             inactive_table(&mut o, t, choice);
         }
     }
+    let copied: Vec<(&TableScan, &Choice)> = tables
+        .iter()
+        .zip(&choices)
+        .filter(|(_, c)| c.in_job() && c.strategy == Strategy::Copy)
+        .map(|(t, c)| (*t, c))
+        .collect();
+    if copied.len() > 1 {
+        o.push('\n');
+        groups_block(&mut o, &copied);
+    }
     Ok(o)
+}
+
+/// What joins two copied tables so they must share a cut-over group: `(a, b, why)` for a
+/// foreign key with a job column on a text column pair, and for a trigger of one naming the other.
+fn group_links<'a>(copied: &[(&'a TableScan, &Choice)]) -> Vec<(&'a str, &'a str, String)> {
+    let in_job = |name: &str| copied.iter().any(|(t, _)| t.name == name);
+    let mut out: Vec<(&'a str, &'a str, String)> = Vec::new();
+    for (t, choice) in copied {
+        for fk in &t.foreign_keys {
+            let outgoing = fk.from_table == t.name;
+            let other = if outgoing {
+                &fk.to_table
+            } else {
+                &fk.from_table
+            };
+            let mine = if outgoing {
+                &fk.from_columns
+            } else {
+                &fk.to_columns
+            };
+            let text = mine.iter().any(|c| {
+                choice
+                    .columns
+                    .iter()
+                    .any(|j| &j.name == c && j.charset.is_some())
+            });
+            if fk.from_schema == fk.to_schema && other != &t.name && in_job(other) && text {
+                let why = format!("foreign key `{}` on text columns", fk.name);
+                if !out.iter().any(|(_, _, w)| *w == why) {
+                    out.push((t.name.as_str(), other.as_str(), why));
+                }
+            }
+        }
+        for trg in t
+            .triggers
+            .iter()
+            .filter(|x| !crate::engine::copy::names::is_copy_trigger(&x.name))
+        {
+            for u in trg.tables.iter().filter(|u| in_job(u)) {
+                out.push((
+                    t.name.as_str(),
+                    u.as_str(),
+                    format!("trigger `{}`", trg.name),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The commented `cutover_groups:` block for a job of several copied tables: what groups
+/// are for, and the finest grouping the rules allow.
+fn groups_block(o: &mut String, copied: &[(&TableScan, &Choice)]) {
+    let _ = writeln!(
+        o,
+        "\
+# Cut-over groups (optional). As written, every copied table above is swapped at one
+# instant, behind one lock over all of them, and the application switches its connection
+# to utf8mb4 at that instant. Where one lock over everything is too much, name groups:
+# each is swapped at an instant of its own, in the order listed (with `cutover: manual`,
+# `myrecode cutover job.yaml --group NAME` says when), and the application switches for
+# that group's tables at its instant. Tables joined by a foreign key on text columns, or
+# by a trigger, must share a group (`plan --check` and `run` refuse a split)."
+    );
+    let names: Vec<&str> = copied.iter().map(|(t, _)| t.name.as_str()).collect();
+    let links = group_links(copied);
+    let pairs: Vec<(&str, &str)> = links.iter().map(|(a, b, _)| (*a, *b)).collect();
+    let parts = super::groups::components(&names, &pairs);
+    if parts.len() < 2 {
+        let why: Vec<&str> = links.iter().map(|(_, _, w)| w.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "# Here every copied table is joined to the others ({}): one group, the default.",
+            comment_safe(&why.join(", "))
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "# The finest grouping that keeps them together (name and order them as the\n# application's switch-over needs):\n#\n# cutover_groups:"
+    );
+    for (i, part) in parts.iter().enumerate() {
+        let why: Vec<&str> = links
+            .iter()
+            .filter(|(a, _, _)| part.contains(a))
+            .map(|(_, _, w)| w.as_str())
+            .collect();
+        let _ = writeln!(o, "#   - name: group{}", i + 1);
+        let list = format!(
+            "#     tables: [{}]",
+            part.iter().map(|t| flow(t)).collect::<Vec<_>>().join(", ")
+        );
+        if why.is_empty() {
+            let _ = writeln!(o, "{list}");
+        } else {
+            let _ = writeln!(o, "{list}   # joined by {}", comment_safe(&why.join(", ")));
+        }
+    }
 }
 
 /// The comment for a column that needs recoding but is left out, with the scan's reason.

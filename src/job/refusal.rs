@@ -26,6 +26,10 @@ pub enum Class {
     ForeignKey,
     /// Copy: a foreign key joins text columns that would end up in different character sets.
     ForeignKeyCharsetSplit,
+    /// Copy: a foreign key joins text columns recoded on both sides by two cut-over groups.
+    ForeignKeyAcrossGroups,
+    /// Copy: a trigger of a table of one cut-over group names a table of another.
+    TriggerAcrossGroups,
     /// No primary key and no unique key over NOT NULL columns to page over (in place), or too
     /// many rows to rebuild under the cut-over's lock (copy).
     NoUsableKey,
@@ -539,6 +543,9 @@ fn cannot_hold_utf8(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
         }
     }
 }
+
+mod groups;
+pub use groups::group_splits;
 
 #[cfg(test)]
 mod tests;

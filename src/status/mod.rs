@@ -1,8 +1,8 @@
 //! `myrecode status`: where a job stands, read from any terminal while it runs or after.
 //!
-//! Per table of the job: strategy, phase, rows done of about how many, pace and ETA, the
-//! change log's backlog (copies); for the job: why it waits now (paused, throttled) and
-//! whether it waits for `myrecode cutover`. Strictly read-only: it never creates the
+//! Per table of the job: strategy, cut-over group, phase, rows done of about how many, pace
+//! and ETA, the change log's backlog (copies); per cut-over group: swapped, or whether it
+//! waits for `myrecode cutover`; for the job: why it waits now (paused, throttled). Strictly read-only: it never creates the
 //! bookkeeping tables, and reads what the running job already writes: the checkpoint row
 //! (progress, `updated_at`, `rows_per_sec`, kept by the same statement that saves each batch)
 //! and the control row (the pacer's reason, written only when it changes).
@@ -17,6 +17,7 @@ pub mod sql;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::copy::Phase as CopyPhase;
 use crate::engine::pace;
+use crate::job::groups;
 use crate::job::model::{Cutover, Job, Strategy};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -79,6 +80,8 @@ pub struct Control {
     pub waiting: Option<String>,
     /// Seconds since that wait began, by the server's clock.
     pub waiting_secs: Option<f64>,
+    /// What the command names (`cutover`: the group it allows; `None`: every group).
+    pub argument: Option<String>,
 }
 
 /// Where a table is.
@@ -136,6 +139,8 @@ pub struct TableStatus {
     pub table: String,
     /// `in-place` or `copy`.
     pub strategy: String,
+    /// Its cut-over group (`None`: the job names none, or the table is recoded in place).
+    pub group: Option<String>,
     /// Where it is.
     pub phase: Phase,
     /// Copy: caught up (backlog under the cut-over threshold) in `replaying`.
@@ -186,38 +191,97 @@ pub struct JobStatus {
     pub cutover_requested: bool,
     /// One per table of the job, in the job's order.
     pub tables: Vec<TableStatus>,
+    /// One per cut-over group the job names, in the order they are swapped (none: the job
+    /// names none, and its copies are swapped at one instant).
+    pub groups: Vec<GroupStatus>,
 }
 
-/// Judges the facts: each table's phase, pace and ETA, and what the job waits for.
+/// Where one cut-over group is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupStatus {
+    /// The group's name.
+    pub name: String,
+    /// Its tables, in job order.
+    pub tables: Vec<String>,
+    /// Every table of it swapped in.
+    pub swapped: bool,
+    /// Every table of it not swapped is caught up (its backlog under the cut-over threshold).
+    pub ready: bool,
+    /// It is the next group to swap, `cutover: manual`, and the run waits for
+    /// `myrecode cutover --group NAME` (every copy of the job copied, its own caught up).
+    pub waits_for_cutover: bool,
+    /// `myrecode cutover` was given for it and it is not swapped yet.
+    pub cutover_requested: bool,
+}
+
+/// Judges the facts: each table's phase, pace and ETA, each group's state, and what the job
+/// waits for.
 pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
-    let tables: Vec<TableStatus> = job
+    let mut tables: Vec<TableStatus> = job
         .tables
         .iter()
         .map(|t| table_status(t.strategy, &t.name, f))
         .collect();
+    for t in &mut tables {
+        t.group = groups::group_of(job, &t.table).map(str::to_string);
+    }
     let manual = job.defaults.cutover == Cutover::Manual;
-    let command = f.control.as_ref().map_or("", |c| c.command.as_str());
+    let control = f.control.as_ref();
+    let command = control.map_or("", |c| c.command.as_str());
+    let asked = (command == pace::Command::Cutover.as_str())
+        .then(|| control.and_then(|c| c.argument.clone()));
     let copies: Vec<&TableStatus> = tables
         .iter()
         .filter(|t| t.strategy == Strategy::Copy.as_str() && t.phase != Phase::Done)
         .collect();
-    let cutover_requested = command == pace::Command::Cutover.as_str() && !copies.is_empty();
-    // One cut-over swaps every copy: the job waits for it once every copy (none left to
-    // start) is caught up.
-    let waits_for_cutover =
-        manual && !cutover_requested && !copies.is_empty() && copies.iter().all(|t| t.ready);
+    // The runner cuts a group over once every copy of the job is copied and checked, and the
+    // group's own logs are caught up; groups go in order, so only the next can be waited for.
+    let all_copied = copies.iter().all(|t| t.phase == Phase::Replaying);
+    let of = |names: &[&str]| -> Vec<&TableStatus> {
+        tables
+            .iter()
+            .filter(|t| names.contains(&t.table.as_str()))
+            .collect()
+    };
+    let mut next_seen = false;
+    let mut group_states = Vec::new();
+    let mut next: Option<(bool, bool)> = None;
+    for g in groups::ordered(job) {
+        let mine = of(&g.tables);
+        let swapped = mine.iter().all(|t| t.phase == Phase::Done);
+        let ready = !swapped && mine.iter().all(|t| t.phase == Phase::Done || t.ready);
+        let is_next = !swapped && !next_seen;
+        next_seen |= is_next;
+        let requested = is_next
+            && asked
+                .as_ref()
+                .is_some_and(|a| a.is_none() || a.as_deref() == g.name);
+        let waits = is_next && manual && !requested && ready && all_copied;
+        if is_next {
+            next = Some((waits, requested));
+        }
+        if let Some(name) = g.name {
+            group_states.push(GroupStatus {
+                name: name.to_string(),
+                tables: g.tables.iter().map(|t| t.to_string()).collect(),
+                swapped,
+                ready,
+                waits_for_cutover: waits,
+                cutover_requested: requested,
+            });
+        }
+    }
+    let (waits_for_cutover, cutover_requested) = next.unwrap_or((false, false));
     let waiting = if command == pace::Command::Pause.as_str() {
         Some(Waiting {
             kind: pace::wait_kind(pace::PAUSED).to_string(),
             reason: pace::PAUSED.to_string(),
-            seconds: f
-                .control
-                .as_ref()
+            seconds: control
                 .filter(|c| c.waiting.as_deref() == Some(pace::PAUSED))
                 .and_then(|c| c.waiting_secs),
         })
     } else {
-        f.control.as_ref().and_then(|c| {
+        control.and_then(|c| {
             c.waiting.as_ref().map(|w| Waiting {
                 kind: pace::wait_kind(w).to_string(),
                 reason: w.clone(),
@@ -225,7 +289,6 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
             })
         })
     };
-    let mut tables = tables;
     if waiting.is_some() {
         // A job that says why it waits has not stalled.
         for t in &mut tables {
@@ -243,6 +306,7 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
         waits_for_cutover,
         cutover_requested,
         tables,
+        groups: group_states,
     }
 }
 
@@ -280,6 +344,7 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
     TableStatus {
         table: name.to_string(),
         strategy: strategy.as_str().to_string(),
+        group: None,
         phase,
         ready: phase == Phase::Replaying && backlog.is_some_and(|b| b < READY_BACKLOG),
         rows_done,
@@ -323,6 +388,22 @@ mod tests {
             if auto { "auto" } else { "manual" }
         );
         serde_yaml::from_str(&text).unwrap()
+    }
+
+    /// [`job`] (manual) with `users` swapped first, as group `accounts`, then `posts` as `forum`.
+    pub(crate) fn grouped_job() -> Job {
+        let mut j = job(false);
+        j.cutover_groups = vec![
+            crate::job::model::CutoverGroup {
+                name: "accounts".into(),
+                tables: vec!["users".into()],
+            },
+            crate::job::model::CutoverGroup {
+                name: "forum".into(),
+                tables: vec!["posts".into()],
+            },
+        ];
+        j
     }
 
     fn cp(table: &str, phase: &str, done: bool, rows: u64) -> Checkpoint {
@@ -389,6 +470,59 @@ mod tests {
     }
 
     #[test]
+    fn groups_wait_for_their_own_cutover_in_order() {
+        let mut f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![
+                cp("notes", "", true, 120),
+                cp("posts", "replaying", false, 5000),
+                cp("users", "copying", false, 10),
+            ],
+            ..Facts::default()
+        };
+        f.backlogs.insert("posts".into(), 0);
+        f.backlogs.insert("users".into(), 0);
+        let s = build(&grouped_job(), "j", &f);
+        let groups: Vec<Option<&str>> = s.tables.iter().map(|t| t.group.as_deref()).collect();
+        assert_eq!(groups, [None, Some("forum"), Some("accounts")]);
+        // `forum` is caught up, but `accounts` swaps first and is still copying.
+        assert!(s.groups[1].ready && !s.groups[1].waits_for_cutover);
+        assert!(!s.groups[0].ready && !s.waits_for_cutover);
+        f.checkpoints[2] = cp("users", "replaying", false, 300);
+        let s = build(&grouped_job(), "j", &f);
+        assert!(s.groups[0].waits_for_cutover && s.waits_for_cutover);
+        assert!(
+            !s.groups[1].waits_for_cutover,
+            "only the next group is waited for"
+        );
+        // `cutover --group accounts`: asked for, no longer waited for; `forum` still waits its turn.
+        f.control = Some(Control {
+            command: "cutover".into(),
+            argument: Some("accounts".into()),
+            ..Control::default()
+        });
+        let s = build(&grouped_job(), "j", &f);
+        assert!(s.groups[0].cutover_requested && !s.groups[0].waits_for_cutover);
+        assert!(s.cutover_requested && !s.groups[1].cutover_requested);
+        // `accounts` swapped: `forum` is next, and waits for its own command.
+        f.control = None;
+        f.checkpoints[2] = cp("users", "done", true, 300);
+        let s = build(&grouped_job(), "j", &f);
+        assert!(s.groups[0].swapped && !s.groups[0].ready);
+        assert!(s.groups[1].waits_for_cutover && s.waits_for_cutover);
+        // A command naming another group does not let this one go.
+        f.control = Some(Control {
+            command: "cutover".into(),
+            argument: Some("accounts".into()),
+            ..Control::default()
+        });
+        assert!(build(&grouped_job(), "j", &f).groups[1].waits_for_cutover);
+        // A job without groups lists none, and its tables have none.
+        let s = build(&job(false), "j", &f);
+        assert!(s.groups.is_empty() && s.tables.iter().all(|t| t.group.is_none()));
+    }
+
+    #[test]
     fn pace_and_eta_only_while_rows_move_and_the_checkpoint_is_fresh() {
         let mut c = cp("notes", "", false, 1000);
         c.rows_per_sec = Some(250.0);
@@ -423,6 +557,7 @@ mod tests {
             command: "pause".into(),
             waiting: Some(pace::PAUSED.into()),
             waiting_secs: Some(590.0),
+            ..Control::default()
         });
         let s = build(&job(false), "j", &f);
         assert!(!s.tables[0].stalled, "paused, not stalled");
@@ -438,6 +573,7 @@ mod tests {
                 command: String::new(),
                 waiting: Some(reason.clone()),
                 waiting_secs: Some(12.0),
+                ..Control::default()
             }),
             ..Facts::default()
         };

@@ -120,5 +120,6 @@ async fn control(
         command: r.get(0),
         waiting: r.get(1),
         waiting_secs: r.get::<Option<i64>, _>(2).map(|us| us as f64 / 1e6),
+        argument: r.get::<Option<String>, _>(3).filter(|a| !a.is_empty()),
     }))
 }

@@ -1,6 +1,6 @@
 //! `status` as text for a terminal, and as JSON: both from one [`JobStatus`].
 
-use super::{JobStatus, Phase, TableStatus};
+use super::{GroupStatus, JobStatus, Phase, TableStatus};
 use crate::db::quote;
 
 /// The JSON document (`schema_version` 1), pretty-printed.
@@ -8,7 +8,8 @@ pub fn json(s: &JobStatus) -> String {
     serde_json::to_string_pretty(s).expect("a status serializes")
 }
 
-/// The text: a header, one line per table, then why the job waits, if it does.
+/// The text: a header, one line per table (with its cut-over group, when the job names
+/// groups), one line per group, then why the job waits, if it does.
 pub fn text(s: &JobStatus) -> String {
     let state = if !s.started {
         "not started (no checkpoint yet)"
@@ -23,11 +24,14 @@ pub fn text(s: &JobStatus) -> String {
         quote::ident(&s.schema),
         s.cutover
     );
-    let mut rows = vec![[
-        "table", "strategy", "phase", "rows", "rate", "ETA", "backlog",
-    ]
-    .map(String::from)];
-    rows.extend(s.tables.iter().map(table_row));
+    let grouped = !s.groups.is_empty();
+    let mut head = vec!["table", "strategy"];
+    if grouped {
+        head.push("group");
+    }
+    head.extend(["phase", "rows", "rate", "ETA", "backlog"]);
+    let mut rows = vec![head.into_iter().map(String::from).collect::<Vec<_>>()];
+    rows.extend(s.tables.iter().map(|t| table_row(t, grouped)));
     out.push_str(&aligned(&rows));
     for t in s.tables.iter().filter(|t| t.stalled) {
         out.push_str(&format!(
@@ -36,11 +40,17 @@ pub fn text(s: &JobStatus) -> String {
             duration(t.seconds_since_progress.unwrap_or(0.0))
         ));
     }
+    for g in &s.groups {
+        out.push_str(&group_line(g, s));
+    }
     if let Some(w) = &s.waiting {
         match w.seconds {
             Some(secs) => out.push_str(&format!("now: {} (for {})\n", w.reason, duration(secs))),
             None => out.push_str(&format!("now: {}\n", w.reason)),
         }
+    }
+    if grouped {
+        return out;
     }
     let ready: Vec<&str> = s
         .tables
@@ -59,8 +69,47 @@ pub fn text(s: &JobStatus) -> String {
     out
 }
 
-/// One table's cells.
-fn table_row(t: &TableStatus) -> [String; 7] {
+/// One group's line: its tables and where it stands.
+fn group_line(g: &GroupStatus, s: &JobStatus) -> String {
+    let state = if g.swapped {
+        "swapped".to_string()
+    } else if g.waits_for_cutover {
+        format!(
+            "waits for `myrecode cutover --group {}`: copied and caught up, replaying writes until then",
+            g.name
+        )
+    } else if g.cutover_requested {
+        "cut-over requested: swaps in once caught up".to_string()
+    } else {
+        let before = s
+            .groups
+            .iter()
+            .take_while(|o| o.name != g.name)
+            .filter(|o| !o.swapped)
+            .map(|o| format!("'{}'", o.name))
+            .last();
+        let started = s
+            .tables
+            .iter()
+            .any(|t| g.tables.contains(&t.table) && t.phase != Phase::NotStarted);
+        match (before, g.ready, started) {
+            (Some(b), true, _) => format!("caught up; swaps after group {b}"),
+            (Some(b), false, _) => format!("not caught up yet; swaps after group {b}"),
+            (None, _, false) => "not started".to_string(),
+            (None, _, true) if s.cutover == "auto" => {
+                "swaps once every copy is caught up".to_string()
+            }
+            (None, _, true) => {
+                "not caught up yet (every copy of the job is copied before the first swap)"
+                    .to_string()
+            }
+        }
+    };
+    format!("group {} ({}): {state}\n", g.name, g.tables.join(", "))
+}
+
+/// One table's cells (with its group's, when `grouped`).
+fn table_row(t: &TableStatus, grouped: bool) -> Vec<String> {
     let dash = || "-".to_string();
     let estimate = t
         .rows_estimated
@@ -70,9 +119,11 @@ fn table_row(t: &TableStatus) -> [String; 7] {
     } else {
         t.phase.as_str().to_string()
     };
-    [
-        t.table.clone(),
-        t.strategy.clone(),
+    let mut row = vec![t.table.clone(), t.strategy.clone()];
+    if grouped {
+        row.push(t.group.clone().unwrap_or_else(dash));
+    }
+    row.extend([
         phase,
         if t.phase == Phase::NotStarted {
             format!("- of {estimate}")
@@ -82,13 +133,14 @@ fn table_row(t: &TableStatus) -> [String; 7] {
         t.rows_per_sec.map_or_else(dash, |r| format!("{r:.0}/s")),
         t.eta_seconds.map_or_else(dash, |e| duration(e as f64)),
         t.backlog.map_or_else(dash, |b| b.to_string()),
-    ]
+    ]);
+    row
 }
 
 /// Rows of cells in columns padded to their widest cell (counted in characters: table
 /// names may be Cyrillic), two spaces apart, the last column unpadded.
-fn aligned(rows: &[[String; 7]]) -> String {
-    let mut widths = [0usize; 7];
+fn aligned(rows: &[Vec<String>]) -> String {
+    let mut widths = vec![0usize; rows.first().map_or(0, Vec::len)];
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
@@ -97,7 +149,7 @@ fn aligned(rows: &[[String; 7]]) -> String {
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
-        for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+        for (i, (c, w)) in r.iter().zip(&widths).enumerate() {
             line.push_str(c);
             if i + 1 < r.len() {
                 line.push_str(&" ".repeat(w - c.chars().count() + 2));
@@ -122,7 +174,7 @@ pub fn duration(secs: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::job;
+    use super::super::tests::{grouped_job, job};
     use super::super::{build, Checkpoint, Control, Facts};
     use super::*;
     use crate::engine::pace;
@@ -154,6 +206,7 @@ mod tests {
                 command: String::new(),
                 waiting: Some(pace::load_reason(31, 25)),
                 waiting_secs: Some(75.0),
+                ..Control::default()
             }),
             ..Facts::default()
         };
@@ -226,6 +279,62 @@ users  copy      not started  - of ?  -     -    -
     }
 
     #[test]
+    fn a_grouped_job_shows_each_tables_group_and_each_group_where_it_stands() {
+        let mut f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![
+                cp("notes", "", true, 120),
+                cp("posts", "replaying", false, 5000),
+                cp("users", "done", true, 300),
+            ],
+            ..Facts::default()
+        };
+        f.backlogs.insert("posts".into(), 1);
+        assert_eq!(
+            text(&build(&grouped_job(), "j", &f)),
+            "job 'j' on schema `shop`, cut-over manual: in progress
+table  strategy  group     phase              rows       rate  ETA  backlog
+notes  in-place  -         done               120 of ?   -     -    -
+posts  copy      forum     replaying (ready)  5000 of ?  -     -    1
+users  copy      accounts  done               300 of ?   -     -    -
+group accounts (users): swapped
+group forum (posts): waits for `myrecode cutover --group forum`: copied and caught up, replaying writes until then
+"
+        );
+        f.checkpoints[2] = cp("users", "replaying", false, 300);
+        f.backlogs.insert("users".into(), 400);
+        let t = text(&build(&grouped_job(), "j", &f));
+        assert!(
+            t.ends_with("group accounts (users): not caught up yet (every copy of the job is copied before the first swap)\n\
+                         group forum (posts): caught up; swaps after group 'accounts'\n"),
+            "{t}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&json(&build(&grouped_job(), "j", &f))).unwrap();
+        assert_eq!(v["tables"][1]["group"], "forum");
+        assert_eq!(v["tables"][0]["group"], serde_json::Value::Null);
+        assert_eq!(v["groups"][0]["name"], "accounts");
+        assert_eq!(v["groups"][1]["tables"][0], "posts");
+        let keys: Vec<&str> = v["groups"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "cutover_requested",
+                "name",
+                "ready",
+                "swapped",
+                "tables",
+                "waits_for_cutover"
+            ]
+        );
+    }
+
+    #[test]
     fn json_has_stable_field_names() {
         let mut f = Facts {
             bookkeeping: true,
@@ -256,6 +365,7 @@ users  copy      not started  - of ?  -     -    -
         let mut want = [
             "table",
             "strategy",
+            "group",
             "phase",
             "ready",
             "rows_done",
@@ -283,6 +393,7 @@ users  copy      not started  - of ?  -     -    -
             "waits_for_cutover",
             "cutover_requested",
             "tables",
+            "groups",
         ];
         want.sort_unstable();
         assert_eq!(top, want);

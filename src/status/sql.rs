@@ -45,11 +45,11 @@ pub fn checkpoints_sql(schema: &str, has: &[String]) -> String {
     )
 }
 
-/// A job's control row, `?` job: command, why the job waits, microseconds since.
-/// `has`: the control table's columns.
+/// A job's control row, `?` job: command, why the job waits, microseconds since, what the
+/// command names. `has`: the control table's columns.
 pub fn control_sql(schema: &str, has: &[String]) -> String {
     format!(
-        "SELECT CAST(command AS CHAR), {}, {} FROM {} WHERE job = ?",
+        "SELECT CAST(command AS CHAR), {}, {}, {} FROM {} WHERE job = ?",
         or(has, "waiting", "CAST(waiting AS CHAR)", "NULL"),
         or(
             has,
@@ -57,6 +57,7 @@ pub fn control_sql(schema: &str, has: &[String]) -> String {
             "TIMESTAMPDIFF(MICROSECOND, waiting_since, NOW(6))",
             "NULL"
         ),
+        or(has, "argument", "CAST(argument AS CHAR)", "NULL"),
         quote::table(schema, CONTROL)
     )
 }
@@ -101,13 +102,13 @@ mod tests {
              '', NULL, NULL, NULL FROM `s`.`_myrecode_checkpoint` WHERE job = ?"
         );
         assert_eq!(
-            control_sql("база", &cols(&["job", "command", "at", "WAITING", "waiting_since"])),
-            "SELECT CAST(command AS CHAR), CAST(waiting AS CHAR), TIMESTAMPDIFF(MICROSECOND, waiting_since, NOW(6)) \
-             FROM `база`.`_myrecode_control` WHERE job = ?"
+            control_sql("база", &cols(&["job", "command", "at", "WAITING", "waiting_since", "argument"])),
+            "SELECT CAST(command AS CHAR), CAST(waiting AS CHAR), TIMESTAMPDIFF(MICROSECOND, waiting_since, NOW(6)), \
+             CAST(argument AS CHAR) FROM `база`.`_myrecode_control` WHERE job = ?"
         );
         assert_eq!(
             control_sql("s", &cols(&["job", "command", "at"])),
-            "SELECT CAST(command AS CHAR), NULL, NULL FROM `s`.`_myrecode_control` WHERE job = ?"
+            "SELECT CAST(command AS CHAR), NULL, NULL, NULL FROM `s`.`_myrecode_control` WHERE job = ?"
         );
     }
 }

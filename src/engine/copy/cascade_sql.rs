@@ -27,6 +27,7 @@
 //! in the job; a parent in another schema is not followed (its table gets no trigger).
 
 use super::foreign_sql::ForeignKey;
+use super::names::names;
 use super::sql::{drop_trigger_sql, pack_values, GATE};
 use crate::db::keyset::KeyColumn;
 use crate::db::quote;
@@ -730,6 +731,9 @@ pub fn cascade_triggers(
     Ok(out)
 }
 
+/// Every trigger of schema `?`: name and the table it is on.
+pub const SCHEMA_TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR), CAST(EVENT_OBJECT_TABLE AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?";
+
 /// The triggers in schema `?` named as our cascade triggers are: table, event, name, body
 /// (whether one is the table's own cascade trigger is told by its name: [`super::names`]).
 pub const CASCADE_TRIGGERS_SQL: &str =
@@ -806,6 +810,171 @@ pub fn reconcile(
             .map(|e| drop(&e.name)),
     );
     out
+}
+
+/// Our cascade triggers in a schema, as the catalog holds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Present {
+    /// Each one on the table whose names it bears: that table, its event, the trigger.
+    pub on: Vec<(String, Event, Existing)>,
+    /// The names of those on other tables: a kept original's after its rename, or a shadow's
+    /// left by a cut-over that never renamed.
+    pub taken: Vec<String>,
+}
+
+impl Present {
+    /// The triggers on `table` for `event`.
+    fn there(&self, table: &str, event: Event) -> Vec<Existing> {
+        self.on
+            .iter()
+            .filter(|(t, e, _)| t == table && *e == event)
+            .map(|(_, _, x)| x.clone())
+            .collect()
+    }
+}
+
+/// The statements bringing the cascade triggers of every table that has or wants some to
+/// `want` ([`reconcile`] each), `skip` aside: `(table, statement)`, tables in name order.
+pub fn reconcile_all(
+    schema: &str,
+    want: &[HeadTriggers],
+    present: &Present,
+    skip: &[&str],
+) -> Vec<(String, String)> {
+    let mut tables: Vec<&str> = want
+        .iter()
+        .map(|h| h.table.as_str())
+        .chain(present.on.iter().map(|(t, _, _)| t.as_str()))
+        .filter(|t| !skip.contains(t))
+        .collect();
+    tables.sort();
+    tables.dedup();
+    let mut out = Vec::new();
+    for table in tables {
+        let n = names(table);
+        let bodies = want.iter().find(|h| h.table == table).map(|h| &h.bodies);
+        for (i, event) in [Event::Update, Event::Delete].into_iter().enumerate() {
+            let there = present.there(table, event);
+            let body = bodies.and_then(|b| b[i].as_deref());
+            for sql in reconcile(
+                schema,
+                table,
+                event,
+                &n.cascade[i],
+                body,
+                &there,
+                &present.taken,
+            ) {
+                out.push((table.to_string(), sql));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a trigger body logs into change log `log`.
+fn logs_into(schema: &str, body: &str, log: &str) -> bool {
+    body.contains(&format!(
+        "INSERT INTO {} (key_bytes)",
+        quote::table(schema, log)
+    ))
+}
+
+/// The targets that some chain in `want` reaches while no trigger `present` on its head logs
+/// them for that event: while the triggers were so, that chain's cascades went unlogged (a
+/// cut-over killed between ending their logging and its rename, a constraint added since).
+pub fn unlogged(
+    schema: &str,
+    want: &[HeadTriggers],
+    present: &Present,
+    targets: &[Target<'_>],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for head in want {
+        for (i, event) in [Event::Update, Event::Delete].into_iter().enumerate() {
+            let Some(body) = head.bodies[i].as_deref() else {
+                continue;
+            };
+            let there = present.there(&head.table, event);
+            for t in targets {
+                if logs_into(schema, body, t.log)
+                    && !there.iter().any(|e| logs_into(schema, &e.body, t.log))
+                    && !out.iter().any(|o| o == t.table)
+                {
+                    out.push(t.table.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What one group's cut-over does with the cascade triggers, under its lock, just before its
+/// rename.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AtCutover {
+    /// The statements, in order: on the heads outside the group, their triggers replaced by
+    /// ones that no longer log the group's tables (dropped where nothing is left to log):
+    /// after the rename nothing may write into a swapped table's drained log; then, on the
+    /// shadows of the group's heads, the triggers logging the tables still to be swapped,
+    /// which the rename carries to the live names (the originals' go with them to
+    /// `<t>_myrecode_old`, where nothing fires them).
+    pub statements: Vec<String>,
+    /// The heads outside the group whose triggers change: locked with it.
+    heads: Vec<String>,
+}
+
+impl AtCutover {
+    /// The tables outside the group the cut-over must lock, once each.
+    pub fn parents(&self) -> Vec<&str> {
+        self.heads.iter().map(String::as_str).collect()
+    }
+}
+
+/// Plans [`AtCutover`] for the cut-over of `group` (its tables), `targets` being every copy
+/// still to be swapped, the group's among them, and `present` the triggers there now.
+pub fn at_cutover(
+    fks: &[ForeignKey],
+    schema: &str,
+    group: &[&str],
+    targets: &[Target<'_>],
+    present: &Present,
+) -> Result<AtCutover, TooManyChains> {
+    let after: Vec<Target<'_>> = targets
+        .iter()
+        .filter(|t| !group.contains(&t.table))
+        .copied()
+        .collect();
+    let want = cascade_triggers(fks, schema, &after)?;
+    let mut out = AtCutover::default();
+    for (table, sql) in reconcile_all(schema, &want, present, group) {
+        if !out.heads.contains(&table) {
+            out.heads.push(table);
+        }
+        out.statements.push(sql);
+    }
+    for head in want.iter().filter(|h| group.contains(&h.table.as_str())) {
+        let n = names(&head.table);
+        for (i, event) in [Event::Update, Event::Delete].into_iter().enumerate() {
+            let Some(body) = head.bodies[i].as_deref() else {
+                continue;
+            };
+            let on_head = present.there(&head.table, event);
+            // The name the original's trigger does not hold: after the rename, the live table's.
+            let Some(name) = n.cascade[i]
+                .iter()
+                .find(|x| !on_head.iter().any(|e| &e.name == *x))
+            else {
+                continue;
+            };
+            if present.taken.contains(name) {
+                out.statements.push(drop_trigger_sql(schema, name));
+            }
+            out.statements
+                .push(trigger_ddl(schema, &n.shadow, name, event, body));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

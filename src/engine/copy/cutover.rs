@@ -1,6 +1,10 @@
 //! The cut-over: the shadow swapped in atomically behind a sentry (see the module docs of
 //! [`super`]), and the finish that follows it.
 
+use super::cascade::{
+    apply_at_cutover, check_now, plan_at_cutover, restore_cascades, settle_shadow_cascades,
+};
+use super::cascade_sql::AtCutover;
 use super::context::{is_sentry, table_exists, Ctx};
 use super::cutover_sql::{
     auto_increment_sql, cutover_lock_sql, drop_sentries_sql, kill_query_sql, mark_pattern,
@@ -18,6 +22,7 @@ use super::Phase;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
+use crate::engine::plan::TablePlan;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -59,7 +64,8 @@ pub(super) async fn settle_leftover_cutover(
 }
 
 /// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
-/// how long the tables were locked.
+/// how long the tables were locked. `logged`: the copies still to be swapped, this cut-over's
+/// among them (whose cascades must stay logged until their own cut-over).
 pub(super) async fn cut_over(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
@@ -67,35 +73,48 @@ pub(super) async fn cut_over(
     job: &str,
     foreign_keys: bool,
     states: &mut [State],
+    logged: &[TablePlan],
 ) -> Result<Duration> {
     let schema = ctxs[0].plan.schema.as_str();
     let mut attempt = 0;
     loop {
-        match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states).await {
+        let e = match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states, logged).await {
             Ok(d) => return Ok(d),
-            Err(e) if attempt + 1 < CUTOVER_ATTEMPTS => {
-                tracing::warn!(tables = ctxs.len(), error = %crate::db::redact::redact_error(&e), "cut-over failed; retrying");
-                attempt += 1;
-                tokio::time::sleep(crate::engine::retry::backoff(attempt)).await;
-                settle_leftover_cutover(conn, schema).await?;
-                if !table_exists(conn, schema, &ctxs[0].names.shadow).await? {
-                    // The rename did happen (its reply was lost): every table is swapped.
-                    return Ok(Duration::ZERO);
+            Err(e) => e,
+        };
+        tracing::warn!(tables = ctxs.len(), error = %crate::db::redact::redact_error(&e), "cut-over failed");
+        attempt += 1;
+        settle_leftover_cutover(conn, schema).await?;
+        if !table_exists(conn, schema, &ctxs[0].names.shadow).await? {
+            // The rename did happen (its reply was lost): every table is swapped.
+            return Ok(Duration::ZERO);
+        }
+        settle_moves(conn, schema, job, false).await?;
+        settle_triggers(conn, schema, job).await?;
+        // Cascade logging ended under the lock comes back; what went unlogged is checked again.
+        let again = if foreign_keys {
+            let tables: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+            settle_shadow_cascades(conn, schema, &tables).await?;
+            restore_cascades(conn, schema, job, logged).await?
+        } else {
+            Vec::new()
+        };
+        if attempt >= CUTOVER_ATTEMPTS {
+            return Err(e.context(format!(
+                "the cut-over of {} table(s) failed {attempt} times; the copies stay attached and checkpointed: run again",
+                ctxs.len()
+            )));
+        }
+        tokio::time::sleep(crate::engine::retry::backoff(attempt)).await;
+        for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+            if again.contains(&ctx.plan.table) {
+                if let Some(s) = checkpoint::load(conn, schema, job, &ctx.plan.table).await? {
+                    *state = s;
                 }
-                settle_moves(conn, schema, job, false).await?;
-                settle_triggers(conn, schema, job).await?;
-                for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
-                    create_stage(conn, ctx).await?;
-                    replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
-                }
+                check_now(conn, ctx, job, state).await?;
             }
-            Err(e) => {
-                return Err(e.context(format!(
-                    "the cut-over of {} table(s) failed {} times; the copies stay attached and checkpointed: run again",
-                    ctxs.len(),
-                    attempt + 1
-                )))
-            }
+            create_stage(conn, ctx).await?;
+            replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
         }
     }
 }
@@ -117,6 +136,7 @@ pub(super) async fn try_cut_over(
     job: &str,
     foreign_keys: bool,
     states: &mut [State],
+    logged: &[TablePlan],
 ) -> Result<Duration> {
     let schema = ctxs[0].plan.schema.as_str();
     for ctx in ctxs {
@@ -140,11 +160,25 @@ pub(super) async fn try_cut_over(
     } else {
         Vec::new()
     };
-    let also: Vec<(&str, &str)> = planned
+    let cascades = if foreign_keys {
+        let group: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
+        plan_at_cutover(conn, schema, &group, logged).await?
+    } else {
+        AtCutover::default()
+    };
+    // Children outside the cut-over whose constraints move, and parents outside it that stop
+    // logging its children: each locked once.
+    let mut also: Vec<(&str, &str)> = Vec::new();
+    let outside = planned
         .iter()
         .filter(|m| m.outside())
         .map(|m| (m.schema.as_str(), m.child.as_str()))
-        .collect();
+        .chain(cascades.parents().into_iter().map(|p| (schema, p)));
+    for t in outside {
+        if !also.contains(&t) && !tables.iter().any(|(x, _)| t == (schema, *x)) {
+            also.push(t);
+        }
+    }
     let own = plan_triggers(conn, schema, job, ctxs).await?;
     let mut locker = cfg.connect_one().await?;
     // Keyless tables: every value decided now, so under the lock only those written since are.
@@ -223,6 +257,9 @@ pub(super) async fn try_cut_over(
         if !own.is_empty() {
             apply_triggers(&mut locker, schema, &own).await?;
         }
+        // Last before the rename: the fewer milliseconds a kill could find this group's
+        // children without their cascades logged, the better (a rerun checks them again).
+        apply_at_cutover(&mut locker, schema, &cascades).await?;
         anyhow::Ok(next)
     }
     .await;

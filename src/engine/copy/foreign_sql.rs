@@ -1,11 +1,11 @@
-//! Foreign keys across the job's one cut-over, pure: which constraints move and where, and the
-//! statements that move them and put them back. (The triggers that log the rows cascading
-//! actions change are [`super::cascade_sql`]'s.)
+//! Foreign keys across a cut-over (each group's, see [`super::group`]), pure: which
+//! constraints move and where, and the statements that move them and put them back. (The
+//! triggers that log the rows cascading actions change are [`super::cascade_sql`]'s.)
 //!
 //! A shadow is created `LIKE` its table, which copies no foreign key. Under the cut-over lock
 //! every constraint that touches a table of the cut-over is moved: one whose child is in the
 //! cut-over goes from the child to the child's shadow; one whose child stays (outside the
-//! job) is redefined on that child. Either way it references the shadow of a parent in the
+//! job, in another group, or recoded in place) is redefined on that child. Either way it references the shadow of a parent in the
 //! cut-over (the rename carries the reference over to the table's name: InnoDB updates the
 //! children of a renamed parent) or the parent itself when that stays. Names, columns and
 //! actions are kept. `foreign_key_checks` is off for the move, so no row is checked again:
@@ -101,32 +101,37 @@ pub fn clause(fk: &ForeignKey, parent: &str) -> String {
     let cols: Vec<String> = fk.columns.iter().map(|c| quote::ident(c)).collect();
     let refs: Vec<String> = fk.referenced.iter().map(|c| quote::ident(c)).collect();
     format!(
-        "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}) ON DELETE {} ON UPDATE {}",
+        "CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}){}{}",
         quote::ident(&fk.name),
         cols.join(", "),
         quote::table(&fk.parent_schema, parent),
         refs.join(", "),
-        action(&fk.on_delete),
-        action(&fk.on_update)
+        action("DELETE", &fk.on_delete),
+        action("UPDATE", &fk.on_update)
     )
 }
 
-/// The catalog's rule as SQL, anything unknown read as the server's default (`RESTRICT`).
-fn action(rule: &str) -> &'static str {
-    match rule.to_ascii_uppercase().as_str() {
+/// ` ON <event> <rule>` for the catalog's rule; nothing for `RESTRICT` (and anything unknown),
+/// the server's default: MariaDB stores an explicit `RESTRICT` added with
+/// `foreign_key_checks` off (as the cut-over adds them) as `NO ACTION`, and left unsaid it
+/// stays `RESTRICT`.
+fn action(event: &str, rule: &str) -> String {
+    let sql = match rule.to_ascii_uppercase().as_str() {
         "CASCADE" => "CASCADE",
         "SET NULL" => "SET NULL",
         "SET DEFAULT" => "SET DEFAULT",
         "NO ACTION" => "NO ACTION",
-        _ => "RESTRICT",
-    }
+        _ => return String::new(),
+    };
+    format!(" ON {event} {sql}")
 }
 
 /// One constraint across the cut-over. Its original never leaves its table before the
 /// rename: a copy of it under a stand-in name (`tmp`) is added to the child's shadow under
 /// the cut-over lock, referencing the parent's shadow when the parent is swapped too, so the
 /// rename carries both to the live names; after the rename the original name replaces the
-/// stand-in (added, then the stand-in dropped: the table is never without it). A child
+/// stand-in in one statement (the table is never without one, and never has two: two
+/// cascading constraints on the same columns fail every update of the parent's key). A child
 /// outside the cut-over swaps its constraint for the stand-in in one statement, the last
 /// before the rename.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,7 +335,12 @@ mod tests {
         assert_eq!(m[1].to, "c`_myrecode_new");
         assert!(m[1]
             .moved
-            .contains("REFERENCES `s`.`outside` (`id`) ON DELETE NO ACTION ON UPDATE RESTRICT"));
+            .ends_with("REFERENCES `s`.`outside` (`id`) ON DELETE NO ACTION"));
+        assert!(
+            clause(&fk("r", "c", "p", "restrict", "RESTRICT"), "p")
+                .ends_with("REFERENCES `s`.`p` (`id`)"),
+            "RESTRICT, the default, is left unsaid"
+        );
         assert_eq!(
             (m[2].child.as_str(), m[2].to.as_str()),
             ("outside", "outside")

@@ -1,22 +1,30 @@
-//! The job's one cut-over: every copied table, each brought up to date by its replay, swapped
-//! in at the same instant by one rename behind one lock, so the application never sees some
-//! tables recoded and others not.
+//! A job's cut-overs: the copied tables of each group (the whole job unless it names
+//! groups), each brought up to date by its replay, swapped in at the same instant by one
+//! rename behind one lock, so the application never sees some tables of a group recoded and
+//! others not; groups one after another, in the job's order.
 //!
 //! Tables are copied one after another ([`super::prepare_table`]); while the later ones copy,
-//! the earlier ones' triggers keep logging. Here every log is replayed in turn until all are
-//! nearly drained (and, with `cutover: manual`, until `myrecode cutover`), then
-//! [`super::cutover::cut_over`] locks them all, drains every log and renames every pair at
-//! once. A kill before the rename leaves every original in place (the sentries make a late
-//! rename fail); after it, every table is swapped, and a rerun finishes each.
+//! the earlier ones' triggers keep logging. Here the group's logs (and those of the groups
+//! after it, which wait their turn) are replayed in turn until the group's are nearly drained
+//! (and, with `cutover: manual`, until `myrecode cutover` names it), then
+//! [`super::cutover::cut_over`] locks the group's tables, drains their logs and renames every
+//! pair at once. A kill before the rename leaves every original of the group in place (the
+//! sentries make a late rename fail); after it, every table of the group is swapped, and a
+//! rerun finishes each. What several groups share (the gate, the cascade-logging triggers,
+//! the bookkeeping tables) stays until the last group is swapped.
 
+use super::cascade::{
+    check_now, drop_cascade_triggers, drop_kept_cascades, restore_cascades, settle_shadow_cascades,
+    still_to_swap,
+};
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
-use super::foreign::{drop_cascade_triggers, ensure_cascade_triggers, settle_moves};
+use super::foreign::settle_moves;
 use super::names::names;
 use super::own_triggers::settle_triggers;
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
-use super::{settle_table, sql, DRAIN_BEFORE_CUTOVER};
+use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::events::{Event, Events};
@@ -28,29 +36,42 @@ use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// How the job's cut-over ended, with each table's final checkpoint.
+/// How a group's cut-over ended, with each table's final checkpoint.
 #[derive(Debug, Clone)]
 pub struct GroupOutcome {
-    /// Done (every table swapped), interrupted, or aborted by the operator.
+    /// Done (every table of the group swapped), interrupted, or aborted by the operator.
     pub outcome: TableOutcome,
     /// Each table of the cut-over and its checkpoint, in job order.
     pub states: Vec<(String, State)>,
 }
 
-/// Brings every copied table of the job (`plans`, each prepared before) up to date and swaps
-/// them all in one cut-over; tables an earlier run already swapped are finished.
-/// `foreign_keys`: whether any of them is in a foreign key (whose constraints then move).
+/// One cut-over group as the runner hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupPlans<'a> {
+    /// The group's name in the job (`None`: the job names no groups, and this is all of it).
+    pub name: Option<&'a str>,
+    /// Its copied tables, each prepared before.
+    pub plans: &'a [TablePlan],
+    /// The copied tables of the groups after it, in order: still logged and replayed while
+    /// this group waits; none left means this is the job's last cut-over.
+    pub later: &'a [TablePlan],
+}
+
+/// Brings every table of `group` up to date and swaps them all in one cut-over; tables an
+/// earlier run already swapped are finished. `foreign_keys`: whether any copied table of the
+/// job is in a foreign key (whose constraints then move, and whose cascades are logged).
 #[allow(clippy::too_many_arguments)]
 pub async fn cut_over_group(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     job: &str,
-    plans: &[TablePlan],
+    group: GroupPlans<'_>,
     foreign_keys: bool,
     stop: &AtomicBool,
     pacer: &mut Pacer,
     events: &dyn Events,
 ) -> Result<GroupOutcome> {
+    let plans = group.plans;
     let Some(first) = plans.first() else {
         return Ok(GroupOutcome {
             outcome: TableOutcome::Done,
@@ -58,6 +79,7 @@ pub async fn cut_over_group(
         });
     };
     let schema = first.schema.as_str();
+    let last = group.later.is_empty();
     conn.execute(sql::REPEATABLE_READ).await?;
     settle_leftover_cutover(conn, schema).await?;
     let mut done: Vec<(String, State)> = Vec::new();
@@ -101,11 +123,54 @@ pub async fn cut_over_group(
     settle_moves(conn, schema, job, ctxs.is_empty()).await?;
     settle_triggers(conn, schema, job).await?;
     if ctxs.is_empty() {
-        drop_cascade_triggers(conn, schema).await?;
+        if last {
+            drop_cascade_triggers(conn, schema).await?;
+        }
         return Ok(GroupOutcome {
             outcome: TableOutcome::Done,
             states: in_job_order(done),
         });
+    }
+    // The later groups' copies, replayed while this one waits (their logs stay short).
+    let rest = still_to_swap(conn, job, group.later).await?;
+    let mut waiting: Vec<(Ctx<'_>, State)> = Vec::new();
+    for plan in &rest {
+        if let Some(state) = checkpoint::load(conn, schema, job, &plan.table).await? {
+            let ctx = context(conn, plan, names(&plan.table), &state).await?;
+            waiting.push((ctx, state));
+        }
+    }
+    let logged: Vec<TablePlan> = ctxs
+        .iter()
+        .map(|c| c.plan.clone())
+        .chain(rest.iter().cloned())
+        .collect();
+    if foreign_keys {
+        let here: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+        settle_shadow_cascades(conn, schema, &here).await?;
+        let again = restore_cascades(conn, schema, job, &logged).await?;
+        for (ctx, state) in ctxs
+            .iter()
+            .zip(states.iter_mut())
+            .chain(waiting.iter_mut().map(|(c, s)| (&*c, s)))
+        {
+            if again.contains(&ctx.plan.table) {
+                if let Some(s) = checkpoint::load(conn, schema, job, &ctx.plan.table).await? {
+                    *state = s;
+                }
+            }
+        }
+    }
+    // A copy sent back to its check (a cascade may have gone unlogged) is checked before it
+    // is swapped.
+    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        if Phase::of(state) == Phase::Checking {
+            let differed = check_now(conn, ctx, job, state).await?;
+            events.event(&Event::Checked {
+                table: &ctx.plan.table,
+                differed,
+            });
+        }
     }
     let manual = ctxs.iter().any(|c| c.plan.manual_cutover);
     let tables: Vec<String> = ctxs.iter().map(|c| c.plan.table.clone()).collect();
@@ -134,26 +199,42 @@ pub async fn cut_over_group(
             }
             behind = behind.max(log_len(conn, ctx).await?);
         }
+        for (ctx, state) in waiting.iter_mut() {
+            if log_len(conn, ctx).await? > 0 {
+                create_stage(conn, ctx).await?;
+                replay_some(conn, ctx, job, state, 20, &mut HashSet::new()).await?;
+            }
+        }
         if behind < DRAIN_BEFORE_CUTOVER {
-            if !manual || pace::read(conn, schema, job).await? == Some(pace::Command::Cutover) {
+            if !manual || cutover_asked(conn, schema, job, group.name).await? {
                 break;
             }
             if !ready_said {
-                events.event(&Event::Ready { tables: &tables });
+                events.event(&Event::Ready {
+                    tables: &tables,
+                    group: group.name,
+                });
                 ready_said = true;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-    let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states).await?;
+    let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
     events.event(&Event::CutOver {
         tables: &tables,
         pause,
+        group: group.name,
     });
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
         finish(conn, ctx, job, state).await?;
     }
-    drop_cascade_triggers(conn, schema).await?;
+    // Shared by every group: the cascade logging goes with the last one.
+    if last {
+        drop_cascade_triggers(conn, schema).await?;
+    } else if foreign_keys {
+        let here: Vec<&str> = tables.iter().map(String::as_str).collect();
+        drop_kept_cascades(conn, schema, &here).await?;
+    }
     settle_moves(conn, schema, job, true).await?;
     settle_triggers(conn, schema, job).await?;
     if manual {
@@ -165,11 +246,27 @@ pub async fn cut_over_group(
     })
 }
 
+/// Whether `myrecode cutover` allows this group's swap: the command is there and names it
+/// (or no group: the job names none, or an older `cutover` said it for every group).
+async fn cutover_asked(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    group: Option<&str>,
+) -> Result<bool> {
+    Ok(match pace::read_cutover(conn, schema, job).await? {
+        Some(None) => true,
+        Some(Some(named)) => Some(named.as_str()) == group,
+        None => false,
+    })
+}
+
 /// Before the first table of the run is copied: what a killed cut-over left of its moves is
 /// settled (no shadow keeps a constraint or a trigger of the application's while rows are
-/// copied into it), and (`foreign_keys`:
-/// some table is in one) the triggers that log the rows cascading actions change in the
-/// job's copied tables (`plans`) are there.
+/// copied into it), and (`foreign_keys`: some table is in one) every cascade into a copy
+/// still to be swapped among `plans` is logged; a copy whose cascades went unlogged after it
+/// had compared rows (a cut-over killed between ending them and its rename) is sent back to
+/// its check.
 pub async fn prepare(
     conn: &mut MySqlConnection,
     job: &str,
@@ -179,10 +276,14 @@ pub async fn prepare(
     let Some(p) = plans.first() else {
         return Ok(());
     };
-    settle_triggers(conn, &p.schema, job).await?;
+    let schema = p.schema.as_str();
+    settle_triggers(conn, schema, job).await?;
     if foreign_keys {
-        settle_moves(conn, &p.schema, job, false).await?;
-        ensure_cascade_triggers(conn, &p.schema, plans).await?;
+        settle_moves(conn, schema, job, false).await?;
+        let live = still_to_swap(conn, job, plans).await?;
+        let tables: Vec<&str> = live.iter().map(|p| p.table.as_str()).collect();
+        settle_shadow_cascades(conn, schema, &tables).await?;
+        restore_cascades(conn, schema, job, plans).await?;
     }
     Ok(())
 }

@@ -27,21 +27,22 @@
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until
 //!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`.
-//! 5. The job's one cut-over ([`group`], [`cutover`]), gh-ost's atomic form widened to
-//!    every table, which works on MariaDB (it refuses `RENAME TABLE` under `LOCK TABLES`,
-//!    error 1192) and MySQL alike: a sentry per table takes the name `<t>_myrecode_old`; a
-//!    lock connection takes `LOCK TABLES` over every table with its shadow, sentry and log
-//!    and the bookkeeping tables, drains every log, carries each `AUTO_INCREMENT` over and
-//!    moves the foreign keys ([`foreign`]); a second connection issues one `RENAME TABLE`
-//!    of the gate and every pair, which queues; once the server shows it waiting, the lock
+//! 5. The cut-over of each group of the job (the whole job unless it names groups;
+//!    [`group`], [`cutover`]), gh-ost's atomic form widened to every table of the group,
+//!    which works on MariaDB (it refuses `RENAME TABLE` under `LOCK TABLES`, error 1192) and
+//!    MySQL alike: a sentry per table takes the name `<t>_myrecode_old`; a lock connection
+//!    takes `LOCK TABLES` over every table of the group with its shadow, sentry and log and
+//!    the bookkeeping tables, drains every log, carries each `AUTO_INCREMENT` over, moves the
+//!    foreign keys ([`foreign`]) and the logging of cascades ([`cascade`]); a second
+//!    connection issues one `RENAME TABLE` of the gate and every pair, which queues; once the server shows it waiting, the lock
 //!    connection drops the sentries and unlocks, and the rename runs before every queued
 //!    write. The gate (a table every change-log trigger names, sorting before every name)
 //!    is the rename's first lock: it holds it before waiting for any table, so a write the
 //!    unlock releases on any table waits for the rename (a write already holding its table
 //!    is the metadata-lock deadlock check's victim, and an autocommit statement retries by
 //!    itself). Should the lock connection die before the drain is complete, the sentries are
-//!    still there and the rename fails: nothing is swapped early, and all tables or none
-//!    are swapped. The shadow and sentry are named with a suffix so they sort *after* `t`.
+//!    still there and the rename fails: nothing is swapped early, and all tables of the
+//!    group or none are swapped. The shadow and sentry are named with a suffix so they sort *after* `t`.
 //!    The triggers (now on `old`) are dropped; `old` is kept for rollback until
 //!    `myrecode cleanup`, and the drained log with it (cached prepared statements of the
 //!    application may still name it).
@@ -63,6 +64,7 @@
 //! all (a foreign key across schemas or split between charsets, a job column in the paging
 //! key, a name too long) is refused by [`crate::job::refusal`] before anything is written.
 
+mod cascade;
 pub mod cascade_sql;
 pub mod check_sql;
 mod checker;
@@ -152,7 +154,7 @@ impl Phase {
 pub const DRAIN_BEFORE_CUTOVER: i64 = 50;
 
 /// Runs (or resumes) the copy of one table until it is ready for the cut-over (copied,
-/// checked, its log nearly drained; [`group::cut_over_group`] swaps the job's tables together),
+/// checked, its log nearly drained; [`group::cut_over_group`] swaps each group's tables together),
 /// or until asked to stop. A table already swapped comes back done.
 #[allow(clippy::too_many_arguments)]
 pub async fn prepare_table(

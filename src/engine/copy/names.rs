@@ -19,25 +19,48 @@ pub struct Names {
     pub cascade: [[String; 2]; 2],
 }
 
+/// `<base>_myrecode_<suffix>`, at most 64 characters: a long base is cut and a hash of it
+/// added, so names stay distinct.
+fn fit(base: &str, suffix: &str) -> String {
+    let full = format!("{base}_myrecode_{suffix}");
+    if full.chars().count() <= 64 {
+        return full;
+    }
+    let hash = &checkpoint::fingerprint(base)[..8];
+    let tail = format!("~{hash}_myrecode_{suffix}");
+    let head: String = base.chars().take(64 - tail.chars().count()).collect();
+    format!("{head}{tail}")
+}
+
 /// The names for table `table`; long names are shortened with a hash so they stay unique.
 pub fn names(table: &str) -> Names {
-    let fit = |suffix: &str| {
-        let full = format!("{table}_myrecode_{suffix}");
-        if full.chars().count() <= 64 {
-            return full;
-        }
-        let hash = &checkpoint::fingerprint(table)[..8];
-        let tail = format!("~{hash}_myrecode_{suffix}");
-        let head: String = table.chars().take(64 - tail.chars().count()).collect();
-        format!("{head}{tail}")
-    };
     Names {
-        shadow: fit("new"),
-        old: fit("old"),
-        log: fit("log"),
-        triggers: [fit("ins"), fit("upd"), fit("del")],
-        cascade: [[fit("bup"), fit("bup2")], [fit("bde"), fit("bde2")]],
+        shadow: fit(table, "new"),
+        old: fit(table, "old"),
+        log: fit(table, "log"),
+        triggers: [fit(table, "ins"), fit(table, "upd"), fit(table, "del")],
+        cascade: [
+            [fit(table, "bup"), fit(table, "bup2")],
+            [fit(table, "bde"), fit(table, "bde2")],
+        ],
     }
+}
+
+/// Suffixes of the triggers a copy creates: the change log's three, and the four names of
+/// the two that log cascaded rows.
+const TRIGGER_SUFFIXES: [&str; 7] = [
+    "_myrecode_ins",
+    "_myrecode_upd",
+    "_myrecode_del",
+    "_myrecode_bup",
+    "_myrecode_bde",
+    "_myrecode_bup2",
+    "_myrecode_bde2",
+];
+
+/// Whether trigger `name` is one a copy creates (not the application's own).
+pub fn is_copy_trigger(name: &str) -> bool {
+    TRIGGER_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
 /// Whether `name` sorts after `table` the way the server orders metadata locks (bytes, a
@@ -73,6 +96,8 @@ mod tests {
             assert!(s.chars().count() <= 64, "{s}");
         }
         assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);
+        assert!(n.cascade.iter().flatten().all(|c| is_copy_trigger(c)));
+        assert!(is_copy_trigger("posts_myrecode_bde2") && !is_copy_trigger("audit_bup"));
         let ascii_long = "a".repeat(60);
         assert!(sorts_after(&ascii_long, &names(&ascii_long).shadow));
     }

@@ -1,9 +1,9 @@
-//! The tables' own triggers across the one cut-over (see [`super::own_triggers_sql`]): read,
+//! The tables' own triggers across their cut-over (see [`super::own_triggers_sql`]): read,
 //! recorded before the cut-over, moved to the shadows under its lock, and settled by the next
 //! run whatever instant a kill chose.
 
 use super::context::{table_exists, Ctx};
-use super::names::names;
+use super::names::{is_copy_trigger, names};
 use super::own_triggers_sql::{
     context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, OwnTrigger,
     CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL, TRIGGER_TABLE_SQL,
@@ -18,7 +18,6 @@ pub(super) async fn own_triggers(
     schema: &str,
     table: &str,
 ) -> Result<Vec<OwnTrigger>> {
-    let n = names(table);
     let rows = sqlx::query(OWN_TRIGGERS_SQL)
         .bind(schema)
         .bind(table)
@@ -28,7 +27,8 @@ pub(super) async fn own_triggers(
     let mut out = Vec::new();
     for r in &rows {
         let name: String = r.try_get(0)?;
-        if n.triggers.contains(&name) || n.cascade.iter().flatten().any(|c| *c == name) {
+        // The change log's and the cascade logging's (of any pair) are the copy's, not moved.
+        if is_copy_trigger(&name) {
             continue;
         }
         out.push(OwnTrigger {

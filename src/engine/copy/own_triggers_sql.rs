@@ -1,4 +1,4 @@
-//! The tables' own triggers across the one cut-over, pure: read from the catalog, recorded,
+//! The tables' own triggers across their cut-over, pure: read from the catalog, recorded,
 //! and created again on the shadow under the cut-over lock (the last step before the
 //! rename) exactly as defined: body, timing, event, order, definer, `sql_mode` and
 //! character set context. The shadow has none of them while rows are copied into it, so

@@ -297,3 +297,92 @@ fn scalars_read_back_as_written() {
     assert_eq!(thousands(1234567), "1,234,567");
     assert_eq!(thousands(12), "12");
 }
+
+/// Three copied tables of `shop`: `users` and `posts` joined by a foreign key on a recoded
+/// text column and by a trigger, `tags` on its own.
+fn three_copies() -> ScanReport {
+    let text = |name: &str| {
+        column(
+            name,
+            &[("cp1251", 12)],
+            ScanStrategy::Copy,
+            utf8("varchar(100)"),
+        )
+    };
+    let mut users = table("users", true, ScanStrategy::Copy, vec![text("login")]);
+    let mut posts = table("posts", true, ScanStrategy::Copy, vec![text("author")]);
+    let tags = table("tags", true, ScanStrategy::Copy, vec![text("label")]);
+    let fk = crate::inventory::model::ForeignKey {
+        name: "fk_post_author".into(),
+        direction: "outgoing".into(),
+        from_schema: "shop".into(),
+        from_table: "posts".into(),
+        from_columns: vec!["author".into()],
+        to_schema: "shop".into(),
+        to_table: "users".into(),
+        to_columns: vec!["login".into()],
+    };
+    posts.foreign_keys = vec![fk.clone()];
+    users.foreign_keys = vec![crate::inventory::model::ForeignKey {
+        direction: "incoming".into(),
+        ..fk
+    }];
+    users.triggers = vec![crate::inventory::model::Trigger {
+        name: "count_posts".into(),
+        timing: "AFTER".into(),
+        event: "INSERT".into(),
+        portable: true,
+        tables: vec!["posts".into()],
+    }];
+    let mut r = sample_report();
+    r.tables = vec![users, posts, tags];
+    r
+}
+
+#[test]
+fn several_copies_get_the_groups_explained_and_the_finest_grouping_commented() {
+    let text = generate(&three_copies(), None, "scan.json").unwrap();
+    let block = text
+        .split("# Cut-over groups (optional).")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        block.contains("Where one lock over everything is too much, name groups"),
+        "{block}"
+    );
+    assert!(
+        block.ends_with(
+            "# cutover_groups:\n\
+             #   - name: group1\n\
+             #     tables: [users, posts]   # joined by foreign key `fk_post_author` on text columns, trigger `count_posts`\n\
+             #   - name: group2\n\
+             #     tables: [tags]\n"
+        ),
+        "{block}"
+    );
+    // Commented out: the job as written is one group, and loads as such.
+    let job = load_str(&text).unwrap().job;
+    assert!(job.cutover_groups.is_empty());
+    // Uncommented, the suggested groups load, and the rules accept them.
+    let groups: String = block
+        .lines()
+        .skip_while(|l| !l.starts_with("# cutover_groups:"))
+        .map(|l| format!("{}\n", l.trim_start_matches("# ").trim_start_matches('#')))
+        .collect();
+    let grouped = load_str(&format!("{text}{groups}")).unwrap().job;
+    assert_eq!(grouped.cutover_groups.len(), 2);
+    // Every table joined to another: one group, the default, and no list to uncomment.
+    let mut r = three_copies();
+    r.tables.pop();
+    let text = generate(&r, None, "scan.json").unwrap();
+    assert!(
+        text.contains("# Here every copied table is joined to the others (foreign key `fk_post_author` on text columns, trigger `count_posts`): one group, the default."),
+        "{text}"
+    );
+    assert!(!text.contains("# cutover_groups:"));
+    // One copied table: nothing to group.
+    r.tables.pop();
+    assert!(!generate(&r, None, "scan.json")
+        .unwrap()
+        .contains("Cut-over groups"));
+}

@@ -104,6 +104,7 @@ fn trigger(name: &str) -> Trigger {
         timing: "AFTER".into(),
         event: "UPDATE".into(),
         portable: true,
+        tables: Vec::new(),
     }
 }
 
@@ -193,6 +194,99 @@ fn a_foreign_key_between_text_columns_is_refused_unless_both_sides_change_togeth
     // Neither side changes (the column is not in the job): nothing to refuse.
     let body_only = job(Strategy::Copy, &["body"]);
     assert!(foreign_key_splits(&facts, &body_only, std::slice::from_ref(&body_only)).is_empty());
+}
+
+/// A job of `posts` (`posts_cols`) and `orders` (`post_code`), both copied, with `groups`
+/// (`name: [tables]`, in order).
+fn grouped(posts_cols: &[&str], groups: &[(&str, &[&str])]) -> crate::job::model::Job {
+    let mut orders = job(Strategy::Copy, &["post_code"]);
+    orders.name = "orders".into();
+    crate::job::model::Job {
+        version: 1,
+        schema: "s".into(),
+        defaults: Default::default(),
+        tables: vec![job(Strategy::Copy, posts_cols), orders],
+        cutover_groups: groups
+            .iter()
+            .map(|(name, tables)| crate::job::model::CutoverGroup {
+                name: name.to_string(),
+                tables: tables.iter().map(|t| t.to_string()).collect(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn a_foreign_key_between_text_columns_recoded_by_two_groups_is_refused() {
+    let mut t = posts();
+    let mut text_fk = fk("fk_code", "incoming", "orders", "posts");
+    text_fk.from_columns = vec!["post_code".into()];
+    text_fk.to_columns = vec!["code".into()];
+    t.foreign_keys = vec![text_fk];
+    let facts = Facts::of_table(&t);
+    let split = grouped(
+        &["code"],
+        &[("catalog", &["posts"]), ("sales", &["orders"])],
+    );
+    let r = group_splits(&facts, &split.tables[0], &split);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (r[0].class, r[0].at),
+        (Class::ForeignKeyAcrossGroups, At::Name)
+    );
+    assert_eq!(
+        r[0].to_string(),
+        "foreign key `fk_code` joins posts.code (group 'catalog') to orders.post_code (group 'sales'), text columns recoded from latin1 to utf8mb4 on both sides: \
+         between the two groups' cut-overs one would be utf8mb4 and the other still latin1, and the server keeps no constraint between text columns of different character sets. \
+         Fix: put 'posts' and 'orders' in the same cut-over group"
+    );
+    // One group: one instant, nothing split.
+    let together = grouped(&["code"], &[("all", &["posts", "orders"])]);
+    assert!(group_splits(&facts, &together.tables[0], &together).is_empty());
+    // No groups named: the whole job is one.
+    let none = grouped(&["code"], &[]);
+    assert!(group_splits(&facts, &none.tables[0], &none).is_empty());
+    // The key's column not recoded here: the split rule speaks of it, not this one.
+    let body = grouped(
+        &["body"],
+        &[("catalog", &["posts"]), ("sales", &["orders"])],
+    );
+    assert!(group_splits(&facts, &body.tables[0], &body).is_empty());
+    // A foreign key on integers between groups is allowed: its constraint moves at each instant.
+    t.foreign_keys = vec![fk("fk_post", "incoming", "orders", "posts")];
+    assert!(group_splits(&Facts::of_table(&t), &split.tables[0], &split).is_empty());
+}
+
+#[test]
+fn a_trigger_naming_a_table_of_another_group_is_refused() {
+    let mut t = posts();
+    let mut keep = trigger("keep_orders");
+    keep.tables = vec!["orders".into(), "outside".into()];
+    // The copy's own triggers name other tables (a cascade's child): never refused.
+    let mut ours = trigger(&names("posts").cascade[0][1]);
+    ours.tables = vec!["orders".into()];
+    t.triggers = vec![keep, ours];
+    let facts = Facts::of_table(&t);
+    let split = grouped(
+        &["body"],
+        &[("catalog", &["posts"]), ("sales", &["orders"])],
+    );
+    let r = group_splits(&facts, &split.tables[0], &split);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].class, Class::TriggerAcrossGroups);
+    assert_eq!(
+        r[0].to_string(),
+        "trigger `keep_orders` on table 'posts' (group 'catalog') names table 'orders' of group 'sales': \
+         between the two groups' cut-overs it would carry text between a table already recoded to utf8mb4 and one still in its legacy character set. \
+         Fix: put 'posts' and 'orders' in the same cut-over group, or drop the trigger for the job and create it again once both groups are swapped"
+    );
+    let together = grouped(&["body"], &[("all", &["orders", "posts"])]);
+    assert!(group_splits(&facts, &together.tables[0], &together).is_empty());
+    // A table recoded in place has no cut-over: a trigger naming it splits nothing.
+    let mut in_place = split.clone();
+    in_place.tables[1].strategy = Strategy::InPlace;
+    in_place.cutover_groups.pop();
+    assert!(group_splits(&facts, &in_place.tables[0], &in_place).is_empty());
 }
 
 #[test]
