@@ -327,7 +327,9 @@ impl App {
                     k,
                 )
             }
-            // A user renumbered: the posts follow (a cascade from `accounts` into `forum`).
+            // A user renumbered: the posts follow (a cascade from `accounts` into `forum`). The
+            // login changes too: a row moved to a later key while its old key is still in the
+            // shadow would collide there on the unique login (see the copy's limits).
             8 => {
                 let id = pick(70);
                 let new = 300_000 + n as i64;
@@ -336,11 +338,20 @@ impl App {
                     q(control, "SELECT id FROM posts WHERE user_id = ?", id).await,
                     "posts",
                 ));
+                k.extend(keys(
+                    q(
+                        control,
+                        "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?",
+                        id,
+                    )
+                    .await,
+                    "profiles",
+                ));
                 (
                     Op::new(
                         "users",
-                        "UPDATE users SET id = ? WHERE id = ?",
-                        &[],
+                        "UPDATE users SET login = ?, id = ? WHERE id = ?",
+                        &[login(70_000 + n)],
                         &[new, id],
                     ),
                     k,
@@ -456,10 +467,35 @@ impl App {
     }
 }
 
+/// Steers the writer from the test: stop it, or hold it between statements (`idle` says
+/// it is held).
+#[derive(Default)]
+pub struct Steer {
+    pub stop: AtomicBool,
+    pub hold: AtomicBool,
+    pub idle: AtomicBool,
+}
+
+impl Steer {
+    /// Holds the writer between two statements, and returns once it is held.
+    pub async fn hold(&self) {
+        self.hold.store(true, Ordering::SeqCst);
+        while !self.idle.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Lets the writer go on.
+    pub fn release(&self) {
+        self.hold.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The application's writer: a statement every few milliseconds until told to stop.
 pub async fn write_until(
     cfg: ConnectionConfig,
     ctl: ConnectionConfig,
-    stop: Arc<AtomicBool>,
+    steer: Arc<Steer>,
     schema: String,
 ) -> App {
     let mut app = cfg.connect_one().await.unwrap();
@@ -468,7 +504,13 @@ pub async fn write_until(
         x: 0x9E37_79B9_7F4A_7C15,
         ..App::default()
     };
-    while !stop.load(Ordering::SeqCst) {
+    while !steer.stop.load(Ordering::SeqCst) {
+        if steer.hold.load(Ordering::SeqCst) {
+            steer.idle.store(true, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            continue;
+        }
+        steer.idle.store(false, Ordering::SeqCst);
         a.step(&mut app, &mut control, &schema).await;
         tokio::time::sleep(Duration::from_millis(3)).await;
     }
