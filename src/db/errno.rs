@@ -22,6 +22,8 @@ pub const TOO_LONG_KEY: u16 = 1071;
 pub const TOO_BIG_ROWSIZE: u16 = 1118;
 /// `ER_HOST_NOT_PRIVILEGED`: the client host may not connect.
 pub const HOST_NOT_PRIVILEGED: u16 = 1130;
+/// `ER_TABLEACCESS_DENIED_ERROR`: a privilege on the table is missing (`TRIGGER`, say).
+pub const TABLE_ACCESS_DENIED: u16 = 1142;
 /// `ER_NO_SUCH_TABLE`.
 pub const NO_SUCH_TABLE: u16 = 1146;
 /// `ER_LOCK_WAIT_TIMEOUT`: a row or metadata lock wait timed out.

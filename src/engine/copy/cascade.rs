@@ -11,9 +11,10 @@ use super::foreign::foreign_keys;
 use super::foreign_sql::ForeignKey;
 use super::names::{is_copy_trigger, names, Names};
 use super::replay::replay_some;
-use super::setup::create_stage;
-use super::sql::{drop_trigger_sql, gate_ddl, log_ddl};
+use super::setup::{create_stage, CUTOVER_LOCK_WAIT};
+use super::sql::{drop_trigger_sql, gate_ddl, lock_wait_timeout_sql, log_ddl};
 use super::Phase;
+use crate::db::errno;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
@@ -123,10 +124,21 @@ pub(super) async fn ensure_cascade_triggers(
     for n in &logs {
         conn.execute(log_ddl(schema, n).as_str()).await?;
     }
+    // A trigger's DDL waits for every transaction on its table and, meanwhile, queues the
+    // application's statements behind it: a short wait, retried as any lock wait is.
+    conn.execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
+        .await?;
     for (table, sql) in reconcile_all(schema, &want, &present, &[]) {
-        conn.execute(sql.as_str()).await.with_context(|| {
-            format!("replacing a cascade-logging trigger on {table}. Fix: GRANT TRIGGER on the schema to the job's user")
-        })?;
+        if let Err(e) = conn.execute(sql.as_str()).await {
+            let fix = if errno::of(&e) == Some(errno::TABLE_ACCESS_DENIED) {
+                ". Fix: GRANT TRIGGER on the schema to the job's user"
+            } else {
+                ""
+            };
+            return Err(anyhow::Error::new(e).context(format!(
+                "replacing a cascade-logging trigger on {table}{fix}"
+            )));
+        }
     }
     Ok(went_without)
 }

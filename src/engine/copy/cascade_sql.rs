@@ -21,6 +21,13 @@
 //! * `SET DEFAULT` (MariaDB's InnoDB reads it as `RESTRICT`, MySQL's refuses it) is followed
 //!   as `SET NULL` is, in case.
 //!
+//! With cut-over groups the targets are the copies still to be swapped, so a group's
+//! cut-over changes what the heads log ([`at_cutover`]): under its lock, the heads outside the
+//! group stop logging its tables (after the rename nothing may write a swapped table's
+//! drained log), and its own heads' logging of the tables swapped later is created on their
+//! shadows, which the rename carries to the live names. A kill between the two leaves chains
+//! no trigger logs; the rerun sees them ([`unlogged`]) and checks those tables again.
+//!
 //! A table whose self-referencing constraints delete in cascade (a comment thread) has its
 //! deleted rows' whole subtrees gathered by a recursive common table expression bounded by
 //! the depth left, rather than by one statement per level. Intermediate tables need not be

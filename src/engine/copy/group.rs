@@ -125,6 +125,10 @@ pub async fn cut_over_group(
     if ctxs.is_empty() {
         if last {
             drop_cascade_triggers(conn, schema).await?;
+        } else if foreign_keys {
+            // A run killed after the rename, before it dropped them.
+            let swapped: Vec<&str> = done.iter().map(|(t, _)| t.as_str()).collect();
+            drop_kept_cascades(conn, schema, &swapped).await?;
         }
         return Ok(GroupOutcome {
             outcome: TableOutcome::Done,
