@@ -406,17 +406,30 @@ async fn constraints(c: &mut MySqlConnection, schema: &str) -> Vec<String> {
     .unwrap()
 }
 
-/// Every trigger of the schema with everything that defines it.
+/// Every trigger of the schema with everything that defines it, and the statement
+/// `SHOW CREATE TRIGGER` (so mysqldump) gives back for it.
 async fn triggers(c: &mut MySqlConnection, schema: &str) -> Vec<String> {
-    sqlx::query_scalar(
-        "SELECT CAST(CONCAT_WS(' | ', TRIGGER_NAME, EVENT_OBJECT_TABLE, ACTION_TIMING, EVENT_MANIPULATION, ACTION_ORDER, \
+    let all: Vec<(String, String)> = sqlx::query_as(
+        "SELECT CAST(TRIGGER_NAME AS CHAR), CAST(CONCAT_WS(' | ', TRIGGER_NAME, EVENT_OBJECT_TABLE, ACTION_TIMING, EVENT_MANIPULATION, ACTION_ORDER, \
          ACTION_STATEMENT, SQL_MODE, DEFINER, CHARACTER_SET_CLIENT, COLLATION_CONNECTION) AS CHAR) \
          FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? ORDER BY TRIGGER_NAME",
     )
     .bind(schema)
-    .fetch_all(c)
+    .fetch_all(&mut *c)
     .await
-    .unwrap()
+    .unwrap();
+    let mut out = Vec::new();
+    for (name, defined) in all {
+        let shown: String = sqlx::query(&format!("SHOW CREATE TRIGGER `{schema}`.`{name}`"))
+            .fetch_one(&mut *c)
+            .await
+            .unwrap()
+            .get(2);
+        // Quoting aside (the cut-over quotes names), the statement as the application wrote
+        // it: no schema in it, or a dump loaded under another name would go back to this one.
+        out.push(format!("{defined} | {}", shown.replace('`', "")));
+    }
+    out
 }
 
 /// A table's rows, every column as text, ordered by every column (the key first, where

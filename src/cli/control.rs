@@ -108,10 +108,7 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
         for g in &order {
             let mut all = true;
             for t in &g.tables {
-                let done = checkpoint::load(&mut conn, &job.schema, &id, t)
-                    .await?
-                    .is_some_and(|s| s.done);
-                all &= done;
+                all &= copy::group::swapped(&mut conn, &job.schema, &id, t).await?;
             }
             swapped.push(all);
         }

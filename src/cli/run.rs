@@ -2,6 +2,7 @@
 
 use super::common::{block_on, ConnectArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
+use crate::db::quote;
 use crate::engine::error::{self, EngineError};
 use crate::engine::events::{self, Event, Events};
 use crate::engine::runner::{self, Outcome, RunOptions};
@@ -196,9 +197,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if summaries.iter().any(|s| !s.done) {
         println!("Interrupted; finished batches are checkpointed. Resume with: {resume}");
     } else {
+        let undo = if copied_tables(&job).is_empty() {
+            format!("undo it with `myrecode rollback {}`", args.job.display())
+        } else {
+            // `rollback` puts back what in-place repairs changed; a swap is undone by a rename.
+            format!(
+                "in-place repairs are undone by `myrecode rollback {}`, a copied table by renaming its kept original back (README: switching the application over)",
+                args.job.display()
+            )
+        };
         println!(
-            "Job done. Prove it with `myrecode verify {}`; undo it with `myrecode rollback {}`.",
-            args.job.display(),
+            "Job done. Prove it with `myrecode verify {}`; {undo}.",
             args.job.display()
         );
     }
@@ -263,19 +272,42 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     )
 }
 
-/// Runs `rollback`: 0 everything restored, 1 rows changed since were left alone (listed).
+/// The job's tables that the copy strategy recodes (swapped in, not undone by `rollback`).
+fn copied_tables(job: &crate::job::model::Job) -> Vec<String> {
+    job.tables
+        .iter()
+        .filter(|t| matches!(t.strategy, crate::job::model::Strategy::Copy))
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// Runs `rollback`: 0 everything restored, 1 rows changed since were left alone (listed) or
+/// the job copied tables (their bookkeeping kept for `cleanup`, the way back printed).
 pub fn rollback(args: JobArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
     let id = job_id(&args.job, &args.job_id);
+    let copied = copied_tables(&job);
     let f = block_on(async {
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
-        verify::rollback(&mut conn, &job.schema, &id, &tables).await
+        verify::rollback(&mut conn, &job.schema, &id, &tables, &copied).await
     })?;
     print_findings(&f, "restored");
-    Ok(if f.changed_since.is_empty() && f.errors.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_ATTENTION
-    })
+    for t in &copied {
+        let old = crate::engine::copy::names(t).old;
+        println!(
+            "  not undone: '{t}' was copied (strategy: copy), which `rollback` does not reverse; its original is kept as '{old}' until `myrecode cleanup`. To go back to it: RENAME TABLE {} TO {}, {} TO {} (writes made since the cut-over are only in the recoded table)",
+            quote::ident(t),
+            quote::ident(&format!("{t}_recoded")),
+            quote::ident(&old),
+            quote::ident(t)
+        );
+    }
+    Ok(
+        if f.changed_since.is_empty() && f.errors.is_empty() && copied.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_ATTENTION
+        },
+    )
 }

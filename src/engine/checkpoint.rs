@@ -151,6 +151,15 @@ pub fn save_sql(schema: &str) -> String {
     )
 }
 
+/// Whether a table has a checkpoint, `?` job and `?` table (any layout of the table, an
+/// older build's included).
+pub fn exists_sql(schema: &str) -> String {
+    format!(
+        "SELECT 1 FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
 /// Forgets a table's checkpoint, `?` job and `?` table.
 pub fn delete_sql(schema: &str) -> String {
     format!(
@@ -339,6 +348,10 @@ mod tests {
         assert_eq!(
             delete_sql("order"),
             "DELETE FROM `order`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
+        );
+        assert_eq!(
+            exists_sql("order"),
+            "SELECT 1 FROM `order`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
         );
     }
 

@@ -136,6 +136,15 @@ pub fn clear_sql(schema: &str) -> String {
     )
 }
 
+/// Clears the `cutover` waiting for `?` job if it names group `?` (`NULL`: the job names
+/// none), leaving any other command, or a `cutover` for another group, in place.
+pub fn clear_cutover_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ? AND command = 'cutover' AND argument <=> ?",
+        quote::table(schema, CONTROL)
+    )
+}
+
 /// The command waiting for `?` job.
 pub fn read_sql(schema: &str) -> String {
     format!(
@@ -208,6 +217,23 @@ async fn send_with(
         }
     }
     .with_context(|| format!("writing the command for job '{job}' into {t}"))?;
+    Ok(())
+}
+
+/// Clears the `cutover` that allowed `group` (`None`: the job names no groups) once it is
+/// swapped; a command sent since for anything else stays.
+pub async fn clear_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    group: Option<&str>,
+) -> Result<()> {
+    sqlx::query(&clear_cutover_sql(schema))
+        .bind(job)
+        .bind(group)
+        .execute(conn)
+        .await
+        .with_context(|| format!("clearing the cut-over command of job '{job}'"))?;
     Ok(())
 }
 
@@ -469,6 +495,10 @@ mod tests {
         for (name, def) in CONTROL_ADDED {
             assert!(ddl("s").contains(&format!("{name} {def}")), "{name}");
         }
+        assert_eq!(
+            clear_cutover_sql("a`b"),
+            "DELETE FROM `a``b`.`_myrecode_control` WHERE job = ? AND command = 'cutover' AND argument <=> ?"
+        );
         assert_eq!(
             note_sql("a`b"),
             "INSERT INTO `a``b`.`_myrecode_control` (job, command, waiting, waiting_since) VALUES (?, '', ?, NOW(6)) \

@@ -382,6 +382,7 @@ pub async fn run(
     }
     let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
+    copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;
     if !opts.execute {
         let copies: Vec<(&str, &str)> = plans
             .iter()

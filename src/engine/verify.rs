@@ -209,12 +209,28 @@ pub async fn verify(
     Ok(f)
 }
 
-/// Puts the original bytes back wherever the value is still what the run wrote; then forgets the job.
+/// Forgets the job's rows of bookkeeping table `table` except those of the `keep` tables
+/// (one `?` each, after the job's).
+pub fn forget_job_except_sql(schema: &str, table: &str, keep: usize) -> String {
+    if keep == 0 {
+        return forget_job_sql(schema, table);
+    }
+    format!(
+        "DELETE FROM {} WHERE job = ? AND tbl NOT IN ({})",
+        quote::table(schema, table),
+        vec!["?"; keep].join(", ")
+    )
+}
+
+/// Puts the original bytes back wherever the value is still what the run wrote; then forgets
+/// the job, except the bookkeeping of the tables it `copied` (a swapped copy is not undone
+/// here, and `cleanup` needs its checkpoint to find the kept original and the log).
 pub async fn rollback(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     tables: &[Table],
+    copied: &[String],
 ) -> Result<Findings> {
     let mut f = Findings::default();
     let mut backups = BackupRows::new(schema, job, 500);
@@ -258,10 +274,12 @@ pub async fn rollback(
     }
     if f.changed_since.is_empty() && f.errors.is_empty() {
         for t in [CHECKPOINT, QUARANTINE] {
-            sqlx::query(&forget_job_sql(schema, t))
-                .bind(job)
-                .execute(&mut *conn)
-                .await?;
+            let sql = forget_job_except_sql(schema, t, copied.len());
+            let mut q = sqlx::query(&sql).bind(job);
+            for c in copied {
+                q = q.bind(c);
+            }
+            q.execute(&mut *conn).await?;
         }
     }
     Ok(f)
@@ -290,6 +308,14 @@ mod tests {
         assert_eq!(
             forget_job_sql("s", QUARANTINE),
             "DELETE FROM `s`.`_myrecode_quarantine` WHERE job = ?"
+        );
+        assert_eq!(
+            forget_job_except_sql("s", CHECKPOINT, 2),
+            "DELETE FROM `s`.`_myrecode_checkpoint` WHERE job = ? AND tbl NOT IN (?, ?)"
+        );
+        assert_eq!(
+            forget_job_except_sql("s", CHECKPOINT, 0),
+            forget_job_sql("s", CHECKPOINT)
         );
         // The rollback writes back with the run's own compare-and-set.
         assert_eq!(

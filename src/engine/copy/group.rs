@@ -210,9 +210,11 @@ pub async fn cut_over_group(
             }
         }
         if behind < DRAIN_BEFORE_CUTOVER {
-            if !manual || cutover_asked(conn, schema, job, group.name).await? {
+            if !manual {
                 break;
             }
+            // Said even when the command came first (`status` shows the group waiting as soon
+            // as its copies are caught up, which may be before this loop sees it).
             if !ready_said {
                 events.event(&Event::Ready {
                     tables: &tables,
@@ -220,18 +222,23 @@ pub async fn cut_over_group(
                 });
                 ready_said = true;
             }
+            if cutover_asked(conn, schema, job, group.name).await? {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
     let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
+    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        finish(conn, ctx, job, state).await?;
+    }
+    // Said once every table is marked swapped: a `cutover --group` for the next group, sent
+    // the moment this line shows, must find this group swapped.
     events.event(&Event::CutOver {
         tables: &tables,
         pause,
         group: group.name,
     });
-    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
-        finish(conn, ctx, job, state).await?;
-    }
     // Shared by every group: the cascade logging goes with the last one.
     if last {
         drop_cascade_triggers(conn, schema).await?;
@@ -242,11 +249,27 @@ pub async fn cut_over_group(
     settle_moves(conn, schema, job, true).await?;
     settle_triggers(conn, schema, job).await?;
     if manual {
-        pace::send(conn, schema, job, None).await?;
+        // Only the command that allowed this group: one for the next, sent meanwhile, stays.
+        pace::clear_cutover(conn, schema, job, group.name).await?;
     }
     Ok(GroupOutcome {
         outcome: TableOutcome::Done,
         states: with(&ctxs, &states, done),
+    })
+}
+
+/// Whether `table` of the job is swapped: its checkpoint says done, or the cut-over's rename
+/// ran (its shadow is gone) and only the finish is left.
+pub async fn swapped(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+) -> Result<bool> {
+    Ok(match checkpoint::load(conn, schema, job, table).await? {
+        Some(s) if s.done => true,
+        Some(_) => !super::context::table_exists(conn, schema, &names(table).shadow).await?,
+        None => false,
     })
 }
 

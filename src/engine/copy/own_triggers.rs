@@ -5,7 +5,7 @@
 use super::context::{table_exists, Ctx};
 use super::names::{is_copy_trigger, names};
 use super::own_triggers_sql::{
-    context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, OwnTrigger,
+    context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql, OwnTrigger,
     CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL, TRIGGER_TABLE_SQL,
 };
 use super::sql::drop_trigger_sql;
@@ -94,9 +94,10 @@ async fn create_all(
     triggers: &[&OwnTrigger],
 ) -> Result<()> {
     conn.execute(CONTEXT_SAVE_SQL).await?;
+    conn.execute(use_sql(schema).as_str()).await?;
     for t in triggers {
         conn.execute(context_sql(t).as_str()).await?;
-        let created = conn.execute(create_sql(schema, table, t).as_str()).await;
+        let created = conn.execute(create_sql(table, t).as_str()).await;
         if let Err(e) = created {
             conn.execute(CONTEXT_RESET_SQL).await.ok();
             return Err(anyhow::Error::new(e).context(format!(

@@ -77,15 +77,24 @@ pub const CONTEXT_SAVE_SQL: &str = "SET @myrecode_sql_mode = @@SESSION.sql_mode,
 /// Back to this connection's own settings after creating triggers.
 pub const CONTEXT_RESET_SQL: &str = "SET SESSION sql_mode = @myrecode_sql_mode, character_set_client = @myrecode_cs, collation_connection = @myrecode_collation";
 
-/// `CREATE TRIGGER` of `t` on `table` (the shadow, or the table itself when put back).
-pub fn create_sql(schema: &str, table: &str, t: &OwnTrigger) -> String {
+/// Makes `schema` the session's default database, which [`create_sql`] names nothing but.
+pub fn use_sql(schema: &str) -> String {
+    format!("USE {}", quote::ident(schema))
+}
+
+/// `CREATE TRIGGER` of `t` on `table` (the shadow, or the table itself when put back), in the
+/// session's default database ([`use_sql`]). Names unqualified, as an application creates
+/// them: the server keeps the statement as written, `SHOW CREATE TRIGGER` and mysqldump give
+/// it back so, and a schema name in it would send a dump loaded under another name back to
+/// the original schema (1359, the trigger exists). The rename rewrites `ON` to the live name.
+pub fn create_sql(table: &str, t: &OwnTrigger) -> String {
     format!(
         "CREATE {} TRIGGER {} {} {} ON {} FOR EACH ROW {}",
         definer_clause(&t.definer),
-        quote::table(schema, &t.name),
+        quote::ident(&t.name),
         t.timing,
         t.event,
-        quote::table(schema, table),
+        quote::ident(table),
         t.body
     )
 }
@@ -157,14 +166,15 @@ mod tests {
     fn a_trigger_is_created_again_as_defined_on_the_shadow() {
         let t = audit();
         assert_eq!(
-            create_sql("s", "film_myrecode_new", &t),
-            "CREATE DEFINER = 'app@o''brien'@'%' TRIGGER `s`.`ins``film` AFTER INSERT ON `s`.`film_myrecode_new` \
+            create_sql("film_myrecode_new", &t),
+            "CREATE DEFINER = 'app@o''brien'@'%' TRIGGER `ins``film` AFTER INSERT ON `film_myrecode_new` \
              FOR EACH ROW BEGIN INSERT INTO film_text (film_id, title) VALUES (new.film_id, new.title); END"
         );
         assert_eq!(
             context_sql(&t),
             "SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION', character_set_client = 'latin1', collation_connection = 'latin1_swedish_ci'"
         );
+        assert_eq!(use_sql("my`db"), "USE `my``db`");
         assert!(t.portable());
         let mut cyrillic = t.clone();
         cyrillic.body = "SET NEW.title = 'Новый'".into();

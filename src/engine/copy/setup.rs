@@ -2,7 +2,7 @@
 //! that fill it, the session's staging table.
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
-use super::names::Names;
+use super::names::{names, Names};
 use super::rebuild_sql::gate_trigger_ddl;
 use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
@@ -15,6 +15,7 @@ use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
+use crate::job::model::Strategy;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 
@@ -22,6 +23,48 @@ use sqlx::{Executor, MySqlConnection};
 /// (`lock_wait_timeout`), in seconds: while `LOCK TABLES` waits for a long transaction, the
 /// application's statements queue behind it.
 pub const CUTOVER_LOCK_WAIT: u32 = 2;
+
+/// The refusal of a table copied once already by another job whose kept original is still
+/// there (its name is the one this copy's cut-over needs), or `None`.
+async fn kept_original(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+) -> Result<Option<EngineError>> {
+    let (schema, old) = (plan.schema.as_str(), names(&plan.table).old);
+    Ok(
+        (table_exists(conn, schema, &old).await? && !is_sentry(conn, schema, &old).await?).then(
+            || EngineError::AlreadyCopied {
+                table: plan.table.clone(),
+                old: quote::table(schema, &old),
+            },
+        ),
+    )
+}
+
+/// Before the job writes anything: a copy that would start afresh (no checkpoint of this
+/// job) on a table whose kept original from an earlier copy is still there stops the run
+/// (and the rehearsal) now, rather than after the tables before it were recoded.
+pub async fn refuse_kept_originals(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plans: &[TablePlan],
+) -> Result<()> {
+    for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
+        let started = table_exists(conn, &p.schema, checkpoint::CHECKPOINT).await?
+            && sqlx::query(&checkpoint::exists_sql(&p.schema))
+                .bind(job)
+                .bind(&p.table)
+                .fetch_optional(&mut *conn)
+                .await?
+                .is_some();
+        if !started {
+            if let Some(e) = kept_original(conn, p).await? {
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(())
+}
 
 /// A fresh start (the refusal rules already passed): shadow, log, triggers, priors, first checkpoint.
 pub(super) async fn start(
@@ -31,12 +74,8 @@ pub(super) async fn start(
     n: &Names,
 ) -> Result<State> {
     let schema = plan.schema.as_str();
-    if table_exists(conn, schema, &n.old).await? && !is_sentry(conn, schema, &n.old).await? {
-        return Err(EngineError::AlreadyCopied {
-            table: plan.table.clone(),
-            old: quote::table(schema, &n.old),
-        }
-        .into());
+    if let Some(e) = kept_original(conn, plan).await? {
+        return Err(e.into());
     }
     let shadow = quote::table(schema, &n.shadow);
     conn.execute(drop_table_sql(schema, &n.shadow).as_str())
