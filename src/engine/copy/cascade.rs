@@ -3,10 +3,11 @@
 
 use super::cascade_sql::{
     at_cutover, cascade_triggers, reconcile_all, unlogged, AtCutover, Event, Existing,
-    HeadTriggers, Present, Target, CASCADE_TRIGGERS_SQL, LEFT_CASCADE_TRIGGERS_SQL, MAX_CHAINS,
+    HeadTriggers, Present, Target, TooManyChains, CASCADE_TRIGGERS_SQL, LEFT_CASCADE_TRIGGERS_SQL,
+    MAX_CHAINS,
 };
 use super::checker::check_batch;
-use super::context::{table_exists, Ctx};
+use super::context::Ctx;
 use super::foreign::foreign_keys;
 use super::foreign_sql::ForeignKey;
 use super::names::{is_copy_trigger, names, Names};
@@ -63,17 +64,20 @@ fn targets<'a>(plans: &'a [TablePlan], logs: &'a [Names]) -> Vec<Target<'a>> {
         .collect()
 }
 
+/// The job's refusal for a head with more chains than one trigger logs.
+fn too_many(e: TooManyChains) -> anyhow::Error {
+    EngineError::CascadeChains {
+        table: e.table,
+        event: e.event.sql(),
+        limit: MAX_CHAINS,
+    }
+    .into()
+}
+
 /// The triggers the `targets` need, or the job's refusal when one head has too many chains.
 fn wanted(fks: &[ForeignKey], schema: &str, targets: &[Target<'_>]) -> Result<Vec<HeadTriggers>> {
     // A parent in another schema is not followed (its cascades are not logged): see the README.
-    cascade_triggers(fks, schema, targets).map_err(|e| {
-        EngineError::CascadeChains {
-            table: e.table,
-            event: e.event.sql(),
-            limit: MAX_CHAINS,
-        }
-        .into()
-    })
+    cascade_triggers(fks, schema, targets).map_err(too_many)
 }
 
 /// The copies among `plans` not swapped yet: no checkpoint, or one not done whose shadow is
@@ -85,12 +89,7 @@ pub(super) async fn still_to_swap(
 ) -> Result<Vec<TablePlan>> {
     let mut out = Vec::new();
     for p in plans {
-        let keep = match checkpoint::load(conn, &p.schema, job, &p.table).await? {
-            None => true,
-            Some(s) if s.done => false,
-            Some(_) => table_exists(conn, &p.schema, &names(&p.table).shadow).await?,
-        };
-        if keep {
+        if !super::group::swapped(conn, &p.schema, job, &p.table).await? {
             out.push(p.clone());
         }
     }
@@ -263,14 +262,7 @@ pub(super) async fn plan_at_cutover(
     let fks = foreign_keys(conn, schema).await?;
     let logs: Vec<Names> = plans.iter().map(|p| names(&p.table)).collect();
     let present = present(conn, schema).await?;
-    at_cutover(&fks, schema, group, &targets(plans, &logs), &present).map_err(|e| {
-        EngineError::CascadeChains {
-            table: e.table,
-            event: e.event.sql(),
-            limit: MAX_CHAINS,
-        }
-        .into()
-    })
+    at_cutover(&fks, schema, group, &targets(plans, &logs), &present).map_err(too_many)
 }
 
 /// Under the cut-over lock: this group's copies no longer logged by heads outside it, and its

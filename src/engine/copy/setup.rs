@@ -49,8 +49,12 @@ pub async fn refuse_kept_originals(
     job: &str,
     plans: &[TablePlan],
 ) -> Result<()> {
+    let Some(first) = plans.first() else {
+        return Ok(());
+    };
+    let bookkept = table_exists(conn, &first.schema, checkpoint::CHECKPOINT).await?;
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
-        let started = table_exists(conn, &p.schema, checkpoint::CHECKPOINT).await?
+        let started = bookkept
             && sqlx::query(&checkpoint::exists_sql(&p.schema))
                 .bind(job)
                 .bind(&p.table)
