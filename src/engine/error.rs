@@ -111,7 +111,7 @@ pub enum EngineError {
         schema: String,
     },
     /// The cascading actions from one table reach the job's copied tables by more chains than
-    /// one trigger logs ([`crate::engine::copy::cascade_sql::MAX_CHAINS`]).
+    /// one trigger logs ([`crate::engine::copy::cascade_chains::MAX_CHAINS`]).
     #[error(
         "an {event} on '{table}' cascades into the job's copied tables by more than {limit} chains of foreign keys \
          (cycles of ON DELETE CASCADE through several tables multiply them): this build logs at most {limit}, and nothing was copied. \

@@ -1,11 +1,12 @@
-//! The triggers that log cascaded rows (see [`super::cascade_sql`]) against the server: made
+//! The triggers that log cascaded rows (see [`super::cascade_plan`]) against the server: made
 //! where missing, ended and moved by each group's cut-over, dropped with the job's last.
 
-use super::cascade_sql::{
-    at_cutover, cascade_triggers, reconcile_all, unlogged, AtCutover, Event, Existing,
-    HeadTriggers, Present, Target, TooManyChains, CASCADE_TRIGGERS_SQL, LEFT_CASCADE_TRIGGERS_SQL,
-    MAX_CHAINS,
+use super::cascade_chains::{Event, Target, TooManyChains, MAX_CHAINS};
+use super::cascade_plan::{
+    at_cutover, cascade_triggers, reconcile_all, unlogged, AtCutover, Existing, HeadTriggers,
+    Present,
 };
+use super::cascade_sql::{CASCADE_TRIGGERS_SQL, LEFT_CASCADE_TRIGGERS_SQL, SCHEMA_TRIGGERS_SQL};
 use super::checker::check_batch;
 use super::context::Ctx;
 use super::foreign::foreign_keys;
@@ -98,7 +99,7 @@ pub(super) async fn still_to_swap(
 
 /// Creates, replaces or drops the triggers that log the rows cascading actions change in the
 /// copies still to be swapped (`plans`), on every table at the head of a chain of cascades
-/// reaching one of them, to any depth ([`super::cascade_sql`]); the logs are created here if
+/// reaching one of them, to any depth ([`super::cascade_chains`]); the logs are created here if
 /// missing (a child copied later starts with them). Idempotent: a trigger already as wanted
 /// is left alone; a stale one (the chains changed since it was made: another version of
 /// myrecode, a constraint added, a group swapped) is replaced by one under its other name
@@ -217,7 +218,7 @@ pub(super) async fn settle_shadow_cascades(
     tables: &[&str],
 ) -> Result<()> {
     let shadows: Vec<String> = tables.iter().map(|t| names(t).shadow).collect();
-    let rows = sqlx::query(super::cascade_sql::SCHEMA_TRIGGERS_SQL)
+    let rows = sqlx::query(SCHEMA_TRIGGERS_SQL)
         .bind(schema)
         .fetch_all(&mut *conn)
         .await

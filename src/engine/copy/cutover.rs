@@ -4,7 +4,7 @@
 use super::cascade::{
     apply_at_cutover, check_now, plan_at_cutover, restore_cascades, settle_shadow_cascades,
 };
-use super::cascade_sql::AtCutover;
+use super::cascade_plan::AtCutover;
 use super::context::{is_sentry, table_exists, Ctx};
 use super::cutover_sql::{
     auto_increment_sql, cutover_lock_sql, drop_sentries_sql, kill_query_sql, mark_pattern,

@@ -65,6 +65,8 @@
 //! key, a name too long) is refused by [`crate::job::refusal`] before anything is written.
 
 mod cascade;
+pub mod cascade_chains;
+pub mod cascade_plan;
 pub mod cascade_sql;
 pub mod check_sql;
 mod checker;
