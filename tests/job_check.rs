@@ -216,6 +216,7 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
             charset: Some("latin1".into()),
             collation: Some("latin1_swedish_ci".into()),
             nullable,
+            definition: Default::default(),
             declared_max_chars: None,
             rows: 10,
             nulls: 0,
@@ -225,6 +226,8 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
             examples: Default::default(),
             undecided: Vec::new(),
             undecided_total: 0,
+            serialized: 0,
+            serialized_unparsed: 0,
             max_bytes_now: max_chars_after,
             max_bytes_after: if ty == "text" {
                 max_bytes_after
@@ -277,6 +280,7 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
         },
         mode: "full".into(),
         sample_rows: None,
+        objects: Vec::new(),
         tables: vec![TableScan {
             schema: schema.into(),
             name: "legacy".into(),
@@ -435,7 +439,7 @@ async fn unknown_keys_are_errors_all_at_once() {
         lines,
         vec![
             format!("job.yaml:{}: defaults.target_batch_tme: unknown key 'target_batch_tme'. Fix: did you mean 'target_batch_time'? (valid keys here: batch_size, target_batch_time, pause_between_batches, max_threads_running, max_replica_lag, replicas, undecidable, cutover, keyless_max_rows)", line_of(&text, "target_batch_tme")),
-            format!("job.yaml:{}: tables[0].columns[2].sorce: unknown key 'sorce'. Fix: did you mean 'source'? (valid keys here: name, source, target, undecidable)", line_of(&text, "sorce")),
+            format!("job.yaml:{}: tables[0].columns[2].sorce: unknown key 'sorce'. Fix: did you mean 'source'? (valid keys here: name, source, target, undecidable, redefine)", line_of(&text, "sorce")),
             format!("job.yaml:{}: tables[1].chunk: unknown key 'chunk'. Fix: remove it (valid keys here: name, strategy, key, batch_size, target_batch_time, engine, columns)", line_of(&text, "chunk")),
         ]
     );

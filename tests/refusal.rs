@@ -359,7 +359,7 @@ async fn own_triggers_are_carried_across_the_cut_over_as_defined() {
 }
 
 #[tokio::test]
-async fn a_trigger_whose_body_cannot_be_created_again() {
+async fn a_trigger_with_legacy_text_in_its_body_is_carried_not_refused() {
     let case = Case::new(
         "ref_trig_cs",
         &[
@@ -371,18 +371,10 @@ async fn a_trigger_whose_body_cannot_be_created_again() {
     )
     .await;
     seed_cp1251(&case, "posts", "title").await;
+    // The cut-over recreates it with its text read as the table's values are
+    // (tests/legacy_app.rs runs one through a migration): no rule refuses it.
     let planned = case.plan();
-    let e = case
-        .refused_everywhere(Some(&planned), POSTS_COPY, &["posts"])
-        .await;
-    assert_eq!(e[0].refusals.len(), 1);
-    assert_eq!(e[0].refusals[0].class, Class::TriggerNotPortable);
-    assert_eq!(
-        e[0].refusals[0].to_string(),
-        "trigger `greet` on table 'posts' has non-ASCII text in its body, written under a client character set other than UTF-8: \
-         the cut-over cannot create it again byte for byte on the new table. \
-         Fix: create the trigger again under SET NAMES utf8mb4 (same body), or leave 'posts' out of the job"
-    );
+    assert!(planned.contains("- name: posts"), "{planned}");
 }
 
 #[tokio::test]

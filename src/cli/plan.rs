@@ -150,7 +150,13 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
         let mut c = cfg.connect_one().await?;
         live::read(&mut c, &schema, limit).await
     })?;
-    let findings = check::check_loaded(&loaded, &live, report.as_ref());
+    let mut findings = check::check_loaded(&loaded, &live, report.as_ref());
+    if findings.is_empty() {
+        findings = tried_on_server(&cfg, &loaded.job)?;
+        for f in &mut findings {
+            f.line = loaded.locator.line(&f.path);
+        }
+    }
     if findings.is_empty() {
         println!(
             "{shown}: ok: {} table(s), {} column(s) checked against schema '{schema}'",
@@ -166,6 +172,49 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
     }
     print_findings(&shown, &findings);
     Ok(EXIT_ATTENTION)
+}
+
+/// Each copied table's new definition built on the server under a scratch name and dropped
+/// (as the rehearsal and `run --execute` do first): what the server refuses, as findings.
+fn tried_on_server(
+    cfg: &crate::db::connect::ConnectionConfig,
+    job: &crate::job::model::Job,
+) -> Result<Vec<crate::job::finding::Finding>> {
+    use crate::job::model::Strategy;
+    let cfg = cfg.with_database(Some(&job.schema));
+    block_on(async {
+        let mut c = cfg.connect_one().await?;
+        let plans = crate::engine::runner::plans(&mut c, job).await?;
+        let (ready, _) = plans.ready();
+        let mut out = Vec::new();
+        let finding = |path: String, e: anyhow::Error| {
+            let text = format!("{e:#}");
+            let (message, fix) = text
+                .split_once(" Fix: ")
+                .unwrap_or((&text, "see the message"));
+            crate::job::finding::Finding::new(
+                path,
+                message.trim_end_matches('.'),
+                fix.trim_end_matches('.'),
+            )
+        };
+        for p in ready.iter().filter(|p| p.strategy == Strategy::Copy) {
+            if let Err(e) = crate::engine::copy::shadow::trial(&mut c, p).await {
+                let i = job
+                    .tables
+                    .iter()
+                    .position(|t| t.name == p.table)
+                    .unwrap_or(0);
+                out.push(finding(format!("tables[{i}].columns"), e));
+            }
+        }
+        if out.is_empty() {
+            if let Err(e) = crate::engine::copy::shadow::trial_job(&mut c, &ready).await {
+                out.push(finding("schema".into(), e));
+            }
+        }
+        anyhow::Ok(out)
+    })
 }
 
 fn print_findings(file: &str, findings: &[crate::job::finding::Finding]) {

@@ -9,6 +9,7 @@ pub mod optionfile;
 pub mod quote;
 pub mod redact;
 pub mod settings;
+pub mod sqltext;
 mod testuser;
 pub mod throwaway;
 pub mod tls;

@@ -23,5 +23,6 @@ pub mod read;
 pub mod recode;
 pub mod retry;
 pub mod runner;
+pub mod serialized;
 pub mod servercodec;
 pub mod verify;

@@ -4,6 +4,7 @@
 //! label's chain, gives exactly the stored bytes: the lossless round trip that
 //! protects data. Everything else is kept or quarantined, never guessed.
 
+use super::serialized;
 use crate::codec::{self, Encoding, Tcvn3Convention};
 use crate::detect::{self, ColumnPrior, Context, Label};
 use std::sync::OnceLock;
@@ -67,6 +68,13 @@ pub fn unrepair(label: Label, text: &str) -> Vec<Vec<u8>> {
 pub fn is_lossless_reading(stored: &[u8], text: &str) -> bool {
     if text.as_bytes() == stored {
         return true;
+    }
+    if serialized::looks_serialized(stored) && serialized::payloads(stored).is_ok() {
+        // Only string by string: the whole value read as text keeps counts that no longer
+        // match its strings, which unserialize() refuses.
+        return serialized::same_shape(stored, text.as_bytes(), |old, new| {
+            old == new || std::str::from_utf8(new).is_ok_and(|t| is_lossless_reading(old, t))
+        });
     }
     let legacy = Encoding::ALL.iter().filter(|e| **e != Encoding::Utf8);
     let mut labels = legacy.clone().map(|e| Label::Legacy(*e)).chain(
@@ -133,6 +141,9 @@ pub fn decide(
     if stored.is_ascii() {
         return Action::Keep;
     }
+    if serialized::looks_serialized(stored) {
+        return decide_serialized(source, prior, threshold, stored);
+    }
     let label = match source {
         Source::Fixed(label) => {
             if std::str::from_utf8(stored).is_ok() && !matches!(label, Label::Mojibake { .. }) {
@@ -165,9 +176,114 @@ pub fn decide(
     }
 }
 
+/// A PHP-serialized value: each string decided as a value of the column and written back
+/// with its new byte count, proven by the round trip of every string; a value that looks
+/// serialized but does not parse, or holds an undecidable string, is quarantined whole
+/// (recoded as text, its counts would no longer match and `unserialize()` would fail).
+fn decide_serialized(
+    source: &Source,
+    prior: Option<&ColumnPrior>,
+    threshold: f32,
+    stored: &[u8],
+) -> Action {
+    let mut undecided: Option<(String, Option<String>)> = None;
+    let mut used: Option<Label> = None;
+    let recoded = serialized::recode(stored, |payload| {
+        match decide(source, prior, threshold, payload) {
+            Action::Keep => None,
+            Action::Rewrite { new, label } => {
+                used.get_or_insert(label);
+                Some(new)
+            }
+            Action::Quarantine { reason, runner_up } => {
+                undecided.get_or_insert((reason, runner_up));
+                None
+            }
+        }
+    });
+    let recoded = match recoded {
+        Ok(r) => r,
+        Err(e) => {
+            return Action::Quarantine {
+                reason: format!("{e}: left as it is (recoded as text, unserialize() would fail)"),
+                runner_up: None,
+            }
+        }
+    };
+    if let Some((reason, runner_up)) = undecided {
+        return Action::Quarantine {
+            reason: format!("PHP-serialized, one of its strings {reason}"),
+            runner_up,
+        };
+    }
+    let Some(label) = used.filter(|_| recoded.changed) else {
+        return Action::Keep;
+    };
+    let proven = serialized::same_shape(stored, &recoded.bytes, |old, new| {
+        old == new || std::str::from_utf8(new).is_ok_and(|t| is_lossless_reading(old, t))
+    });
+    if proven {
+        Action::Rewrite {
+            new: recoded.bytes,
+            label,
+        }
+    } else {
+        Action::Quarantine {
+            reason: "PHP-serialized, and its recoded form does not round-trip".into(),
+            runner_up: Some(label.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `s:N:"…";` of `text` in cp1251, N its cp1251 byte count.
+    fn s1251(text: &str) -> Vec<u8> {
+        let b = codec::encode(Encoding::Windows1251, text).unwrap();
+        let mut out = format!("s:{}:\"", b.len()).into_bytes();
+        out.extend(b);
+        out.extend(b"\";");
+        out
+    }
+
+    #[test]
+    fn a_serialized_value_is_recoded_string_by_string_with_new_counts() {
+        let mut stored = b"a:2:{s:5:\"title\";".to_vec();
+        stored.extend(s1251("Скидки недели"));
+        stored.extend(b"s:4:\"tags\";a:1:{i:0;");
+        stored.extend(s1251("ёлки"));
+        stored.extend(b"}}");
+        let cp1251 = Source::Fixed(Label::Legacy(Encoding::Windows1251));
+        let Action::Rewrite { new, .. } = decide(&cp1251, None, 0.95, &stored) else {
+            panic!("not rewritten")
+        };
+        assert_eq!(
+            String::from_utf8(new.clone()).unwrap(),
+            "a:2:{s:5:\"title\";s:25:\"Скидки недели\";s:4:\"tags\";a:1:{i:0;s:8:\"ёлки\";}}"
+        );
+        assert!(is_lossless_reading(
+            &stored,
+            std::str::from_utf8(&new).unwrap()
+        ));
+        // Detected rather than fixed: the same.
+        assert!(
+            matches!(decide(&Source::Auto, None, 0.95, &stored), Action::Rewrite { new: n, .. } if n == new)
+        );
+        // Recoded as text, the counts stay: that is not a reading of the stored value.
+        let naive = Label::Legacy(Encoding::Windows1251)
+            .repair(&stored)
+            .unwrap();
+        assert!(!is_lossless_reading(&stored, &naive));
+        // A value that looks serialized but whose counts are wrong is left alone, listed.
+        let mut broken = stored.clone();
+        broken[6] = b'9';
+        assert!(matches!(
+            decide(&cp1251, None, 0.95, &broken),
+            Action::Quarantine { .. }
+        ));
+    }
 
     #[test]
     fn a_lossless_reading_is_one_a_label_encodes_back_to_the_stored_bytes() {

@@ -383,6 +383,9 @@ pub async fn run(
     let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
     copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;
+    // Every shadow's definition built once under a scratch name: what the server refuses
+    // (a CHECK, a generated column, a key too long) stops here, before the first write.
+    copy::shadow::trial_job(&mut conn, &plans).await?;
     if !opts.execute {
         let copies: Vec<(&str, &str)> = plans
             .iter()

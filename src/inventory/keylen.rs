@@ -33,6 +33,8 @@ pub struct ColumnFacts {
     pub datetime_precision: Option<u64>,
     /// Whether NULL is allowed.
     pub nullable: bool,
+    /// DEFAULT, COMMENT, generation and the rest of the definition.
+    pub definition: super::model::Definition,
 }
 
 /// Classifies a `DATA_TYPE`: text-like and binary columns are ours; others are `None`.
@@ -210,6 +212,7 @@ mod tests {
             numeric_scale: None,
             datetime_precision: None,
             nullable: true,
+            definition: Default::default(),
         }
     }
 

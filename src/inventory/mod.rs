@@ -3,6 +3,7 @@
 //! `read` fetches catalog rows (the only I/O); `assemble` turns them into an
 //! [`Inventory`] with key-length math, purely, so it is tested without a server.
 
+pub mod definition;
 pub mod keylen;
 pub mod mentions;
 pub mod model;
@@ -252,6 +253,7 @@ fn assemble_table(
                     .filter(in_index)
                     .map(|i| i.name.clone())
                     .collect(),
+                definition: f.definition.clone(),
             })
         })
         .collect();

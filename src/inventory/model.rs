@@ -120,6 +120,47 @@ pub struct Column {
     pub in_primary_key: bool,
     /// Names of the indexes the column is part of.
     pub indexes: Vec<String>,
+    /// What the definition says beyond type and charset (DEFAULT, COMMENT, ...); reports
+    /// from before this was recorded say nothing.
+    #[serde(default, skip_serializing_if = "Definition::is_plain")]
+    pub definition: Definition,
+}
+
+/// What a column's definition says beyond its type, charset and NULL, as the catalog shows
+/// it (text in the server's reading: a latin1 column's cp1251 literal reads `'Ìîñêâà'`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Definition {
+    /// The DEFAULT clause as SQL: a quoted literal, `NULL`, or an expression; `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// The `ON UPDATE` expression (`current_timestamp()`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_update: Option<String>,
+    /// The column's COMMENT, unquoted; empty when it has none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
+    /// Hidden from `SELECT *` (MariaDB `INVISIBLE`, MySQL 8.0.23+ `INVISIBLE`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invisible: bool,
+    /// A generated column: its expression and whether it is stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<Generated>,
+}
+
+impl Definition {
+    /// Whether nothing beyond type, charset and NULL is defined (a plain column).
+    pub fn is_plain(&self) -> bool {
+        self == &Definition::default()
+    }
+}
+
+/// A generated column's expression, as the catalog shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generated {
+    /// The expression (without the surrounding parentheses).
+    pub expression: String,
+    /// `STORED` (MariaDB's `PERSISTENT`) rather than `VIRTUAL`.
+    pub stored: bool,
 }
 
 /// One index and its key-length math.

@@ -138,6 +138,7 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         default_row_format: server.get(2),
     };
 
+    let mariadb = server.flavor == "MariaDB";
     let tables = fetch(
         conn,
         &format!(
@@ -168,7 +169,9 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
              CAST(c.CHARACTER_MAXIMUM_LENGTH AS UNSIGNED), CAST(c.CHARACTER_OCTET_LENGTH AS UNSIGNED), \
              CAST(c.NUMERIC_PRECISION AS UNSIGNED), CAST(c.NUMERIC_SCALE AS UNSIGNED), \
              CAST(c.DATETIME_PRECISION AS UNSIGNED), CAST(c.IS_NULLABLE = 'YES' AS SIGNED), \
-             CAST(IFNULL(cs.MAXLEN, 1) AS UNSIGNED), CAST(c.COLLATION_NAME AS CHAR) \
+             CAST(IFNULL(cs.MAXLEN, 1) AS UNSIGNED), CAST(c.COLLATION_NAME AS CHAR), \
+             CAST(c.COLUMN_DEFAULT AS CHAR), CAST(c.EXTRA AS CHAR), CAST(c.COLUMN_COMMENT AS CHAR), \
+             CAST(c.GENERATION_EXPRESSION AS CHAR) \
              FROM information_schema.COLUMNS c \
              LEFT JOIN information_schema.CHARACTER_SETS cs ON cs.CHARACTER_SET_NAME = c.CHARACTER_SET_NAME \
              WHERE c.TABLE_SCHEMA IN ({ph}) ORDER BY 1, 2, c.ORDINAL_POSITION"
@@ -192,6 +195,13 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
             nullable: r.get::<i64, _>(11) != 0,
             mbmaxlen: r.get(12),
             collation: r.get(13),
+            definition: super::definition::from_catalog(
+                mariadb,
+                r.get(14),
+                &r.get::<Option<String>, _>(15).unwrap_or_default(),
+                r.get::<Option<String>, _>(16).unwrap_or_default(),
+                r.get(17),
+            ),
         };
         (r.get(0), r.get(1), facts)
     })

@@ -65,6 +65,7 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
                 source: super::labels::AUTO.to_string(),
                 target: super::plan::target_definition(c),
                 undecidable: None,
+                redefine: false,
             })
             .collect(),
     }
@@ -187,6 +188,7 @@ mod tests {
             charset: Some(charset.into()),
             collation: Some(format!("{charset}_general_ci")),
             nullable: false,
+            definition: Default::default(),
             declared_max_chars: Some(50),
             rows: 10,
             nulls: 0,
@@ -199,6 +201,8 @@ mod tests {
             examples: BTreeMap::new(),
             undecided: Vec::new(),
             undecided_total: 0,
+            serialized: 0,
+            serialized_unparsed: 0,
             max_bytes_now: 20,
             max_bytes_after: 40,
             max_chars_after: 20,
@@ -253,6 +257,7 @@ mod tests {
             },
             mode: "full".into(),
             sample_rows: None,
+            objects: Vec::new(),
             tables: vec![t.clone()],
         };
         let text = generate(&report, None, "scan.json").unwrap();

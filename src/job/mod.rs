@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod choose;
+pub mod definition;
 pub mod duration;
 pub mod finding;
 pub mod groups;

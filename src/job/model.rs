@@ -47,7 +47,7 @@ pub const TABLE_KEYS: &[&str] = &[
     "columns",
 ];
 /// Keys allowed in a column entry (kept in step with [`ColumnJob`] by a test).
-pub const COLUMN_KEYS: &[&str] = &["name", "source", "target", "undecidable"];
+pub const COLUMN_KEYS: &[&str] = &["name", "source", "target", "undecidable", "redefine"];
 /// Keys allowed in a cut-over group entry (kept in step with [`CutoverGroup`] by a test).
 pub const GROUP_KEYS: &[&str] = &["name", "tables"];
 
@@ -198,6 +198,10 @@ pub struct ColumnJob {
     /// Overrides `defaults.undecidable` for this column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undecidable: Option<Undecidable>,
+    /// The target changes the column beyond charset, collation and widening on purpose
+    /// (drops a DEFAULT, renames a member, ...); without it such a target is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redefine: bool,
 }
 
 #[cfg(test)]

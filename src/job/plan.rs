@@ -4,8 +4,10 @@
 //! serde_yaml cannot write comments, so the text is built here; a test proves it loads back.
 
 use super::choose::{choose, Choice};
+use super::definition::{self, Live};
 use super::labels;
 use super::model::{Defaults, Strategy};
+use crate::detect::Label;
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
 use anyhow::{bail, Result};
 use std::fmt::Write;
@@ -89,7 +91,42 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
         o.push('\n');
         groups_block(&mut o, &copied);
     }
+    if !copied.is_empty() {
+        objects_block(&mut o, report, &schema);
+    }
     Ok(o)
+}
+
+/// The schema's views, routines and events the cut-over recreates in UTF-8, with what
+/// changes in each, as comments: nothing to edit, but a reviewer sees them.
+fn objects_block(o: &mut String, report: &ScanReport, schema: &str) {
+    let mine: Vec<_> = report
+        .objects
+        .iter()
+        .filter(|x| x.schema == schema)
+        .collect();
+    if mine.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n# Views, routines and events holding legacy text: recreated in UTF-8 right after the\n\
+         # last cut-over (definer, SQL SECURITY, sql_mode and schedule kept; `plan --check` and\n\
+         # the rehearsal try each first):"
+    );
+    for x in mine {
+        let what = match &x.problem {
+            Some(p) => format!("cannot be recreated: {p}"),
+            None => x.changes.join("; "),
+        };
+        let _ = writeln!(
+            o,
+            "#   {} {}: {}",
+            x.kind.to_lowercase(),
+            comment_safe(&x.name),
+            comment_safe(&what)
+        );
+    }
 }
 
 /// What joins two copied tables so they must share a cut-over group: `(a, b, why)` for a
@@ -460,6 +497,13 @@ fn active_column(o: &mut String, c: &ColumnScan) {
     for r in &c.risks {
         let _ = writeln!(o, "        # risk: {}", comment_safe(r));
     }
+    if let Err(e) = target_sql(c) {
+        let _ = writeln!(
+            o,
+            "        # risk: {}: the target below leaves it out; write it in, read as it should be, or add `redefine: true`",
+            comment_safe(&e)
+        );
+    }
     let _ = writeln!(
         o,
         "        source: {}   # {}",
@@ -489,28 +533,41 @@ fn recodable_labels(c: &ColumnScan) -> Vec<&str> {
         .collect()
 }
 
-/// The full column definition for the scan's target, keeping NOT NULL.
+/// The full column definition for the scan's target: its type and utf8mb4, and everything
+/// else the column has (NOT NULL, DEFAULT, ON UPDATE, COMMENT, INVISIBLE, ENUM/SET members),
+/// its texts read as the column's values are. A text no reading decides is kept as the
+/// catalog shows it, and `plan --check` then names it.
 pub fn target_definition(c: &ColumnScan) -> String {
+    target_sql(c).unwrap_or_else(|_| {
+        let t = &c.target;
+        let mut bare = c.clone();
+        bare.definition = Default::default();
+        target_sql(&bare).unwrap_or_else(|_| t.column_type.clone())
+    })
+}
+
+/// [`target_definition`], or the text no reading decides.
+pub fn target_sql(c: &ColumnScan) -> Result<String, String> {
     let t = &c.target;
-    let ty = match t.column_type.find('(') {
-        Some(i) => format!(
-            "{}{}",
-            t.column_type[..i].to_ascii_uppercase(),
-            &t.column_type[i..]
-        ),
-        None => t.column_type.to_ascii_uppercase(),
+    let live = Live {
+        column_type: &c.column_type,
+        charset: c.charset.as_deref(),
+        nullable: c.nullable,
+        definition: &c.definition,
     };
-    let mut s = ty;
-    if let Some(cs) = &t.charset {
-        let _ = write!(s, " CHARACTER SET {cs}");
-    }
-    if let Some(co) = &t.collation {
-        let _ = write!(s, " COLLATE {co}");
-    }
-    if !c.nullable {
-        s.push_str(" NOT NULL");
-    }
-    s
+    let mut read: Vec<Label> = c.source.iter().filter_map(|l| l.parse().ok()).collect();
+    read.extend(
+        recodable_labels(c)
+            .iter()
+            .filter_map(|l| l.parse::<Label>().ok()),
+    );
+    definition::target_sql(
+        live,
+        &t.column_type,
+        t.charset.as_deref(),
+        t.collation.as_deref(),
+        &read,
+    )
 }
 
 fn nothing_to_do(c: &ColumnScan) -> String {
@@ -551,6 +608,13 @@ pub fn evidence(c: &ColumnScan) -> String {
         let _ = write!(s, "; {}", parts.join(", "));
     }
     let _ = write!(s, "; {} undecided", thousands(c.undecided_total));
+    if c.serialized > 0 {
+        let _ = write!(
+            s,
+            "; {} PHP-serialized (recoded string by string, byte counts rewritten)",
+            thousands(c.serialized)
+        );
+    }
     s
 }
 

@@ -11,7 +11,7 @@ use super::model::{Strategy, TableJob};
 use super::target::normalize_charset;
 use crate::db::quote;
 use crate::engine::copy::{names, sorts_after};
-use crate::inventory::model::{ForeignKey, RecodeKey, Table, Trigger};
+use crate::inventory::model::{Definition, ForeignKey, RecodeKey, Table, Trigger};
 use crate::scan::model::TableScan;
 use std::fmt;
 
@@ -35,8 +35,6 @@ pub enum Class {
     NoUsableKey,
     /// `engine:` in the job where the copy cannot honour it.
     EngineOption,
-    /// Copy: a trigger of the table's own whose body cannot be created again byte for byte.
-    TriggerNotPortable,
     /// The job's `key:` is not the key batches page over.
     KeyMismatch,
     /// Copy: a job column is part of the paging key.
@@ -47,6 +45,10 @@ pub enum Class {
     NonTransactionalInPlace,
     /// In place on a column whose type cannot hold UTF-8.
     InPlaceCannotHoldUtf8,
+    /// Copy: a target changes the column beyond charset, collation and widening, unsaid.
+    TargetRedefines,
+    /// Copy: a job column is generated (the server computes it).
+    GeneratedInJob,
 }
 
 /// Which field of the job's table entry a refusal points at.
@@ -139,6 +141,10 @@ pub struct ColumnFacts<'a> {
     pub column_type: &'a str,
     /// Character set; `None` for binary columns.
     pub charset: Option<&'a str>,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+    /// DEFAULT, COMMENT, generation and the rest.
+    pub definition: &'a Definition,
 }
 
 /// What the rules need to know about a table.
@@ -180,6 +186,8 @@ impl<'a> Facts<'a> {
                     name: &c.name,
                     column_type: &c.column_type,
                     charset: c.charset.as_deref(),
+                    nullable: c.nullable,
+                    definition: &c.definition,
                 })
                 .collect(),
         }
@@ -202,6 +210,8 @@ impl<'a> Facts<'a> {
                     name: &c.name,
                     column_type: &c.column_type,
                     charset: c.charset.as_deref(),
+                    nullable: c.nullable,
+                    definition: &c.definition,
                 })
                 .collect(),
         }
@@ -228,9 +238,9 @@ pub fn check(t: &Facts, job: &TableJob, keyless_max_rows: u64) -> Vec<Refusal> {
     match job.strategy {
         Strategy::Copy => {
             foreign_keys_across_schemas(t, &mut out);
-            triggers_not_portable(t, &mut out);
             name_too_long(t, &mut out);
             key_columns_in_job(t, job, &mut out);
+            definition::target_redefines(t, job, &mut out);
         }
         Strategy::InPlace => {
             non_transactional(t, &mut out);
@@ -331,24 +341,6 @@ fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
                     .map(|c| super::plan::flow(c))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ),
-        });
-    }
-}
-
-fn triggers_not_portable(t: &Facts, out: &mut Vec<Refusal>) {
-    for trg in t.triggers.iter().filter(|trg| !trg.portable) {
-        out.push(Refusal {
-            class: Class::TriggerNotPortable,
-            at: At::Name,
-            reason: format!(
-                "trigger `{}` on table '{}' has non-ASCII text in its body, written under a client character set other than UTF-8: \
-                 the cut-over cannot create it again byte for byte on the new table",
-                trg.name, t.name
-            ),
-            fix: format!(
-                "create the trigger again under SET NAMES utf8mb4 (same body), or leave '{}' out of the job",
-                t.name
             ),
         });
     }
@@ -544,6 +536,7 @@ fn cannot_hold_utf8(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
     }
 }
 
+mod definition;
 mod groups;
 pub use groups::group_splits;
 

@@ -1,7 +1,10 @@
 //! A column's `target:` definition parsed into the facts the checks need.
 //!
 //! `VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL` becomes type
-//! `varchar`, length 255, charset `utf8mb4`, collation `utf8mb4_unicode_ci`, not null.
+//! `varchar`, length 255, charset `utf8mb4`, collation `utf8mb4_unicode_ci`, not null; a
+//! DEFAULT, ON UPDATE, COMMENT, INVISIBLE and ENUM/SET members are kept as written.
+
+use crate::db::quote;
 
 /// The parts of a target column definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +19,25 @@ pub struct TargetDef {
     pub collation: Option<String>,
     /// Whether the definition says `NOT NULL`.
     pub not_null: bool,
+    /// What else it says: DEFAULT, ON UPDATE, COMMENT, members, ...
+    pub attrs: Attributes,
+}
+
+/// What a target says beyond type, charset and NULL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attributes {
+    /// The DEFAULT value as SQL (a string quoted again as [`quote::literal`] does).
+    pub default: Option<String>,
+    /// The ON UPDATE expression.
+    pub on_update: Option<String>,
+    /// The COMMENT, unquoted.
+    pub comment: Option<String>,
+    /// `INVISIBLE`.
+    pub invisible: bool,
+    /// ENUM/SET members, unquoted, in order.
+    pub members: Vec<String>,
+    /// `AS (…)` / `GENERATED ALWAYS AS (…)`: a generated column.
+    pub generated: bool,
 }
 
 /// Text types a target may name.
@@ -130,10 +152,13 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
     }
     let mut rest = s[type_end..].trim_start();
     let mut length = None;
+    let mut members = Vec::new();
     if rest.starts_with('(') {
         let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
         let inner = &rest[1..close];
-        if !matches!(data_type.as_str(), "enum" | "set") {
+        if matches!(data_type.as_str(), "enum" | "set") {
+            members = self::members(inner).ok_or("the members must be quoted, e.g. ('a','b')")?;
+        } else {
             length = Some(
                 inner
                     .trim()
@@ -160,30 +185,71 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         "char" | "binary" if length.is_none() => length = Some(1),
         _ => {}
     }
-    let words: Vec<&str> = rest.split_whitespace().collect();
+    let mut attrs = Attributes::default();
+    let tokens = tokenize(rest)?;
     let (mut charset, mut collation, mut not_null) = (None, None, false);
     let mut i = 0;
-    let upper = |k: usize| words.get(k).map(|w| w.to_ascii_uppercase());
-    while i < words.len() {
-        let w = words[i].to_ascii_uppercase();
-        let next = words.get(i + 1).map(|v| v.trim_matches(['\'', '"', '`']));
+    let word = |k: usize| match tokens.get(k) {
+        Some(Tok::Word(w)) => Some(w.to_ascii_uppercase()),
+        _ => None,
+    };
+    let name = |k: usize| -> Option<String> {
+        match tokens.get(k)? {
+            Tok::Word(w) | Tok::Str(w) => Some(w.trim_matches('`').to_string()),
+            Tok::Group(_) => None,
+        }
+    };
+    while i < tokens.len() {
+        let w = word(i).unwrap_or_default();
         match w.as_str() {
-            "CHARACTER" if upper(i + 1).as_deref() == Some("SET") => {
-                let v = words.get(i + 2).ok_or("CHARACTER SET needs a name")?;
-                charset = Some(normalize_charset(v.trim_matches(['\'', '"', '`'])));
+            "CHARACTER" if word(i + 1).as_deref() == Some("SET") => {
+                let v = name(i + 2).ok_or("CHARACTER SET needs a name")?;
+                charset = Some(normalize_charset(&v));
                 i += 3;
             }
             "CHARSET" => {
-                charset = Some(normalize_charset(next.ok_or("CHARSET needs a name")?));
+                charset = Some(normalize_charset(
+                    &name(i + 1).ok_or("CHARSET needs a name")?,
+                ));
                 i += 2;
             }
             "COLLATE" => {
-                collation = Some(next.ok_or("COLLATE needs a name")?.to_ascii_lowercase());
+                collation = Some(
+                    name(i + 1)
+                        .ok_or("COLLATE needs a name")?
+                        .to_ascii_lowercase(),
+                );
                 i += 2;
             }
-            "NOT" if upper(i + 1).as_deref() == Some("NULL") => {
+            "NOT" if word(i + 1).as_deref() == Some("NULL") => {
                 not_null = true;
                 i += 2;
+            }
+            "DEFAULT" => {
+                let (sql, used) = expression(&tokens[i + 1..]).ok_or("DEFAULT needs a value")?;
+                attrs.default = Some(sql);
+                i += 1 + used;
+            }
+            "ON" if word(i + 1).as_deref() == Some("UPDATE") => {
+                let (sql, used) =
+                    expression(&tokens[i + 2..]).ok_or("ON UPDATE needs an expression")?;
+                attrs.on_update = Some(sql);
+                i += 2 + used;
+            }
+            "COMMENT" => match tokens.get(i + 1) {
+                Some(Tok::Str(c)) => {
+                    attrs.comment = Some(c.clone());
+                    i += 2;
+                }
+                _ => return Err("COMMENT needs a quoted text".into()),
+            },
+            "INVISIBLE" => {
+                attrs.invisible = true;
+                i += 1;
+            }
+            "AS" | "GENERATED" => {
+                attrs.generated = true;
+                i += 1;
             }
             _ => i += 1,
         }
@@ -212,13 +278,120 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
             ));
         }
     }
+    attrs.members = members;
     Ok(TargetDef {
         data_type,
         length,
         charset,
         collation,
         not_null,
+        attrs,
     })
+}
+
+/// One piece of a column definition's text.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// A word, number or backquoted name.
+    Word(String),
+    /// A quoted string, its quotes and escapes undone.
+    Str(String),
+    /// A parenthesised group, as written.
+    Group(String),
+}
+
+/// Splits the text after the type into words, strings and parenthesised groups.
+fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+    let mut out = Vec::new();
+    let mut rest = s.trim_start();
+    while let Some(c) = rest.chars().next() {
+        if c == '\'' || c == '"' {
+            let (value, used) =
+                unquote_prefix(rest).ok_or_else(|| format!("unterminated string {rest}"))?;
+            out.push(Tok::Str(value));
+            rest = &rest[used..];
+        } else if c == '(' {
+            let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
+            out.push(Tok::Group(rest[..=close].to_string()));
+            rest = &rest[close + 1..];
+        } else if c == '`' {
+            let end = rest[1..].find('`').ok_or("unterminated `name`")? + 2;
+            out.push(Tok::Word(rest[..end].to_string()));
+            rest = &rest[end..];
+        } else {
+            let end = rest
+                .find(|ch: char| ch.is_whitespace() || matches!(ch, '(' | '\'' | '"' | ','))
+                .unwrap_or(rest.len())
+                .max(c.len_utf8());
+            out.push(Tok::Word(rest[..end].to_string()));
+            rest = &rest[end..];
+        }
+        rest = rest.trim_start();
+    }
+    Ok(out)
+}
+
+/// A DEFAULT or ON UPDATE value as SQL, and how many tokens it took: a string (quoted again
+/// as [`quote::literal`] does), a parenthesised expression, or a word with its `(…)`.
+fn expression(tokens: &[Tok]) -> Option<(String, usize)> {
+    match tokens.first()? {
+        Tok::Str(s) => Some((quote::literal(s), 1)),
+        Tok::Group(g) => Some((g.clone(), 1)),
+        Tok::Word(w) => match tokens.get(1) {
+            Some(Tok::Group(g)) => Some((format!("{w}{g}"), 2)),
+            _ => Some((w.clone(), 1)),
+        },
+    }
+}
+
+/// The value of the quoted string `s` starts with (`'…'` or `"…"`, doubled quotes and
+/// backslash escapes undone) and the bytes it spans.
+pub fn unquote_prefix(s: &str) -> Option<(String, usize)> {
+    let q = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut out = String::new();
+    let mut it = s.char_indices().skip(1).peekable();
+    while let Some((i, c)) = it.next() {
+        if c == q {
+            if it.peek().map(|(_, n)| *n) == Some(q) {
+                out.push(q);
+                it.next();
+                continue;
+            }
+            return Some((out, i + 1));
+        }
+        if c == '\\' {
+            let (_, e) = it.next()?;
+            if matches!(e, '%' | '_') {
+                // MySQL keeps the backslash of `\%` and `\_` (they are LIKE escapes).
+                out.push('\\');
+            }
+            out.push(match e {
+                '0' => '\0',
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                'b' => '\u{8}',
+                'Z' => '\u{1a}',
+                e => e,
+            });
+            continue;
+        }
+        out.push(c);
+    }
+    None
+}
+
+/// The members of an ENUM/SET type's list (`'a','b'`), unquoted.
+pub fn members(list: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = list.trim();
+    while !rest.is_empty() {
+        let (m, used) = unquote_prefix(rest)?;
+        out.push(m);
+        rest = rest[used..].trim_start();
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+    }
+    Some(out)
 }
 
 fn matching_paren(s: &str) -> Option<usize> {

@@ -5,6 +5,7 @@
 
 use super::model::Example;
 use crate::detect::{Label, Verdict};
+use crate::engine::serialized;
 use std::collections::BTreeMap;
 
 /// How many undecided rows a report lists by key (the total is always counted).
@@ -37,6 +38,8 @@ pub struct ColumnTally {
     pub max_chars_after: u64,
     /// Values that need recoding, per label.
     pub recode_labels: BTreeMap<String, u64>,
+    /// PHP-serialized values: `[parsed, looked serialized but did not parse]`.
+    pub serialized: [u64; 2],
 }
 
 /// Confidence bucket names, low to high.
@@ -94,6 +97,9 @@ impl ColumnTally {
         if raw.is_empty() {
             self.empty += 1;
             return;
+        }
+        if serialized::looks_serialized(raw) {
+            self.serialized[usize::from(serialized::payloads(raw).is_err())] += 1;
         }
         let label = v.label.to_string();
         *self.labels.entry(label.clone()).or_default() += 1;

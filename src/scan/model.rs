@@ -1,6 +1,6 @@
 //! The scan report as data: what `scan --json` writes and `plan --report` reads (schema_version 1).
 
-use crate::inventory::model::{ForeignKey, RecodeKey, ServerInfo, Trigger};
+use crate::inventory::model::{Definition, ForeignKey, RecodeKey, ServerInfo, Trigger};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,6 +22,25 @@ pub struct ScanReport {
     pub sample_rows: Option<u64>,
     /// One entry per table in scope.
     pub tables: Vec<TableScan>,
+    /// Views, routines and events holding legacy text, as a copy's cut-over would recreate them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObjectScan>,
+}
+
+/// A view, routine or event the cut-over recreates in UTF-8.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ObjectScan {
+    /// Its schema.
+    pub schema: String,
+    /// `VIEW`, `FUNCTION`, `PROCEDURE` or `EVENT`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// What recreating it changes (`'Ìîñêâà' → 'Москва'`, declarations in utf8mb4).
+    pub changes: Vec<String>,
+    /// Why it cannot be recreated as it is (a text no reading decides), with the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// How a column (or table) would be converted.
@@ -81,6 +100,10 @@ pub struct ColumnScan {
     pub collation: Option<String>,
     /// Whether NULL is allowed.
     pub nullable: bool,
+    /// DEFAULT, COMMENT, generation and the rest of the definition, as the catalog shows
+    /// them; reports from before this was recorded say nothing.
+    #[serde(default, skip_serializing_if = "Definition::is_plain")]
+    pub definition: Definition,
     /// Declared maximum length in characters (bytes for binary).
     pub declared_max_chars: Option<u64>,
     /// Rows read.
@@ -99,6 +122,12 @@ pub struct ColumnScan {
     pub undecided: Vec<Example>,
     /// How many values could not be decided in all.
     pub undecided_total: u64,
+    /// PHP-serialized values (recoded string by string, their byte counts rewritten).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub serialized: u64,
+    /// Values that look PHP-serialized but do not parse (left as they are, quarantined).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub serialized_unparsed: u64,
     /// Longest value in bytes as stored.
     pub max_bytes_now: u64,
     /// Longest value in bytes after recoding to UTF-8.
@@ -118,6 +147,10 @@ pub struct ColumnScan {
     /// Why the column cannot get its target as the table stands (an index that would overflow), with the fix; the plan leaves it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A value shown as evidence.

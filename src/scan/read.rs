@@ -3,11 +3,14 @@
 //! Read-only: plain autocommit SELECTs (each a consistent read), no locks taken.
 
 use super::accumulate::ColumnTally;
-use super::model::{ColumnScan, ScanReport, Strategy, TableScan, SCHEMA_VERSION};
+use super::model::{ColumnScan, ObjectScan, ScanReport, Strategy, TableScan, SCHEMA_VERSION};
 use super::target;
 use crate::db::keyset::{self, KeyBind, KeyColumn};
 use crate::db::quote;
 use crate::detect;
+use crate::detect::Label;
+use crate::engine::copy::objects::describe_objects;
+use crate::engine::copy::objects_sql::{Kind, Reading};
 use crate::inventory::model::{ColumnKind, Inventory, Table};
 use anyhow::{Context, Result};
 use futures_util::TryStreamExt;
@@ -67,6 +70,49 @@ pub async fn scan(
     for t in &inv.tables {
         tables.push(scan_table(conn, t, opts, progress, mysql).await?);
     }
+    let mut objects = Vec::new();
+    for schema in &inv.schemas {
+        let mut labels = Vec::new();
+        for c in tables
+            .iter()
+            .filter(|t| &t.schema == schema)
+            .flat_map(|t| &t.columns)
+        {
+            if let Some(l) = c.source.as_deref().and_then(|l| l.parse::<Label>().ok()) {
+                if !labels.contains(&l) {
+                    labels.push(l);
+                }
+            }
+        }
+        let reading = Reading {
+            labels,
+            collation: crate::scan::target::utf8mb4_collation(None, mysql).to_string(),
+        };
+        let described = match describe_objects(conn, schema, &reading).await {
+            Ok(d) => d,
+            // Read-only and best effort: a scan is not refused for what it may not read.
+            Err(e) => vec![(
+                Kind::View,
+                "*".into(),
+                Err(format!(
+                    "cannot read the schema's views, routines and events: {e:#}. Fix: GRANT SHOW VIEW and SELECT on mysql.proc (MariaDB) or SHOW_ROUTINE (MySQL) to the scanning user"
+                )),
+            )],
+        };
+        for (kind, name, found) in described {
+            let (changes, problem) = match found {
+                Ok(c) => (c, None),
+                Err(e) => (Vec::new(), Some(e)),
+            };
+            objects.push(ObjectScan {
+                schema: schema.clone(),
+                kind: kind.word().to_string(),
+                name,
+                changes,
+                problem,
+            });
+        }
+    }
     Ok(ScanReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -79,6 +125,7 @@ pub async fn scan(
         .to_string(),
         sample_rows: opts.sample,
         tables,
+        objects,
     })
 }
 
@@ -105,12 +152,10 @@ pub fn key_columns(t: &Table) -> Option<Vec<KeyColumn>> {
     )
 }
 
-/// Columns whose values are scanned: text and binary (ENUM/SET members live in the definition).
+/// Columns whose values are scanned: text, ENUM/SET (a value is its member's bytes, so the
+/// members are decided with the column) and binary.
 pub fn scanned_columns(t: &Table) -> Vec<&crate::inventory::model::Column> {
-    t.columns
-        .iter()
-        .filter(|c| matches!(c.kind, ColumnKind::Text | ColumnKind::Binary))
-        .collect()
+    t.columns.iter().collect()
 }
 
 async fn scan_table(

@@ -54,7 +54,12 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
         collation: col.collation.clone(),
         why,
     };
-    let (target, strategy) = if col.kind == ColumnKind::Binary {
+    let (target, strategy) = if col.definition.generated.is_some() {
+        (
+            keep("generated: the server computes it; a copy of the table recreates it in utf8mb4 with its expression's text recoded".into()),
+            Strategy::None,
+        )
+    } else if col.kind == ColumnKind::Binary {
         if needs {
             (
                 keep(
@@ -92,6 +97,18 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             "nothing decidable to recode".to_string()
         };
         (keep(why), Strategy::None)
+    } else if is_utf8_charset(col.charset.as_deref())
+        && matches!(col.kind, ColumnKind::Enum | ColumnKind::Set)
+    {
+        risks.push(format!(
+            "an {} of a UTF-8 column whose members hold mojibake: a value can only be one of its members, so it is not rewritten in place. \
+             Fix: give the column its members' real text by hand (ALTER TABLE … MODIFY with the members read right, values mapped by member number)",
+            col.data_type.to_uppercase()
+        ));
+        (
+            keep("ENUM/SET members in mojibake in a UTF-8 column: left as they are".into()),
+            Strategy::None,
+        )
     } else if is_utf8_charset(col.charset.as_deref()) {
         (
             keep("mojibake in a UTF-8 column: values repaired in place, type kept".into()),
@@ -142,6 +159,13 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             tally.max_chars_after, tally.max_bytes_after, target.column_type
         ));
     }
+    if tally.serialized[1] > 0 {
+        risks.push(format!(
+            "{} value(s) look PHP-serialized but do not parse (a count does not match its string): \
+             they are left as they are and quarantined, since recoded as text unserialize() would fail on them too",
+            tally.serialized[1]
+        ));
+    }
     if tally.undecided_total > 0 {
         risks.push(format!(
             "{} value(s) could not be decided: they will be left as they are and listed in the quarantine",
@@ -154,6 +178,7 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
         charset: col.charset.clone(),
         collation: col.collation.clone(),
         nullable: col.nullable,
+        definition: col.definition.clone(),
         declared_max_chars: col.max_chars,
         rows: tally.rows,
         nulls: tally.nulls,
@@ -163,6 +188,8 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
         examples: tally.examples.clone(),
         undecided: tally.undecided.clone(),
         undecided_total: tally.undecided_total,
+        serialized: tally.serialized[0],
+        serialized_unparsed: tally.serialized[1],
         max_bytes_now: tally.max_bytes_now,
         max_bytes_after: tally.max_bytes_after,
         max_chars_after: tally.max_chars_after,
@@ -456,6 +483,7 @@ mod tests {
             max_bytes: Some(16_777_215),
             max_bytes_utf8mb4: Some(16_777_215),
             nullable: true,
+            definition: Default::default(),
             in_primary_key: false,
             indexes: Vec::new(),
         }

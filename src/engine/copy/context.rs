@@ -4,6 +4,7 @@
 use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::names::Names;
+use super::own_triggers_sql::Recode;
 use super::sql::{JobColumn, TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use crate::db::quote;
 use crate::engine::checkpoint::State;
@@ -39,6 +40,27 @@ impl Ctx<'_> {
     }
     pub(super) fn t(&self, name: &str) -> String {
         quote::table(&self.plan.schema, name)
+    }
+    /// How the table's texts outside its values (trigger bodies) are read: its columns'
+    /// labels (fixed, or their priors') and the collation of its targets.
+    pub(super) fn recode(&self) -> Recode {
+        let priors = self
+            .plan
+            .columns
+            .iter()
+            .zip(&self.decider.columns)
+            .filter_map(|(c, (_, p, _))| Some((c.name.clone(), p.clone()?)))
+            .collect();
+        let targets: Vec<&str> = self
+            .plan
+            .columns
+            .iter()
+            .map(|c| c.target.as_str())
+            .collect();
+        Recode {
+            labels: super::shadow::labels(self.plan, &priors),
+            collation: super::shadow_sql::table_collation(&targets, "utf8mb4_general_ci"),
+        }
     }
 }
 

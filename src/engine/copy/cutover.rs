@@ -255,7 +255,11 @@ pub(super) async fn try_cut_over(
             apply_moves(&mut locker, &planned).await?;
         }
         if !own.is_empty() {
-            apply_triggers(&mut locker, schema, &own).await?;
+            let recode = ctxs
+                .iter()
+                .map(|c| (c.plan.table.clone(), c.recode()))
+                .collect();
+            apply_triggers(&mut locker, schema, &own, &recode).await?;
         }
         // Last before the rename: the fewer milliseconds a kill could find this group's
         // children without their cascades logged, the better (a rerun checks them again).

@@ -8,6 +8,7 @@ use crate::engine::plan::ColumnPlan;
 use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{read_key, Key};
 use crate::engine::recode::{self, Action, Source};
+use crate::engine::serialized;
 use crate::engine::servercodec::ServerCodec;
 use anyhow::Result;
 use sqlx::mysql::MySqlRow;
@@ -110,7 +111,12 @@ impl Decider {
             Stage::Server
         };
         match recode::decide(source, prior.as_ref(), self.threshold, stored) {
-            Action::Rewrite { label, .. } if by_server(Some(label)) => r(Stage::Server, true, None),
+            // A PHP-serialized value's counts change with its strings: never the server's CONVERT.
+            Action::Rewrite { label, .. }
+                if by_server(Some(label)) && !serialized::looks_serialized(stored) =>
+            {
+                r(Stage::Server, true, None)
+            }
             Action::Rewrite { new, .. } => r(Stage::Value(new), true, None),
             Action::Keep if stored.is_ascii() && by_server(None) => r(Stage::Server, false, None),
             // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.

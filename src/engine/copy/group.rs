@@ -21,9 +21,12 @@ use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::foreign::settle_moves;
 use super::names::names;
+use super::objects::{apply_objects, record_objects, schema_default};
+use super::objects_sql::Reading;
 use super::own_triggers::settle_triggers;
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
+use super::shadow_sql::table_collation;
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
@@ -125,6 +128,7 @@ pub async fn cut_over_group(
     if ctxs.is_empty() {
         if last {
             drop_cascade_triggers(conn, schema).await?;
+            after_last(conn, schema, job, plans).await?;
         } else if foreign_keys {
             // A run killed after the rename, before it dropped them.
             let swapped: Vec<&str> = done.iter().map(|(t, _)| t.as_str()).collect();
@@ -228,7 +232,28 @@ pub async fn cut_over_group(
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+    if last {
+        let mut labels = Vec::new();
+        for l in ctxs.iter().flat_map(|c| c.recode().labels) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        let reading = Reading {
+            labels,
+            collation: collation_of(plans),
+        };
+        record_objects(conn, schema, job, &reading).await?;
+    }
     let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
+    if let Some(ms) = std::env::var("MYRECODE_TEST_AFTER_RENAME_HOLD_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        // Test hook: a window after the rename, before the finish and the schema's objects,
+        // for kill tests to land in.
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
         finish(conn, ctx, job, state).await?;
     }
@@ -242,6 +267,7 @@ pub async fn cut_over_group(
     // Shared by every group: the cascade logging goes with the last one.
     if last {
         drop_cascade_triggers(conn, schema).await?;
+        after_last(conn, schema, job, plans).await?;
     } else if foreign_keys {
         let here: Vec<&str> = tables.iter().map(String::as_str).collect();
         drop_kept_cascades(conn, schema, &here).await?;
@@ -256,6 +282,28 @@ pub async fn cut_over_group(
         outcome: TableOutcome::Done,
         states: with(&ctxs, &states, done),
     })
+}
+
+/// The utf8mb4 collation of the job's targets, which the schema and its objects take.
+fn collation_of(plans: &[TablePlan]) -> String {
+    let targets: Vec<&str> = plans
+        .iter()
+        .flat_map(|p| p.columns.iter().map(|c| c.target.as_str()))
+        .collect();
+    table_collation(&targets, "utf8mb4_general_ci")
+}
+
+/// After the job's last rename, or by the run after it: the recorded views, routines and
+/// events recreated in UTF-8, then the schema's default.
+async fn after_last(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    plans: &[TablePlan],
+) -> Result<()> {
+    apply_objects(conn, schema, job).await?;
+    schema_default(conn, schema, &collation_of(plans)).await?;
+    Ok(())
 }
 
 /// Whether `table` of the job is swapped: its checkpoint says done, or the cut-over's rename

@@ -1,8 +1,9 @@
 //! Online copy of one table into a shadow table with the job's target column definitions, recoding on the way.
 //!
 //! The flow (pt-online-schema-change's, with the recoding inside the copy path):
-//! 1. `<t>_myrecode_new` is created `LIKE` the table, its job columns `MODIFY`d to their
-//!    targets; `<t>_myrecode_log` receives the key of every row the application changes,
+//! 1. `<t>_myrecode_new` is created `LIKE` the table and given by one `ALTER` what it is in
+//!    UTF-8 ([`shadow_sql`]: the job's targets, generated columns and CHECKs with their texts
+//!    recoded, the table's COMMENT and default charset); `<t>_myrecode_log` receives the key of every row the application changes,
 //!    written by three `AFTER` triggers on the table, created together under one brief
 //!    `LOCK TABLES … WRITE`.
 //! 2. Copy, in key order, in batches of one transaction each. Each batch is read (keys and
@@ -59,10 +60,11 @@
 //! from the checkpoint, re-attaching to its shadow, triggers and log; a cut-over
 //! interrupted before its rename is retried, one interrupted after it is finished.
 //! Definitive ([`super::error::EngineError`]): a leftover `old` table, a shadow gone missing
-//! mid-copy, a unique collision, targets too large, a trigger of the table's whose body cannot
-//! be sent again byte for byte (found before any row is copied). What the copy cannot do at
-//! all (a foreign key across schemas or split between charsets, a job column in the paging
-//! key, a name too long) is refused by [`crate::job::refusal`] before anything is written.
+//! mid-copy, a unique collision, targets too large. What the copy cannot do at all (a
+//! foreign key across schemas or split between charsets, a job column in the paging key, a
+//! name too long, a target that drops what the column has) is refused by
+//! [`crate::job::refusal`] before anything is written, and what the server would refuse of
+//! the new definition by the trial of [`shadow`] before the first write.
 
 mod cascade;
 pub mod cascade_chains;
@@ -80,12 +82,16 @@ mod foreign;
 pub mod foreign_sql;
 pub mod group;
 pub mod names;
+pub mod objects;
+pub mod objects_sql;
 mod own_triggers;
 pub mod own_triggers_sql;
 mod rebuild;
 pub mod rebuild_sql;
 mod replay;
 mod setup;
+pub mod shadow;
+pub mod shadow_sql;
 pub mod sql;
 pub mod streams;
 mod teardown;

@@ -5,12 +5,14 @@
 use super::context::{table_exists, Ctx};
 use super::names::{is_copy_trigger, names};
 use super::own_triggers_sql::{
-    context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql, OwnTrigger,
-    CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL, TRIGGER_TABLE_SQL,
+    as_sent, context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql,
+    OwnTrigger, Recode, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL,
+    TRIGGER_TABLE_SQL,
 };
 use super::sql::drop_trigger_sql;
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
+use std::collections::BTreeMap;
 
 /// The application's triggers on `table` (the copy's own are left out), in firing order.
 pub(super) async fn own_triggers(
@@ -86,16 +88,23 @@ pub(super) async fn plan_triggers(
     Ok(all)
 }
 
-/// Creates `triggers` on `table` in order, each under its own `sql_mode` and character set context.
+/// Creates `triggers` on `table` in order, each under its own `sql_mode` and character set
+/// context, their legacy text recoded on a shadow ([`as_sent`]).
 async fn create_all(
     conn: &mut MySqlConnection,
     schema: &str,
     table: &str,
     triggers: &[&OwnTrigger],
+    recode: Option<&Recode>,
 ) -> Result<()> {
+    let sent = triggers
+        .iter()
+        .map(|t| as_sent(t, recode))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow!("{e}. Fix: give the job's columns of `{table}` a fixed `source:`, so the trigger's texts are read as its values are"))?;
     conn.execute(CONTEXT_SAVE_SQL).await?;
     conn.execute(use_sql(schema).as_str()).await?;
-    for t in triggers {
+    for t in &sent {
         conn.execute(context_sql(t).as_str()).await?;
         let created = conn.execute(create_sql(table, t).as_str()).await;
         if let Err(e) = created {
@@ -111,11 +120,13 @@ async fn create_all(
 }
 
 /// Under the cut-over lock, the last step before the rename: each table's own triggers
-/// dropped from it and created on its shadow, in their order.
+/// dropped from it and created on its shadow, in their order, their texts read with
+/// `recode` (by table).
 pub(super) async fn apply_triggers(
     conn: &mut MySqlConnection,
     schema: &str,
     triggers: &[OwnTrigger],
+    recode: &BTreeMap<String, Recode>,
 ) -> Result<()> {
     let mut tables: Vec<&str> = triggers.iter().map(|t| t.table.as_str()).collect();
     tables.dedup();
@@ -125,7 +136,7 @@ pub(super) async fn apply_triggers(
             conn.execute(drop_trigger_sql(schema, &t.name).as_str())
                 .await?;
         }
-        create_all(conn, schema, &names(table).shadow, &mine).await?;
+        create_all(conn, schema, &names(table).shadow, &mine, recode.get(table)).await?;
     }
     Ok(())
 }
@@ -185,7 +196,7 @@ pub(super) async fn settle_triggers(
             .filter(|t| t.table == table)
             .collect();
         if !mine.is_empty() {
-            create_all(conn, schema, table, &mine).await?;
+            create_all(conn, schema, table, &mine, None).await?;
             missing.retain(|t| t.table != table);
         }
     }

@@ -5,6 +5,9 @@
 //! they never fire for the tool's own writes; the rename carries them to the live name.
 
 use crate::db::quote;
+use crate::db::sqltext::Mode;
+use crate::detect::Label;
+use crate::job::definition;
 
 /// A table's triggers (`?` schema, `?` table) in firing order: name, event, timing, order,
 /// body, `sql_mode`, definer, `character_set_client`, `collation_connection`.
@@ -48,6 +51,41 @@ impl OwnTrigger {
     pub fn portable(&self) -> bool {
         crate::inventory::model::Trigger::body_portable(&self.body, &self.charset_client)
     }
+}
+
+/// How a shadow's triggers read their legacy text: the labels of its table's values and the
+/// utf8mb4 collation its literals take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recode {
+    /// The labels the table's values have, most trusted first.
+    pub labels: Vec<Label>,
+    /// The collation the recoded body's strings take (`collation_connection`).
+    pub collation: String,
+}
+
+/// The trigger as it is sent again. A body written under a non-UTF-8 client holding
+/// non-ASCII text cannot be sent in that client charset from this UTF-8 connection; it is
+/// sent as UTF-8 under `character_set_client` utf8mb4: the same characters, so on the
+/// original table it does what it did. On a shadow (`recode`), its string literals are also
+/// read as the table's values are, so it writes and compares UTF-8 text there.
+pub fn as_sent(t: &OwnTrigger, recode: Option<&Recode>) -> Result<OwnTrigger, String> {
+    if t.portable() {
+        return Ok(t.clone());
+    }
+    let mut sent = t.clone();
+    sent.charset_client = "utf8mb4".into();
+    sent.collation_connection = "utf8mb4_general_ci".into();
+    if let Some(r) = recode {
+        sent.body = definition::recode_sql(
+            &t.body,
+            Some(&t.charset_client),
+            &r.labels,
+            Mode::from_sql_mode(&t.sql_mode),
+        )
+        .map_err(|e| format!("trigger `{}`: {e}", t.name))?;
+        sent.collation_connection = r.collation.clone();
+    }
+    Ok(sent)
 }
 
 /// `DEFINER =` clause of a `user@host` definer (the last `@` splits: user names may hold one).

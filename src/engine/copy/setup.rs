@@ -6,7 +6,7 @@ use super::names::{names, Names};
 use super::rebuild_sql::gate_trigger_ddl;
 use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
-    log_ddl, modify_columns_sql, trigger_ddl, UNLOCK_TABLES,
+    log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
 use super::Phase;
 use crate::db::keyset::KeyColumn;
@@ -100,15 +100,18 @@ pub(super) async fn start(
             )));
         }
     }
-    let targets: Vec<(&str, &str)> = plan
-        .columns
-        .iter()
-        .map(|c| (c.name.as_str(), c.target.as_str()))
-        .collect();
-    if let Err(e) = conn
-        .execute(modify_columns_sql(schema, &n.shadow, &targets).as_str())
-        .await
-    {
+    let priors_json = priors::compute(conn, plan).await?;
+    let labels = super::shadow::labels(plan, &priors::parse(&priors_json));
+    let alter = match super::shadow::alter_sql(conn, plan, &n.shadow, &labels).await {
+        Ok(a) => a,
+        Err(e) => {
+            conn.execute(drop_table_sql(schema, &n.shadow).as_str())
+                .await
+                .ok();
+            return Err(e);
+        }
+    };
+    if let Err(e) = conn.execute(alter.as_str()).await {
         conn.execute(drop_table_sql(schema, &n.shadow).as_str())
             .await
             .ok();
@@ -121,13 +124,13 @@ pub(super) async fn start(
             .into());
         }
         return Err(anyhow::Error::new(e).context(format!(
-            "giving {shadow} the job's target definitions. Nothing was changed. Fix: correct the `target:` of the job's columns"
+            "giving {shadow} the job's target definitions. Nothing was changed. Fix: correct the `target:` of the job's columns as the server's reason says (`myrecode plan --check` builds the same definition and names the problem before anything runs)"
         )));
     }
     conn.execute(log_ddl(schema, n).as_str()).await?;
     let s = State {
         fingerprint: plan.fingerprint.clone(),
-        priors: priors::compute(conn, plan).await?,
+        priors: priors_json,
         // A keyless table has nothing to copy ahead: it waits for the cut-over's rebuild.
         phase: if plan.key.is_empty() {
             Phase::Replaying

@@ -45,20 +45,6 @@ pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
     )
 }
 
-/// `ALTER TABLE … MODIFY` giving each `(column, definition)` its definition: the job's
-/// `target:`, which is SQL the job's author wrote, spliced as written.
-pub fn modify_columns_sql(schema: &str, table: &str, columns: &[(&str, &str)]) -> String {
-    let modify: Vec<String> = columns
-        .iter()
-        .map(|(name, target)| format!("MODIFY {} {target}", quote::ident(name)))
-        .collect();
-    format!(
-        "ALTER TABLE {} {}",
-        quote::table(schema, table),
-        modify.join(", ")
-    )
-}
-
 /// Gives the (empty) shadow the storage engine the job asks for.
 pub fn engine_sql(schema: &str, shadow: &str, engine: &str) -> String {
     format!(
@@ -454,14 +440,6 @@ mod tests {
         assert_eq!(
             engine_sql("s", "t_myrecode_new", "InnoDB"),
             "ALTER TABLE `s`.`t_myrecode_new` ENGINE=`InnoDB`"
-        );
-        assert_eq!(
-            modify_columns_sql(
-                "s",
-                "таблица_myrecode_new",
-                &[("na me", "TEXT CHARACTER SET utf8mb4"), ("order", "VARBINARY(10)")]
-            ),
-            "ALTER TABLE `s`.`таблица_myrecode_new` MODIFY `na me` TEXT CHARACTER SET utf8mb4, MODIFY `order` VARBINARY(10)"
         );
         assert_eq!(
             lock_for_triggers_sql("s", "order", "order_myrecode_log"),

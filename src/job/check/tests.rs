@@ -27,6 +27,7 @@ fn col(name: &str, ty: &str, charset: Option<&str>, chars: u64, nullable: bool) 
         max_bytes: Some(chars * mb),
         max_bytes_utf8mb4: Some(chars * 4),
         nullable,
+        definition: Default::default(),
         in_primary_key: false,
         indexes: Vec::new(),
     }

@@ -19,6 +19,7 @@ fn column(
         charset: Some("latin1".into()),
         collation: Some("latin1_swedish_ci".into()),
         nullable: name != "title",
+        definition: Default::default(),
         declared_max_chars: Some(100),
         rows: 1000,
         nulls: 3,
@@ -32,6 +33,8 @@ fn column(
             .find(|(l, _)| *l == "unknown")
             .map(|x| x.1)
             .unwrap_or(0),
+        serialized: 0,
+        serialized_unparsed: 0,
         max_bytes_now: 90,
         max_bytes_after: 170,
         max_chars_after: 90,
@@ -95,6 +98,7 @@ pub(crate) fn sample_report() -> ScanReport {
         },
         mode: "full".into(),
         sample_rows: None,
+        objects: Vec::new(),
         tables: vec![
             table(
                 "customers",

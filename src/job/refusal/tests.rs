@@ -34,6 +34,7 @@ fn column(name: &str, column_type: &str, charset: Option<&str>) -> Column {
         max_bytes: None,
         max_bytes_utf8mb4: None,
         nullable: true,
+        definition: Default::default(),
         in_primary_key: false,
         indexes: Vec::new(),
     }
@@ -89,6 +90,7 @@ fn job(strategy: Strategy, columns: &[&str]) -> TableJob {
                 source: "auto".into(),
                 target: "TEXT CHARACTER SET utf8mb4".into(),
                 undecidable: None,
+                redefine: false,
             })
             .collect(),
     }

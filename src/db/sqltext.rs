@@ -1,0 +1,682 @@
+//! Lexer of MySQL/MariaDB SQL text, exact enough to find and rewrite every string literal.
+//!
+//! Objects created through a latin1 connection with cp1251 bytes show their bodies as the
+//! UTF-8 text of the latin1 reading (`'Ìîñêâà'` for `'Москва'`). Recreating them means
+//! rewriting each string literal and nothing else, so this lexer must agree with the server
+//! on where literals start and end. Pure text in, text out: no I/O.
+//!
+//! Recognised:
+//! - string literals `'…'` and `"…"` (unless ANSI_QUOTES) with doubled quotes and backslash
+//!   escapes (unless NO_BACKSLASH_ESCAPES); charset introducers `_latin1'…'` (whitespace may
+//!   separate them; only real charset names count, so `_col 'alias'` stays a word); `N'…'`;
+//! - adjacent literals `'a' 'b'`, which the server concatenates: each is its own [`Literal`],
+//!   later parts flagged `continuation` and inheriting the first part's introducer/national flag;
+//! - hex/bit literals `X'41'` `0x41` `B'01'` `0b01` (bytes, never text), backtick identifiers
+//!   (and `"…"` under ANSI_QUOTES), user/system variables `@x` `@'x'` `@@x`;
+//! - comments `-- ` (two dashes then whitespace, control char or end), `#`, `/* … */`, and
+//!   executable comments `/*! … */`, `/*!50001 … */`, `/*M! … */` whose content is lexed as SQL;
+//! - words, numbers, one-char punctuation, whitespace;
+//! - string data types of stored routines (parameters, RETURNS, DECLAREd variables) and of
+//!   DECLAREs in trigger/event bodies, so a `CHARACTER SET` can be added where the database
+//!   default charset would otherwise apply. Types that already say CHARACTER SET, CHARSET,
+//!   ASCII, UNICODE, BYTE, BINARY or COLLATE are reported ([`StringType::explicit`]) but left
+//!   alone by [`routine_add_charset`]: replacing a stated charset is the caller's decision.
+//!   NATIONAL/NCHAR types are already utf8 and are not reported.
+//!
+//! Deliberately not handled:
+//! - version numbers of executable comments: the content always counts as SQL;
+//! - `COLLATE` after a literal is not part of it: once `_latin1` becomes `_utf8mb4`, a following
+//!   `COLLATE latin1_…` is invalid, so callers must look at the next tokens themselves;
+//! - the user part of `'user'@'host'` lexes as a string literal, as on the server (SHOW CREATE
+//!   prints backticks there); the host part is a [`TokenKind::Variable`];
+//! - hex literals, even with an introducer (`_cp1251 X'CCEE'`): they are bytes, left as they are;
+//! - nested `/* */` comments (the server does not nest them), client syntax (`DELIMITER`),
+//!   sql_mode=ORACLE routine syntax, and connection charsets whose multi-byte characters can
+//!   hold `\` or quote bytes: the text here is already UTF-8.
+
+use std::fmt;
+use std::ops::Range;
+
+/// The sql_mode flags that change how quotes and backslashes are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mode {
+    /// ANSI_QUOTES: `"…"` quotes an identifier, not a string.
+    pub ansi_quotes: bool,
+    /// NO_BACKSLASH_ESCAPES: `\` is an ordinary character inside strings.
+    pub no_backslash_escapes: bool,
+}
+
+impl Mode {
+    /// Reads the flags from a sql_mode value as the server reports it (comma-separated names).
+    pub fn from_sql_mode(sql_mode: &str) -> Mode {
+        let has = |n: &str| {
+            sql_mode
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case(n))
+        };
+        Mode {
+            ansi_quotes: has("ANSI_QUOTES") || has("ANSI"),
+            no_backslash_escapes: has("NO_BACKSLASH_ESCAPES"),
+        }
+    }
+}
+
+/// One lexical unit; `span` is its byte range in the lexed text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// What the token is.
+    pub kind: TokenKind,
+    /// Byte range in the text; the tokens of a text tile it without gaps.
+    pub span: Range<usize>,
+}
+
+/// The kinds of [`Token`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenKind {
+    /// Spaces, tabs, newlines.
+    Whitespace,
+    /// `-- …`, `# …` (both without the newline) or `/* … */`.
+    Comment,
+    /// `/*!`, `/*!50001` or `/*M!…` opening an executable comment.
+    ExecOpen,
+    /// The `*/` closing an executable comment.
+    ExecClose,
+    /// A string literal, with its introducer or `N` if any.
+    Str(Literal),
+    /// `X'41'`, `0x41`, `B'01'`, `0b01`.
+    HexBits,
+    /// A quoted identifier with its unescaped name.
+    QuotedIdent(String),
+    /// `@name`, `@'name'`, `@@name`.
+    Variable,
+    /// A keyword or unquoted identifier (including `_latin1` not followed by a string).
+    Word,
+    /// A decimal number.
+    Number,
+    /// Any other single character.
+    Punct,
+}
+
+/// A string literal as the server reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal {
+    /// Byte range from the introducer or `N` (if any) through the closing quote.
+    pub span: Range<usize>,
+    /// Byte range of the quoted part, both quotes included.
+    pub quote_span: Range<usize>,
+    /// `'` or `"`.
+    pub quote: char,
+    /// The value with doubled quotes and escapes resolved.
+    pub value: String,
+    /// Charset of the introducer, lower-case without `_`; inherited by continuations.
+    pub introducer: Option<String>,
+    /// `N'…'`; inherited by continuations.
+    pub national: bool,
+    /// True when the server glues this literal to the previous one (`'a' 'b'`).
+    pub continuation: bool,
+}
+
+/// Why some text could not be lexed or analysed; `offset` is a byte offset into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexError {
+    /// Where the offending construct starts.
+    pub offset: usize,
+    /// What went wrong.
+    pub kind: LexErrorKind,
+}
+
+/// The kinds of [`LexError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LexErrorKind {
+    /// A string, hex or bit literal without its closing quote.
+    UnterminatedString,
+    /// A quoted identifier or variable name without its closing quote.
+    UnterminatedIdentifier,
+    /// A `/*` or executable comment without `*/`.
+    UnterminatedComment,
+    /// No PROCEDURE, FUNCTION (with a parameter list), TRIGGER or EVENT found.
+    NotARoutine,
+}
+
+impl Token {
+    /// The literal, when this token is a string literal.
+    pub fn literal(&self) -> Option<&Literal> {
+        match &self.kind {
+            TokenKind::Str(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for LexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            LexErrorKind::UnterminatedString => "unterminated string literal",
+            LexErrorKind::UnterminatedIdentifier => "unterminated quoted identifier",
+            LexErrorKind::UnterminatedComment => "unterminated comment",
+            LexErrorKind::NotARoutine => "not a CREATE PROCEDURE/FUNCTION/TRIGGER/EVENT",
+        };
+        write!(f, "{what} at byte {}", self.offset)
+    }
+}
+
+impl std::error::Error for LexError {}
+
+/// Charsets the server accepts as `_name` introducers (MySQL 8 and MariaDB 11 lists).
+const CHARSETS: &[&str] = &[
+    "armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+    "cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk", "geostd8",
+    "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2", "latin5", "latin7",
+    "macce", "macroman", "sjis", "swe7", "tis620", "ucs2", "ujis", "utf16", "utf16le", "utf32",
+    "utf8", "utf8mb3", "utf8mb4",
+];
+
+fn is_word_byte(c: u8) -> bool {
+    // Every byte of a non-ASCII character is >= 0x80, so words never end inside a character.
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Index of the first byte at or after `i` that `keep` rejects.
+fn skip(b: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while i < b.len() && keep(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn err(offset: usize, kind: LexErrorKind) -> LexError {
+    LexError { offset, kind }
+}
+
+/// Reads a quoted run whose opening quote is at `start`; returns its end and unescaped value.
+fn quoted(
+    sql: &str,
+    start: usize,
+    esc: bool,
+    kind: LexErrorKind,
+) -> Result<(usize, String), LexError> {
+    let b = sql.as_bytes();
+    let q = b[start];
+    let (mut i, mut run, mut val) = (start + 1, start + 1, String::new());
+    // Slices are only cut next to ASCII bytes, hence always on char boundaries.
+    while i < b.len() {
+        if b[i] == q && b.get(i + 1) == Some(&q) {
+            val.push_str(&sql[run..=i]);
+            i += 2;
+            run = i;
+        } else if b[i] == q {
+            val.push_str(&sql[run..i]);
+            return Ok((i + 1, val));
+        } else if b[i] == b'\\' && esc && i + 1 < b.len() {
+            val.push_str(&sql[run..i]);
+            let fixed = match b[i + 1] {
+                b'0' => "\0",
+                b'b' => "\x08",
+                b'n' => "\n",
+                b'r' => "\r",
+                b't' => "\t",
+                b'Z' => "\x1a",
+                // The server keeps these two escaped so LIKE patterns still see them.
+                b'%' => "\\%",
+                b'_' => "\\_",
+                _ => "",
+            };
+            val.push_str(fixed);
+            // An unknown escape stands for the character itself, which starts the next run.
+            run = if fixed.is_empty() { i + 1 } else { i + 2 };
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    Err(err(start, kind))
+}
+
+/// Splits SQL text into tokens; executable comments' content is lexed like any other SQL.
+pub fn tokens(sql: &str, mode: Mode) -> Result<Vec<Token>, LexError> {
+    use LexErrorKind::*;
+    use TokenKind::*;
+    let b = sql.as_bytes();
+    let at = |k: usize| b.get(k).copied().unwrap_or(0);
+    let esc = !mode.no_backslash_escapes;
+    let string_quote = |c: u8| c == b'\'' || (c == b'"' && !mode.ansi_quotes);
+    let mut out: Vec<Token> = Vec::new();
+    let (mut i, mut exec, mut last_sig) = (0, None::<usize>, None::<usize>);
+    while i < b.len() {
+        let (start, c) = (i, b[i]);
+        let kind = if is_space(c) {
+            i = skip(b, i, is_space);
+            Whitespace
+        } else if c == b'#' || (c == b'-' && at(i + 1) == b'-' && matches!(at(i + 2), 0..=32 | 127))
+        {
+            i = sql[i..].find('\n').map_or(b.len(), |p| i + p);
+            Comment
+        } else if c == b'/' && at(i + 1) == b'*' {
+            let marker = match (at(i + 2), at(i + 3)) {
+                (b'!', _) => 3,
+                (b'M', b'!') => 4,
+                _ => 0,
+            };
+            if marker > 0 && exec.is_none() {
+                let digits = skip(b, i + marker, |d| d.is_ascii_digit()) - i - marker;
+                i += marker + if digits >= 5 { digits.min(6) } else { 0 };
+                exec = Some(start);
+                ExecOpen
+            } else {
+                let end = sql[i + 2..]
+                    .find("*/")
+                    .ok_or(err(start, UnterminatedComment))?;
+                i += end + 4;
+                Comment
+            }
+        } else if c == b'*' && at(i + 1) == b'/' && exec.is_some() {
+            i += 2;
+            exec = None;
+            ExecClose
+        } else if string_quote(c) {
+            let (end, value) = quoted(sql, i, esc, UnterminatedString)?;
+            i = end;
+            let prev = last_sig.and_then(|k| out[k].literal());
+            Str(Literal {
+                span: start..end,
+                quote_span: start..end,
+                quote: c as char,
+                value,
+                introducer: prev.and_then(|p| p.introducer.clone()),
+                national: prev.is_some_and(|p| p.national),
+                continuation: prev.is_some(),
+            })
+        } else if c == b'`' || c == b'"' {
+            let (end, name) = quoted(sql, i, false, UnterminatedIdentifier)?;
+            i = end;
+            QuotedIdent(name)
+        } else if c == b'@' {
+            i += 1 + usize::from(at(i + 1) == b'@');
+            if matches!(at(i), b'\'' | b'"' | b'`') {
+                // The server reads quoted variable names without backslash escapes.
+                i = quoted(sql, i, false, UnterminatedIdentifier)?.0;
+            } else {
+                i = skip(b, i, |d| is_word_byte(d) || d == b'.');
+            }
+            Variable
+        } else if c.is_ascii_digit() {
+            // Only lower-case `0x`/`0b` prefixes make hex/bit literals; `0X41` is a name.
+            let j = match (c, at(i + 1)) {
+                (b'0', b'x') => skip(b, i + 2, |d| d.is_ascii_hexdigit()),
+                (b'0', b'b') => skip(b, i + 2, |d| d == b'0' || d == b'1'),
+                _ => i,
+            };
+            if j > i + 2 && !is_word_byte(at(j)) {
+                i = j;
+                HexBits
+            } else {
+                i = skip(b, i, |d| d.is_ascii_digit());
+                if at(i) == b'.' {
+                    i = skip(b, i + 1, |d| d.is_ascii_digit());
+                }
+                let sign = usize::from(matches!(at(i + 1), b'+' | b'-'));
+                if matches!(at(i), b'e' | b'E') && at(i + 1 + sign).is_ascii_digit() {
+                    i = skip(b, i + 1 + sign, |d| d.is_ascii_digit());
+                }
+                // `1abc` is a valid unquoted identifier.
+                let word = is_word_byte(at(i));
+                i = skip(b, i, is_word_byte);
+                if word {
+                    Word
+                } else {
+                    Number
+                }
+            }
+        } else if is_word_byte(c) {
+            i = skip(b, i, is_word_byte);
+            let w = &sql[start..i];
+            let one = |s: &str| w.eq_ignore_ascii_case(s) && at(i) == b'\'';
+            let intro = (w.strip_prefix('_').map(|n| n.to_ascii_lowercase()))
+                .filter(|n| CHARSETS.contains(&n.as_str()));
+            let j = if intro.is_some() {
+                skip(b, i, is_space)
+            } else {
+                i
+            };
+            if one("x") || one("b") {
+                i += sql[i + 1..]
+                    .find('\'')
+                    .ok_or(err(start, UnterminatedString))?
+                    + 2;
+                HexBits
+            } else if one("n") || (intro.is_some() && string_quote(at(j))) {
+                let (end, value) = quoted(sql, j, esc, UnterminatedString)?;
+                i = end;
+                Str(Literal {
+                    span: start..end,
+                    quote_span: j..end,
+                    quote: b[j] as char,
+                    value,
+                    national: intro.is_none(),
+                    introducer: intro,
+                    continuation: false,
+                })
+            } else {
+                Word
+            }
+        } else {
+            i += 1;
+            Punct
+        };
+        if !matches!(kind, Whitespace | Comment) {
+            last_sig = Some(out.len());
+        }
+        out.push(Token {
+            kind,
+            span: start..i,
+        });
+    }
+    match exec {
+        Some(open) => Err(err(open, UnterminatedComment)),
+        None => Ok(out),
+    }
+}
+
+/// Quotes `value` as a literal with `quote`: the quote doubled, `\` and NUL escaped when
+/// backslash escapes are on, every other character (newlines too) kept as is.
+pub fn quote_literal(value: &str, quote: char, mode: Mode) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push(quote);
+    for c in value.chars() {
+        match c {
+            '\\' if !mode.no_backslash_escapes => out.push_str("\\\\"),
+            '\0' if !mode.no_backslash_escapes => out.push_str("\\0"),
+            _ if c == quote => {
+                out.push(c);
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Replaces each literal for which `f` returns a new value, leaving all other bytes as they were.
+///
+/// `_binary` literals (and their continuations) are never passed to `f`. When any part of an
+/// adjacent-literal run gets a new value and the run's introducer is neither `_utf8mb4` nor
+/// `_utf8`/`_utf8mb3`, the introducer is replaced by `_utf8mb4`: the new text is UTF-8 and an
+/// explicit introducer keeps its meaning independent of the session's character_set_connection.
+pub fn rewrite_literals(
+    sql: &str,
+    mode: Mode,
+    mut f: impl FnMut(&Literal) -> Option<String>,
+) -> Result<String, LexError> {
+    let toks = tokens(sql, mode)?;
+    let lits: Vec<&Literal> = toks.iter().filter_map(Token::literal).collect();
+    let new: Vec<Option<String>> = lits
+        .iter()
+        .map(|l| match l.introducer.as_deref() {
+            Some("binary") => None,
+            _ => f(l),
+        })
+        .collect();
+    // The introducer sits on the run's first part but governs all parts of it.
+    let (mut retag, mut head) = (vec![false; lits.len()], 0);
+    for (k, l) in lits.iter().enumerate() {
+        if !l.continuation {
+            head = k;
+        }
+        retag[head] |= new[k].is_some();
+    }
+    let (mut out, mut done) = (String::with_capacity(sql.len() + 16), 0);
+    for (k, l) in lits.iter().enumerate() {
+        if let (true, false, Some(cs)) = (retag[k], l.continuation, &l.introducer) {
+            if !matches!(cs.as_str(), "utf8mb4" | "utf8" | "utf8mb3") {
+                out.push_str(&sql[done..l.span.start]);
+                out.push_str("_utf8mb4");
+                done = l.span.start + 1 + cs.len();
+            }
+        }
+        if let Some(v) = &new[k] {
+            out.push_str(&sql[done..l.quote_span.start]);
+            out.push_str(&quote_literal(v, l.quote, mode));
+            done = l.quote_span.end;
+        }
+    }
+    out.push_str(&sql[done..]);
+    Ok(out)
+}
+
+/// Where a string type was found in a routine, trigger or event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// A routine parameter, or a MariaDB cursor parameter.
+    Param,
+    /// A function's RETURNS type.
+    Returns,
+    /// A DECLAREd variable, or a field of a MariaDB `ROW(…)` variable.
+    Variable,
+}
+
+/// A string data type (CHAR, VARCHAR, TEXT family, ENUM, SET) and the charset clause after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StringType {
+    /// Which part of the statement declares it.
+    pub site: Site,
+    /// Parameter or variable name (`a, b` for `DECLARE a, b …`), empty for RETURNS.
+    pub name: String,
+    /// The type with its length or member list; ` CHARACTER SET x` belongs at `span.end`.
+    pub span: Range<usize>,
+    /// The CHARACTER SET/CHARSET/ASCII/UNICODE/BYTE/BINARY/COLLATE words already there, if any.
+    pub explicit: Option<Range<usize>>,
+    /// The charset those words name, lower-case (ASCII is latin1, UNICODE ucs2, BYTE binary).
+    pub charset: Option<String>,
+}
+
+/// Significant tokens (no whitespace, comments or executable markers) with their text.
+struct Sig<'a> {
+    sql: &'a str,
+    t: &'a [&'a Token],
+}
+
+impl<'a> Sig<'a> {
+    fn sub(&self, a: usize, b: usize) -> Sig<'a> {
+        let t = self.t.get(a..b).unwrap_or(&[]);
+        Sig { sql: self.sql, t }
+    }
+    fn text(&self, i: usize) -> &'a str {
+        self.t.get(i).map_or("", |t| &self.sql[t.span.clone()])
+    }
+    fn is(&self, i: usize, kw: &str) -> bool {
+        self.t.get(i).is_some_and(|t| t.kind == TokenKind::Word)
+            && self.text(i).eq_ignore_ascii_case(kw)
+    }
+    fn any(&self, i: usize, kws: &[&str]) -> bool {
+        kws.iter().any(|k| self.is(i, k))
+    }
+    fn punct(&self, i: usize, p: &str) -> bool {
+        self.t.get(i).is_some_and(|t| t.kind == TokenKind::Punct) && self.text(i) == p
+    }
+    fn name(&self, i: usize) -> Option<String> {
+        match &self.t.get(i)?.kind {
+            TokenKind::Word => Some(self.text(i).to_string()),
+            TokenKind::QuotedIdent(n) => Some(n.clone()),
+            TokenKind::Str(l) => Some(l.value.clone()),
+            _ => None,
+        }
+    }
+    fn close(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for k in open..self.t.len() {
+            if self.punct(k, "(") {
+                depth += 1;
+            } else if self.punct(k, ")") {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads a string type starting at token `i`; `None` for every other type (and national ones).
+fn parse_type(s: &Sig, i: usize, site: Site, name: String) -> Option<StringType> {
+    let w = s.text(i).to_ascii_uppercase();
+    let mut k = i + 1;
+    match w.as_str() {
+        _ if !s.is(i, &w) => return None,
+        "CHAR" | "CHARACTER" => k += usize::from(s.is(k, "VARYING")),
+        "VARCHAR" | "VARCHARACTER" | "VARCHAR2" | "TINYTEXT" | "TEXT" | "MEDIUMTEXT"
+        | "LONGTEXT" | "CLOB" | "ENUM" | "SET" => {}
+        "LONG" if s.is(k, "VARBINARY") => return None,
+        "LONG" if s.is(k, "CHAR") && s.is(k + 1, "VARYING") => k += 2,
+        "LONG" => k += usize::from(s.is(k, "VARCHAR")),
+        _ => return None,
+    }
+    if s.punct(k, "(") {
+        k = s.close(k)? + 1;
+    } else if w == "ENUM" || w == "SET" {
+        return None;
+    }
+    let span = s.t[i].span.start..s.t[k - 1].span.end;
+    let (first, mut charset) = (k, None);
+    loop {
+        let step = if s.any(k, &["CHARACTER", "CHAR"]) && s.is(k + 1, "SET") {
+            3
+        } else if s.any(k, &["CHARSET", "COLLATE"]) {
+            2
+        } else if s.any(k, &["ASCII", "UNICODE", "BYTE", "BINARY"]) {
+            1
+        } else {
+            break;
+        };
+        // A one-word step names itself, so only a missing charset/collation name stops here.
+        let Some(named) = s.name(k + step - 1).map(|n| n.to_ascii_lowercase()) else {
+            break;
+        };
+        charset = match s.text(k).to_ascii_uppercase().as_str() {
+            "COLLATE" | "BINARY" => charset,
+            "ASCII" => Some("latin1".into()),
+            "UNICODE" => Some("ucs2".into()),
+            "BYTE" => Some("binary".into()),
+            _ => Some(named),
+        };
+        k += step;
+    }
+    let explicit = (k > first).then(|| s.t[first].span.start..s.t[k - 1].span.end);
+    Some(StringType {
+        site,
+        name,
+        span,
+        explicit,
+        charset,
+    })
+}
+
+/// Reads a comma-separated `[IN|OUT|INOUT] name type` list (the text between the parentheses).
+fn fields(s: &Sig, modes: bool, site: Site, out: &mut Vec<StringType>) {
+    let (mut from, mut depth) = (0, 0i64);
+    for k in 0..=s.t.len() {
+        depth += i64::from(s.punct(k, "(")) - i64::from(s.punct(k, ")"));
+        if k < s.t.len() && !(depth == 0 && s.punct(k, ",")) {
+            continue;
+        }
+        let seg = s.sub(from, k);
+        let x = usize::from(modes && seg.t.len() > 2 && seg.any(0, &["IN", "OUT", "INOUT"]));
+        if let Some(name) = seg.name(x) {
+            out.extend(parse_type(&seg, x + 1, site, name));
+        }
+        from = k + 1;
+    }
+}
+
+/// Reads what follows a DECLARE keyword; handlers, conditions and plain cursors hold no types
+/// (`DECLARE CONTINUE HANDLER` falls out because HANDLER is no type).
+fn declare(s: &Sig, mut k: usize, out: &mut Vec<StringType>) {
+    let mut names = Vec::new();
+    while let Some(n) = s
+        .name(k)
+        .filter(|_| !matches!(s.t[k].kind, TokenKind::Str(_)))
+    {
+        names.push(n);
+        k += 1;
+        if !s.punct(k, ",") {
+            break;
+        }
+        k += 1;
+    }
+    if names.is_empty() || s.is(k, "CONDITION") {
+        return;
+    }
+    if s.any(k, &["CURSOR", "ROW"]) && s.punct(k + 1, "(") {
+        let site = [Site::Variable, Site::Param][usize::from(s.is(k, "CURSOR"))];
+        if let Some(c) = s.close(k + 1) {
+            fields(&s.sub(k + 2, c), false, site, out);
+        }
+        return;
+    }
+    out.extend(parse_type(s, k, Site::Variable, names.join(", ")));
+}
+
+/// Lists the string types of a CREATE PROCEDURE/FUNCTION as SHOW CREATE prints it: parameters,
+/// RETURNS and DECLAREd variables (any block depth); for CREATE TRIGGER/EVENT, the DECLAREs only.
+pub fn routine_string_types(create_stmt: &str, mode: Mode) -> Result<Vec<StringType>, LexError> {
+    use TokenKind::*;
+    let toks = tokens(create_stmt, mode)?;
+    let quiet = |t: &&Token| !matches!(t.kind, Whitespace | Comment | ExecOpen | ExecClose);
+    let sig: Vec<&Token> = toks.iter().filter(quiet).collect();
+    let s = Sig {
+        sql: create_stmt,
+        t: &sig,
+    };
+    let not_routine = |offset| err(offset, LexErrorKind::NotARoutine);
+    let kind = (0..sig.len())
+        .find(|&k| s.any(k, &["PROCEDURE", "FUNCTION", "TRIGGER", "EVENT"]))
+        .ok_or(not_routine(0))?;
+    let (mut out, mut body) = (Vec::new(), kind + 1);
+    if s.any(kind, &["PROCEDURE", "FUNCTION"]) {
+        let offset = sig[kind].span.start;
+        let open = (kind..sig.len()).find(|&k| s.punct(k, "("));
+        let open = open.ok_or(not_routine(offset))?;
+        let close = s.close(open).ok_or(not_routine(offset))?;
+        fields(&s.sub(open + 1, close), true, Site::Param, &mut out);
+        body = close + 1;
+        if s.is(body, "RETURNS") {
+            out.extend(parse_type(&s, body + 1, Site::Returns, String::new()));
+        }
+    }
+    for k in body..sig.len() {
+        // DECLARE is a reserved word: unquoted, it always starts a DECLARE statement.
+        if s.is(k, "DECLARE") {
+            declare(&s, k + 1, &mut out);
+        }
+    }
+    out.sort_by_key(|t| t.span.start);
+    Ok(out)
+}
+
+/// Adds ` CHARACTER SET <charset>` after every string type of [`routine_string_types`] that
+/// has no explicit charset/collation words yet; all other bytes are kept.
+pub fn routine_add_charset(
+    create_stmt: &str,
+    mode: Mode,
+    charset: &str,
+) -> Result<String, LexError> {
+    let (mut out, mut done) = (String::with_capacity(create_stmt.len() + 64), 0);
+    for t in routine_string_types(create_stmt, mode)? {
+        if t.explicit.is_none() {
+            out.push_str(&create_stmt[done..t.span.end]);
+            out.push_str(" CHARACTER SET ");
+            out.push_str(charset);
+            done = t.span.end;
+        }
+    }
+    out.push_str(&create_stmt[done..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,290 @@
+//! The schema's views, routines and events across the job's cut-over (see
+//! [`super::objects_sql`]): read and recorded before the last group's cut-over, recreated
+//! right after its rename, settled by the next run from the record whatever instant a kill
+//! chose; then the schema's default charset, once no table of it keeps a legacy one.
+
+use super::objects_sql::{
+    applied_sql, pending_sql, record_ddl, record_sql, recreate, show_create_sql, Kind, Object,
+    Reading, EVENTS_SQL, OBJECTS, ROUTINES_SQL, SEPARATOR, VIEWS_SQL,
+};
+use super::own_triggers_sql::{use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL};
+use super::shadow::is_mariadb;
+use crate::db::quote;
+use anyhow::{anyhow, Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+
+/// The schema's default charset.
+async fn schema_charset(conn: &mut MySqlConnection, schema: &str) -> Result<String> {
+    Ok(sqlx::query_scalar(
+        "SELECT CAST(DEFAULT_CHARACTER_SET_NAME AS CHAR) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    )
+    .bind(schema)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// `SHOW CREATE`'s statement (its third column for routines, second for views).
+async fn show_create(
+    conn: &mut MySqlConnection,
+    kind: Kind,
+    schema: &str,
+    name: &str,
+) -> Result<(String, String)> {
+    let row = sqlx::query(&show_create_sql(kind, schema, name))
+        .fetch_one(conn)
+        .await
+        .with_context(|| format!("reading the {} `{name}`", kind.word().to_lowercase()))?;
+    Ok(match kind {
+        Kind::View => (row.try_get(1)?, String::new()),
+        _ => (row.try_get(2)?, row.try_get(1)?),
+    })
+}
+
+/// The schema's views, routines and events as the server shows them.
+pub async fn read_objects(conn: &mut MySqlConnection, schema: &str) -> Result<Vec<Object>> {
+    let default = schema_charset(conn, schema).await?;
+    let mut out = Vec::new();
+    let views: Vec<String> = sqlx::query_scalar(VIEWS_SQL)
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await?;
+    for name in views {
+        let (create, _) = show_create(conn, Kind::View, schema, &name).await?;
+        // A view keeps no default of its day: its literals are compared with the schema's
+        // legacy columns, so they are read in the schema's charset.
+        out.push(Object {
+            kind: Kind::View,
+            name,
+            create,
+            sql_mode: String::new(),
+            charset: default.clone(),
+            definer: String::new(),
+            comment: String::new(),
+        });
+    }
+    let routines: Vec<(String, String, String)> = sqlx::query_as(ROUTINES_SQL)
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (name, ty, charset) in routines {
+        let kind = Kind::from_word(&ty).ok_or_else(|| anyhow!("unknown routine type {ty}"))?;
+        let (create, sql_mode) = show_create(conn, kind, schema, &name).await?;
+        out.push(Object {
+            kind,
+            name,
+            create,
+            sql_mode,
+            charset,
+            definer: String::new(),
+            comment: String::new(),
+        });
+    }
+    let events: Vec<(String, String, String, String, String, String)> = sqlx::query_as(EVENTS_SQL)
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (name, body, sql_mode, definer, comment, charset) in events {
+        out.push(Object {
+            kind: Kind::Event,
+            name,
+            create: body,
+            sql_mode,
+            charset,
+            definer,
+            comment,
+        });
+    }
+    Ok(out)
+}
+
+/// What the cut-over would change in each of the schema's views, routines and events, for
+/// `scan` to report: (kind, name, changes or the reason it cannot be recreated).
+pub async fn describe_objects(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    reading: &Reading,
+) -> Result<Vec<(Kind, String, Result<Vec<String>, String>)>> {
+    Ok(read_objects(conn, schema)
+        .await?
+        .iter()
+        .map(|o| {
+            (
+                o.kind,
+                o.name.clone(),
+                super::objects_sql::changes(o, reading),
+            )
+        })
+        .filter(|(_, _, c)| c.as_ref().map_or(true, |c| !c.is_empty()))
+        .collect())
+}
+
+/// What the rehearsal and `plan --check` ask first: every view, routine and event that the
+/// cut-over would recreate can be (its texts decided), and a view's new query is one the
+/// server accepts (tried under a scratch name); an error names the object and the fix.
+pub async fn trial_objects(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    reading: &Reading,
+) -> Result<usize> {
+    let mariadb = is_mariadb(conn).await?;
+    let mut n = 0;
+    for o in read_objects(conn, schema).await? {
+        let Some(statements) = recreate(&o, reading, mariadb).map_err(|e| {
+            anyhow!("{e}. Nothing was changed. Fix: give the job's columns a fixed `source:` (the label their values have), or recreate the object with the text it should hold before the job")
+        })?
+        else {
+            continue;
+        };
+        n += 1;
+        if o.kind != Kind::View {
+            continue;
+        }
+        let scratch = "_myrecode_try_view";
+        let as_scratch = statements[0].replacen(
+            &format!(" VIEW {} AS ", quote::ident(&o.name)),
+            &format!(" VIEW {} AS ", quote::ident(scratch)),
+            1,
+        );
+        conn.execute(use_sql(schema).as_str()).await?;
+        let tried = conn.execute(as_scratch.as_str()).await;
+        conn.execute(format!("DROP VIEW IF EXISTS {}", quote::table(schema, scratch)).as_str())
+            .await?;
+        tried.map_err(|e| {
+            anyhow!("the view `{}` recreated in UTF-8 is refused by the server: {e}. Nothing was changed. Fix: correct the view (its text is read as the job's values are) before the job", o.name)
+        })?;
+    }
+    Ok(n)
+}
+
+/// Before the job's last cut-over: every view, routine and event holding legacy text or
+/// declaring a legacy string, recorded with the statements that recreate it in UTF-8
+/// (an object recorded by an earlier run keeps its record). Returns how many need it.
+pub async fn record_objects(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    reading: &Reading,
+) -> Result<usize> {
+    let mariadb = is_mariadb(conn).await?;
+    let objects = read_objects(conn, schema).await?;
+    let mut wanted = Vec::new();
+    for o in &objects {
+        let statements = recreate(o, reading, mariadb).map_err(|e| {
+            anyhow!("{e}. Nothing was changed. Fix: give the job's columns a fixed `source:` (the label their values have), so the schema's texts are read as they are")
+        })?;
+        if let Some(s) = statements {
+            wanted.push((o, s));
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    conn.execute(record_ddl(schema).as_str()).await?;
+    for (o, statements) in &wanted {
+        sqlx::query(&record_sql(schema))
+            .bind(job)
+            .bind(o.kind.word())
+            .bind(&o.name)
+            .bind(&o.create)
+            .bind(statements.join(SEPARATOR))
+            .bind(&o.sql_mode)
+            .execute(&mut *conn)
+            .await
+            .context("recording the views, routines and events the cut-over recreates")?;
+    }
+    Ok(wanted.len())
+}
+
+/// After the job's last rename (and by any later run): each recorded object not yet
+/// recreated is, under its own `sql_mode` and a utf8mb4 client; idempotent.
+pub(super) async fn apply_objects(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<usize> {
+    let exists: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+    )
+    .bind(schema)
+    .bind(OBJECTS)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if exists.is_none() {
+        return Ok(0);
+    }
+    let pending: Vec<(String, String, String, String)> = sqlx::query_as(&pending_sql(schema))
+        .bind(job)
+        .fetch_all(&mut *conn)
+        .await?;
+    if pending.is_empty() {
+        return Ok(0);
+    }
+    conn.execute(CONTEXT_SAVE_SQL).await?;
+    conn.execute(use_sql(schema).as_str()).await?;
+    for (kind, name, statements, sql_mode) in &pending {
+        conn.execute(
+            format!(
+                "SET SESSION sql_mode = {}, character_set_client = 'utf8mb4', collation_connection = 'utf8mb4_general_ci'",
+                quote::literal(sql_mode)
+            )
+            .as_str(),
+        )
+        .await?;
+        for s in statements.split(SEPARATOR) {
+            if let Err(e) = conn.execute(s).await {
+                conn.execute(CONTEXT_RESET_SQL).await.ok();
+                return Err(anyhow::Error::new(e).context(format!(
+                    "recreating the {} `{name}` in UTF-8. Fix: the job's user needs CREATE VIEW / CREATE ROUTINE / ALTER ROUTINE / EVENT on the schema (and SET_USER_ID or SUPER to keep another definer); run the job again to finish",
+                    kind.to_lowercase()
+                )));
+            }
+        }
+        sqlx::query(&applied_sql(schema))
+            .bind(job)
+            .bind(kind)
+            .bind(name)
+            .execute(&mut *conn)
+            .await?;
+    }
+    conn.execute(CONTEXT_RESET_SQL).await?;
+    Ok(pending.len())
+}
+
+/// Once no base table of the schema (besides myrecode's own) keeps a legacy default, the
+/// schema's default becomes utf8mb4 too: tables and routines created later are UTF-8.
+pub(super) async fn schema_default(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    collation: &str,
+) -> Result<bool> {
+    let legacy: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
+         WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_NAME NOT LIKE '%\\_myrecode\\_%' \
+         AND t.TABLE_NAME NOT LIKE '\\_myrecode\\_%' AND t.TABLE_NAME NOT LIKE '!myrecode%' AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8')",
+    )
+    .bind(schema)
+    .fetch_one(&mut *conn)
+    .await?;
+    if legacy > 0 || schema_charset(conn, schema).await? == "utf8mb4" {
+        return Ok(false);
+    }
+    // A collation is a name the server listed; anything else falls back to its default.
+    let collation = if collation
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        format!(" COLLATE {collation}")
+    } else {
+        String::new()
+    };
+    conn.execute(
+        format!(
+            "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{collation}",
+            quote::ident(schema),
+        )
+        .as_str(),
+    )
+    .await
+    .context("making utf8mb4 the schema's default. Fix: the job's user needs ALTER on the schema; run the job again to finish")?;
+    Ok(true)
+}
