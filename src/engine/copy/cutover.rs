@@ -1,19 +1,14 @@
 //! The cut-over: the shadow swapped in atomically behind a sentry (see the module docs of
 //! [`super`]), and the finish that follows it.
 
-use super::cascade::{
-    apply_at_cutover, check_now, plan_at_cutover, restore_cascades, settle_shadow_cascades,
-};
-use super::cascade_plan::AtCutover;
+use super::carried::{self, Carried};
+use super::cascade::{check_now, restore_cascades, settle_shadow_cascades};
 use super::context::{is_sentry, table_exists, Ctx};
 use super::cutover_sql::{
     auto_increment_sql, cutover_lock_sql, drop_sentries_sql, kill_query_sql, mark_pattern,
     rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
     RENAME_QUEUED_SQL,
 };
-use super::foreign::{apply_moves, plan_moves, settle_moves};
-use super::foreign_sql::foreign_key_checks_sql;
-use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
 use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
@@ -89,8 +84,7 @@ pub(super) async fn cut_over(
             // The rename did happen (its reply was lost): every table is swapped.
             return Ok(Duration::ZERO);
         }
-        settle_moves(conn, schema, job, false).await?;
-        settle_triggers(conn, schema, job).await?;
+        carried::settle(conn, schema, job, false).await?;
         // Cascade logging ended under the lock comes back; what went unlogged is checked again.
         let again = if foreign_keys {
             let tables: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
@@ -155,31 +149,8 @@ pub(super) async fn try_cut_over(
         .iter()
         .map(|c| (c.plan.table.as_str(), &c.names))
         .collect();
-    let planned = if foreign_keys {
-        plan_moves(conn, schema, job, &tables).await?
-    } else {
-        Vec::new()
-    };
-    let cascades = if foreign_keys {
-        let group: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
-        plan_at_cutover(conn, schema, &group, logged).await?
-    } else {
-        AtCutover::default()
-    };
-    // Children outside the cut-over whose constraints move, and parents outside it that stop
-    // logging its children: each locked once.
-    let mut also: Vec<(&str, &str)> = Vec::new();
-    let outside = planned
-        .iter()
-        .filter(|m| m.outside())
-        .map(|m| (m.schema.as_str(), m.child.as_str()))
-        .chain(cascades.parents().into_iter().map(|p| (schema, p)));
-    for t in outside {
-        if !also.contains(&t) && !tables.iter().any(|(x, _)| t == (schema, *x)) {
-            also.push(t);
-        }
-    }
-    let own = plan_triggers(conn, schema, job, ctxs).await?;
+    let carried = Carried::record(conn, schema, job, ctxs, foreign_keys, logged).await?;
+    let also = carried.also_locked(schema, &tables);
     let mut locker = cfg.connect_one().await?;
     // Keyless tables: every value decided now, so under the lock only those written since are.
     let mut maps = Vec::new();
@@ -248,22 +219,8 @@ pub(super) async fn try_cut_over(
             // Test hook: stretch the locked window so kill tests can land inside it.
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
-        if !planned.is_empty() {
-            locker
-                .execute(foreign_key_checks_sql(false).as_str())
-                .await?;
-            apply_moves(&mut locker, &planned).await?;
-        }
-        if !own.is_empty() {
-            let recode = ctxs
-                .iter()
-                .map(|c| (c.plan.table.clone(), c.recode()))
-                .collect();
-            apply_triggers(&mut locker, schema, &own, &recode).await?;
-        }
-        // Last before the rename: the fewer milliseconds a kill could find this group's
-        // children without their cascades logged, the better (a rerun checks them again).
-        apply_at_cutover(&mut locker, schema, &cascades).await?;
+        // The constraints, the tables' own triggers and the cascade logging, in that order.
+        carried.apply(&mut locker, schema).await?;
         anyhow::Ok(next)
     }
     .await;
@@ -271,8 +228,7 @@ pub(super) async fn try_cut_over(
         Ok(drained) => drained,
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
-            settle_moves(conn, schema, job, false).await?;
-            settle_triggers(conn, schema, job).await?;
+            carried::settle(conn, schema, job, false).await?;
             return Err(e.context("draining the change logs under the cut-over lock"));
         }
     };

@@ -13,20 +13,16 @@
 //! rerun finishes each. What several groups share (the gate, the cascade-logging triggers,
 //! the bookkeeping tables) stays until the last group is swapped.
 
+use super::carried::{self, after_last};
 use super::cascade::{
     check_now, drop_cascade_triggers, drop_kept_cascades, restore_cascades, settle_shadow_cascades,
     still_to_swap,
 };
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
-use super::foreign::settle_moves;
 use super::names::names;
-use super::objects::{apply_objects, record_objects, schema_default};
-use super::objects_sql::Reading;
-use super::own_triggers::settle_triggers;
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
-use super::shadow_sql::table_collation;
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
@@ -123,8 +119,7 @@ pub async fn cut_over_group(
         in_job_order(done)
     };
     // The rename swaps all or none: with none left to swap, it ran.
-    settle_moves(conn, schema, job, ctxs.is_empty()).await?;
-    settle_triggers(conn, schema, job).await?;
+    carried::settle(conn, schema, job, ctxs.is_empty()).await?;
     if ctxs.is_empty() {
         if last {
             drop_cascade_triggers(conn, schema).await?;
@@ -233,17 +228,7 @@ pub async fn cut_over_group(
         }
     }
     if last {
-        let mut labels = Vec::new();
-        for l in ctxs.iter().flat_map(|c| c.recode().labels) {
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-        }
-        let reading = Reading {
-            labels,
-            collation: collation_of(plans),
-        };
-        record_objects(conn, schema, job, &reading).await?;
+        carried::record_last(conn, schema, job, &carried::reading(&ctxs, plans)).await?;
     }
     let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
     if let Some(ms) = std::env::var("MYRECODE_TEST_AFTER_RENAME_HOLD_MS")
@@ -272,8 +257,7 @@ pub async fn cut_over_group(
         let here: Vec<&str> = tables.iter().map(String::as_str).collect();
         drop_kept_cascades(conn, schema, &here).await?;
     }
-    settle_moves(conn, schema, job, true).await?;
-    settle_triggers(conn, schema, job).await?;
+    carried::settle(conn, schema, job, true).await?;
     if manual {
         // Only the command that allowed this group: one for the next, sent meanwhile, stays.
         pace::clear_cutover(conn, schema, job, group.name).await?;
@@ -282,28 +266,6 @@ pub async fn cut_over_group(
         outcome: TableOutcome::Done,
         states: with(&ctxs, &states, done),
     })
-}
-
-/// The utf8mb4 collation of the job's targets, which the schema and its objects take.
-fn collation_of(plans: &[TablePlan]) -> String {
-    let targets: Vec<&str> = plans
-        .iter()
-        .flat_map(|p| p.columns.iter().map(|c| c.target.as_str()))
-        .collect();
-    table_collation(&targets, "utf8mb4_general_ci")
-}
-
-/// After the job's last rename, or by the run after it: the recorded views, routines and
-/// events recreated in UTF-8, then the schema's default.
-async fn after_last(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    plans: &[TablePlan],
-) -> Result<()> {
-    apply_objects(conn, schema, job).await?;
-    schema_default(conn, schema, &collation_of(plans)).await?;
-    Ok(())
 }
 
 /// Whether `table` of the job is swapped: its checkpoint says done, or the cut-over's rename
@@ -352,9 +314,9 @@ pub async fn prepare(
         return Ok(());
     };
     let schema = p.schema.as_str();
-    settle_triggers(conn, schema, job).await?;
+    // Both records: a table without foreign keys has no moves to settle (their table absent).
+    carried::settle(conn, schema, job, false).await?;
     if foreign_keys {
-        settle_moves(conn, schema, job, false).await?;
         let live = still_to_swap(conn, job, plans).await?;
         let tables: Vec<&str> = live.iter().map(|p| p.table.as_str()).collect();
         settle_shadow_cascades(conn, schema, &tables).await?;
@@ -367,6 +329,5 @@ pub async fn prepare(
 /// (which write into them) and any constraint a cut-over had begun to move.
 pub async fn abandon(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    settle_moves(conn, schema, job, false).await?;
-    settle_triggers(conn, schema, job).await
+    carried::settle(conn, schema, job, false).await
 }

@@ -66,6 +66,7 @@
 //! [`crate::job::refusal`] before anything is written, and what the server would refuse of
 //! the new definition by the trial of [`shadow`] before the first write.
 
+mod carried;
 mod cascade;
 pub mod cascade_chains;
 pub mod cascade_plan;
