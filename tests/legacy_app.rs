@@ -339,16 +339,32 @@ async fn what_the_cut_over_could_not_carry_stops_at_plan_check_and_the_rehearsal
     })
     .await;
     refused_before_any_write(&db, &url, &job, "refused by the server").await;
-    // A view whose literal no reading decides.
-    let db = test_database("legacy_ref3");
-    legacy(&db);
-    let mut bad =
-        b"SET NAMES latin1;\nCREATE VIEW v_bad AS SELECT id FROM customers WHERE name = '".to_vec();
-    bad.extend([0x98, 0x98, 0x98]);
-    bad.extend(b"';\n");
-    load(&db.config, &db.name, &bad, dir.path());
-    let (url, job) = planned(&db, dir.path(), |j| j).await;
-    refused_before_any_write(&db, &url, &job, "view `v_bad`").await;
+    // Each class of object whose text no reading decides (three bytes 0x98: no cp1251
+    // letter, no UTF-8): a view, a function, a trigger, a generated column, an event.
+    for (i, (ddl, what)) in [
+        ("CREATE VIEW v_bad AS SELECT id FROM customers WHERE name = '~'", "view `v_bad`"),
+        ("CREATE FUNCTION f_bad() RETURNS INT DETERMINISTIC RETURN (SELECT COUNT(*) FROM customers WHERE name = '~')", "function `f_bad`"),
+        ("CREATE TRIGGER t_bad BEFORE UPDATE ON customers FOR EACH ROW SET NEW.note = '~'", "trigger `t_bad`"),
+        ("ALTER TABLE orders ADD g_bad VARCHAR(300) AS (CONCAT(comment, '~')) VIRTUAL", "generated column g_bad"),
+        ("CREATE EVENT e_bad ON SCHEDULE EVERY 1 DAY DISABLE DO DELETE FROM orders WHERE comment = '~'", "event `e_bad`"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let db = test_database(&format!("legacy_ref{}", i + 3));
+        legacy(&db);
+        let mut bad = b"SET NAMES latin1;\n".to_vec();
+        for (k, part) in ddl.split('~').enumerate() {
+            if k > 0 {
+                bad.extend([0x98, 0x98, 0x98]);
+            }
+            bad.extend(part.as_bytes());
+        }
+        bad.extend(b";\n");
+        load(&db.config, &db.name, &bad, dir.path());
+        let (url, job) = planned(&db, dir.path(), |j| j).await;
+        refused_before_any_write(&db, &url, &job, what).await;
+    }
 }
 
 #[path = "groups/run.rs"]

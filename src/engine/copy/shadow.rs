@@ -2,6 +2,7 @@
 //! catalog, and the trial that builds it under a scratch name for `plan --check` and the
 //! rehearsal, so what the server refuses stops there, before the first write.
 
+use super::own_triggers_sql::{as_sent, Recode};
 use super::shadow_sql::{
     self, Check, GeneratedColumn, JobColumn, TableFacts, CHECKS_MARIADB_SQL, CHECKS_MYSQL_SQL,
     GENERATED_SQL, TABLE_SQL,
@@ -171,6 +172,20 @@ pub async fn trial(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Vec<L
     let priors = priors::parse(&priors::compute(conn, plan).await?);
     let labels = labels(plan, &priors);
     let alter = alter_sql(conn, plan, &scratch, &labels).await?;
+    // The table's own triggers, as the cut-over will create them on the shadow.
+    let targets: Vec<&str> = plan.columns.iter().map(|c| c.target.as_str()).collect();
+    let recode = Recode {
+        labels: labels.clone(),
+        collation: shadow_sql::table_collation(&targets, "utf8mb4_general_ci"),
+    };
+    for t in super::own_triggers::own_triggers(conn, &plan.schema, &plan.table).await? {
+        as_sent(&t, Some(&recode)).map_err(|e| {
+            anyhow!(
+                "table {}: {e}. Nothing was changed. Fix: give the job's columns of this table a fixed `source:`, or recreate the trigger with the text it should hold before the job",
+                quote::table(&plan.schema, &plan.table)
+            )
+        })?;
+    }
     conn.execute(drop_table_sql(&plan.schema, &scratch).as_str())
         .await?;
     conn.execute(create_like_sql(&plan.schema, &plan.table, &scratch).as_str())
