@@ -3,10 +3,7 @@
 //! rehearsal, so what the server refuses stops there, before the first write.
 
 use super::own_triggers_sql::{as_sent, Recode};
-use super::shadow_sql::{
-    self, Check, GeneratedColumn, JobColumn, TableFacts, CHECKS_MARIADB_SQL, CHECKS_MYSQL_SQL,
-    GENERATED_SQL, TABLE_SQL,
-};
+use super::shadow_sql::{self, GeneratedColumn, JobColumn, TableFacts, GENERATED_SQL, TABLE_SQL};
 use super::sql::{create_like_sql, drop_table_sql};
 use crate::db::{errno, quote};
 use crate::detect::{ColumnPrior, Label};
@@ -33,14 +30,13 @@ pub async fn table_facts(
     schema: &str,
     table: &str,
 ) -> Result<TableFacts> {
-    let mariadb = is_mariadb(conn).await?;
     let t = sqlx::query(TABLE_SQL)
         .bind(schema)
         .bind(table)
         .fetch_one(&mut *conn)
         .await
         .with_context(|| format!("reading the table {}", quote::table(schema, table)))?;
-    let generated = sqlx::query(GENERATED_SQL)
+    let generated: Vec<GeneratedColumn> = sqlx::query(GENERATED_SQL)
         .bind(schema)
         .bind(table)
         .fetch_all(&mut *conn)
@@ -61,23 +57,26 @@ pub async fn table_facts(
             }
         })
         .collect();
-    let checks = sqlx::query(if mariadb {
-        CHECKS_MARIADB_SQL
-    } else {
-        CHECKS_MYSQL_SQL
-    })
-    .bind(schema)
-    .bind(table)
-    .fetch_all(&mut *conn)
-    .await
-    .context("reading the table's CHECK constraints")?
-    .iter()
-    .map(|r| Check {
-        name: r.get(0),
-        clause: r.get(1),
-        column_level: r.get::<i64, _>(2) != 0,
-    })
-    .collect();
+    let create: String = sqlx::query(&super::cutover_sql::show_create_sql(schema, table))
+        .fetch_one(&mut *conn)
+        .await
+        .context("reading the table's definition")?
+        .try_get(1)?;
+    let (expressions, checks) = shadow_sql::expressions_of(&create).map_err(|e| {
+        anyhow!(
+            "cannot read the definition of {}: {e}",
+            quote::table(schema, table)
+        )
+    })?;
+    let generated = generated
+        .into_iter()
+        .map(|mut g: GeneratedColumn| {
+            if let Some((_, e)) = expressions.iter().find(|(n, _)| *n == g.name) {
+                g.expression = e.clone();
+            }
+            g
+        })
+        .collect();
     Ok(TableFacts {
         comment: t.get::<Option<String>, _>(0).unwrap_or_default(),
         charset: t.get(1),

@@ -151,6 +151,99 @@ pub fn shadow_alter_sql(
     ))
 }
 
+/// Each generated column's name and expression.
+pub type Expressions = Vec<(String, String)>;
+
+/// Each generated column's expression (by name) and each CHECK constraint, as `SHOW CREATE
+/// TABLE` prints them: the server's own text on both servers, where MySQL's
+/// `information_schema` escapes the quotes of a generation expression and reads its
+/// non-ASCII text wrong. A CHECK inside a column's definition (MariaDB's column-level
+/// constraint) is named after its column.
+pub fn expressions_of(create: &str) -> Result<(Expressions, Vec<Check>), String> {
+    use crate::db::sqltext::{tokens, TokenKind};
+    let all = tokens(create, Mode::default()).map_err(|e| e.to_string())?;
+    let sig: Vec<&crate::db::sqltext::Token> = all
+        .iter()
+        .filter(|t| !matches!(t.kind, TokenKind::Whitespace | TokenKind::Comment))
+        .collect();
+    let text = |i: usize| &create[sig[i].span.clone()];
+    let word = |i: usize, w: &str| {
+        i < sig.len() && sig[i].kind == TokenKind::Word && text(i).eq_ignore_ascii_case(w)
+    };
+    let punct =
+        |i: usize, p: &str| i < sig.len() && sig[i].kind == TokenKind::Punct && text(i) == p;
+    // The byte range inside the parentheses opening at `i`, and the index after the closing one.
+    let group = |i: usize| -> Option<(std::ops::Range<usize>, usize)> {
+        let mut depth = 0;
+        for j in i..sig.len() {
+            if punct(j, "(") {
+                depth += 1;
+            } else if punct(j, ")") {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((sig[i].span.end..sig[j].span.start, j + 1));
+                }
+            }
+        }
+        None
+    };
+    let Some(open) = (0..sig.len()).find(|&i| punct(i, "(")) else {
+        return Err("not a CREATE TABLE statement".into());
+    };
+    let (mut generated, mut checks) = (Vec::new(), Vec::new());
+    let mut i = open + 1;
+    let mut column: Option<String> = None;
+    let mut constraint: Option<String> = None;
+    let mut start = true;
+    while i < sig.len() && !punct(i, ")") {
+        if start {
+            column = match &sig[i].kind {
+                TokenKind::QuotedIdent(n) => Some(n.clone()),
+                _ => None,
+            };
+            constraint = None;
+            start = false;
+        }
+        if word(i, "CONSTRAINT") {
+            if let Some(TokenKind::QuotedIdent(n)) = sig.get(i + 1).map(|t| &t.kind) {
+                constraint = Some(n.clone());
+            }
+        }
+        if word(i, "AS") && punct(i + 1, "(") {
+            let (inner, next) = group(i + 1).ok_or("unbalanced parentheses")?;
+            if let Some(c) = &column {
+                generated.push((c.clone(), create[inner].trim().to_string()));
+            }
+            i = next;
+            continue;
+        }
+        if word(i, "CHECK") && punct(i + 1, "(") {
+            let (inner, next) = group(i + 1).ok_or("unbalanced parentheses")?;
+            let (name, column_level) = match (&constraint, &column) {
+                (Some(n), _) => (n.clone(), false),
+                (None, Some(c)) => (c.clone(), true),
+                (None, None) => return Err("a CHECK without a name".into()),
+            };
+            checks.push(Check {
+                name,
+                clause: create[inner].trim().to_string(),
+                column_level,
+            });
+            i = next;
+            continue;
+        }
+        if punct(i, "(") {
+            i = group(i).ok_or("unbalanced parentheses")?.1;
+            continue;
+        }
+        if punct(i, ",") {
+            start = true;
+        }
+        i += 1;
+    }
+    Ok((generated, checks))
+}
+
 /// `varchar(64)` as `VARCHAR(64)`, the members' case kept.
 fn upper_type(ty: &str) -> String {
     match ty.find('(') {
@@ -176,17 +269,6 @@ pub const GENERATED_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_T
      CAST(IS_NULLABLE = 'YES' AS SIGNED), CAST(GENERATION_EXPRESSION AS CHAR), CAST(EXTRA AS CHAR), CAST(COLUMN_COMMENT AS CHAR) \
      FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? \
      AND EXTRA LIKE '%GENERATED%' AND EXTRA NOT LIKE '%DEFAULT_GENERATED%' ORDER BY ORDINAL_POSITION";
-
-/// The table's CHECK constraints on MariaDB, from `?` schema and `?` table: name, clause, level.
-pub const CHECKS_MARIADB_SQL: &str = "SELECT CAST(CONSTRAINT_NAME AS CHAR), CAST(CHECK_CLAUSE AS CHAR), CAST(LEVEL = 'Column' AS SIGNED) \
-     FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ? ORDER BY 1";
-
-/// The same on MySQL 8, whose `CHECK_CONSTRAINTS` names no table (and has no column level).
-pub const CHECKS_MYSQL_SQL: &str =
-    "SELECT CAST(cc.CONSTRAINT_NAME AS CHAR), CAST(cc.CHECK_CLAUSE AS CHAR), 0 \
-     FROM information_schema.CHECK_CONSTRAINTS cc JOIN information_schema.TABLE_CONSTRAINTS tc \
-     ON tc.CONSTRAINT_SCHEMA = cc.CONSTRAINT_SCHEMA AND tc.CONSTRAINT_NAME = cc.CONSTRAINT_NAME \
-     WHERE tc.TABLE_SCHEMA = ? AND tc.TABLE_NAME = ? AND tc.CONSTRAINT_TYPE = 'CHECK' ORDER BY 1";
 
 /// The table's COMMENT and default charset, from `?` schema and `?` table.
 pub const TABLE_SQL: &str = "SELECT CAST(t.TABLE_COMMENT AS CHAR), CAST(c.CHARACTER_SET_NAME AS CHAR) \
@@ -284,6 +366,40 @@ mod tests {
         let e =
             shadow_alter_sql("s", "t_myrecode_new", &f, &[], "utf8mb4_bin", &cp1251).unwrap_err();
         assert!(e.starts_with("the table's COMMENT"), "{e}");
+    }
+
+    #[test]
+    fn generated_expressions_and_checks_are_read_from_show_create_table() {
+        let mariadb = "CREATE TABLE `orders` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `city` varchar(50) NOT NULL DEFAULT 'a,b(' COMMENT 'x)',\n  `price_label` varchar(64) GENERATED ALWAYS AS (concat(`amount`,' ðóá.')) VIRTUAL,\n  `note` varchar(20) DEFAULT '' CHECK (`note` <> 'ïëîõî'),\n  `s` enum('a','b') DEFAULT 'a',\n  PRIMARY KEY (`id`),\n  KEY `k` (`city`(10),`note`),\n  CONSTRAINT `chk_city` CHECK (`city` <> 'Íåèçâåñòíî')\n) ENGINE=InnoDB DEFAULT CHARSET=latin1 COMMENT='Çàêàçû'";
+        let (generated, checks) = expressions_of(mariadb).unwrap();
+        assert_eq!(
+            generated,
+            vec![(
+                "price_label".to_string(),
+                "concat(`amount`,' ðóá.')".to_string()
+            )]
+        );
+        assert_eq!(
+            checks,
+            vec![
+                Check {
+                    name: "note".into(),
+                    clause: "`note` <> 'ïëîõî'".into(),
+                    column_level: true
+                },
+                Check {
+                    name: "chk_city".into(),
+                    clause: "`city` <> 'Íåèçâåñòíî'".into(),
+                    column_level: false
+                },
+            ]
+        );
+        // MySQL 8: introducers, doubled parentheses, a version comment.
+        let mysql = "CREATE TABLE `t` (\n  `g` varchar(9) GENERATED ALWAYS AS (concat(`a`,_latin1' ðóá.')) STORED,\n  CONSTRAINT `t_chk_1` CHECK ((`a` <> _latin1'x')) /*!80016 NOT ENFORCED */\n) ENGINE=InnoDB";
+        let (generated, checks) = expressions_of(mysql).unwrap();
+        assert_eq!(generated[0].1, "concat(`a`,_latin1' ðóá.')");
+        assert_eq!(checks[0].clause, "(`a` <> _latin1'x')");
+        assert!(!checks[0].column_level);
     }
 
     #[test]
