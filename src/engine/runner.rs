@@ -384,8 +384,22 @@ pub async fn run(
     check_privileges(&mut conn, &plans).await?;
     copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;
     // Every shadow's definition built once under a scratch name: what the server refuses
-    // (a CHECK, a generated column, a key too long) stops here, before the first write.
-    copy::shadow::trial_job(&mut conn, &plans).await?;
+    // (a CHECK, a generated column, a key too long) stops here, before the first write. A
+    // copy already started had its trial then (a resumed run reaches its cut-over sooner).
+    let fresh = copy::fresh_copies(&mut conn, &opts.job_id, &plans).await?;
+    if !opts.execute
+        || fresh.len()
+            == plans
+                .iter()
+                .filter(|p| p.strategy == Strategy::Copy)
+                .count()
+    {
+        copy::shadow::trial_job(&mut conn, &plans).await?;
+    } else {
+        for p in &fresh {
+            copy::shadow::trial(&mut conn, p).await?;
+        }
+    }
     if !opts.execute {
         let copies: Vec<(&str, &str)> = plans
             .iter()

@@ -41,18 +41,17 @@ async fn kept_original(
     )
 }
 
-/// Before the job writes anything: a copy that would start afresh (no checkpoint of this
-/// job) on a table whose kept original from an earlier copy is still there stops the run
-/// (and the rehearsal) now, rather than after the tables before it were recoded.
-pub async fn refuse_kept_originals(
+/// The copies of `plans` that have not started (no checkpoint of this job).
+pub async fn fresh_copies(
     conn: &mut MySqlConnection,
     job: &str,
     plans: &[TablePlan],
-) -> Result<()> {
+) -> Result<Vec<TablePlan>> {
     let Some(first) = plans.first() else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let bookkept = table_exists(conn, &first.schema, checkpoint::CHECKPOINT).await?;
+    let mut out = Vec::new();
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
         let started = bookkept
             && sqlx::query(&checkpoint::exists_sql(&p.schema))
@@ -62,9 +61,23 @@ pub async fn refuse_kept_originals(
                 .await?
                 .is_some();
         if !started {
-            if let Some(e) = kept_original(conn, p).await? {
-                return Err(e.into());
-            }
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Before the job writes anything: a copy that would start afresh (no checkpoint of this
+/// job) on a table whose kept original from an earlier copy is still there stops the run
+/// (and the rehearsal) now, rather than after the tables before it were recoded.
+pub async fn refuse_kept_originals(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plans: &[TablePlan],
+) -> Result<()> {
+    for p in fresh_copies(conn, job, plans).await? {
+        if let Some(e) = kept_original(conn, &p).await? {
+            return Err(e.into());
         }
     }
     Ok(())
