@@ -285,9 +285,28 @@ async fn planned(
     (url, job.to_str().unwrap().to_string())
 }
 
-/// `plan --check` fails naming `what`, the rehearsal and `run --execute` stop before any
-/// write, naming it too.
-async fn refused_before_any_write(db: &TestDatabase, url: &str, job: &str, what: &str) {
+/// Myrecode's tables in the schema (none: nothing was written).
+async fn ours(db: &TestDatabase) -> i64 {
+    let mut c = db.config.connect_one().await.unwrap();
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE '%myrecode%'",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap()
+}
+
+/// `plan --check` fails naming `what`, and the rehearsal stops on it (exit 2), neither
+/// leaving anything behind; `rules`: a refusal of the rules, which `run --execute` also
+/// stops on before any write (a server's refusal or an undecided text it meets at that
+/// table's set-up or at the cut-over, naming the same fix).
+async fn refused_before_any_write(
+    db: &TestDatabase,
+    url: &str,
+    job: &str,
+    what: &str,
+    rules: bool,
+) {
     let report = std::path::Path::new(job).with_file_name("scan.json");
     let (code, out, err) = run(
         url,
@@ -300,23 +319,23 @@ async fn refused_before_any_write(db: &TestDatabase, url: &str, job: &str, what:
     );
     let (code, out, err) = run(url, &["run", job]);
     assert!(
-        format!("{out}{err}").contains(what),
+        format!("{out}{err}").contains(what) && (code == 2 || rules),
         "rehearsal ({code}): {out}\n{err}"
     );
-    let (code, out, err) = run(url, &["run", job, "--execute"]);
-    assert_eq!(code, 2, "run --execute: {out}\n{err}");
-    assert!(
-        err.contains(what) && err.contains("Fix:"),
-        "run --execute: {err}"
+    assert_eq!(
+        ours(db).await,
+        0,
+        "plan --check and the rehearsal leave nothing"
     );
-    let mut c = db.config.connect_one().await.unwrap();
-    let ours: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE '%myrecode%'",
-    )
-    .fetch_one(&mut c)
-    .await
-    .unwrap();
-    assert_eq!(ours, 0, "nothing written");
+    if rules {
+        let (code, out, err) = run(url, &["run", job, "--execute"]);
+        assert_eq!(code, 2, "run --execute: {out}\n{err}");
+        assert!(
+            err.contains(what) && err.contains("Fix:"),
+            "run --execute: {err}"
+        );
+        assert_eq!(ours(db).await, 0, "nothing written");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,7 +346,7 @@ async fn what_the_cut_over_could_not_carry_stops_at_plan_check_and_the_rehearsal
     let db = test_database("legacy_ref1");
     legacy(&db);
     let (url, job) = planned(&db, dir.path(), |j| j.replace(" DEFAULT 'Москва'", "")).await;
-    refused_before_any_write(&db, &url, &job, "drops the column's DEFAULT 'Ìîñêâà'").await;
+    refused_before_any_write(&db, &url, &job, "drops the column's DEFAULT 'Ìîñêâà'", true).await;
     // A definition the server refuses (a DEFAULT no longer among the members), said on purpose.
     let db = test_database("legacy_ref2");
     legacy(&db);
@@ -338,7 +357,7 @@ async fn what_the_cut_over_could_not_carry_stops_at_plan_check_and_the_rehearsal
         )
     })
     .await;
-    refused_before_any_write(&db, &url, &job, "refused by the server").await;
+    refused_before_any_write(&db, &url, &job, "refused by the server", false).await;
     // Each class of object whose text no reading decides (three bytes 0x98: no cp1251
     // letter, no UTF-8): a view, a function, a trigger, a generated column, an event.
     for (i, (ddl, what)) in [
@@ -363,7 +382,7 @@ async fn what_the_cut_over_could_not_carry_stops_at_plan_check_and_the_rehearsal
         bad.extend(b";\n");
         load(&db.config, &db.name, &bad, dir.path());
         let (url, job) = planned(&db, dir.path(), |j| j).await;
-        refused_before_any_write(&db, &url, &job, what).await;
+        refused_before_any_write(&db, &url, &job, what, false).await;
     }
 }
 

@@ -383,24 +383,13 @@ pub async fn run(
     let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
     copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;
-    // Every shadow's definition built once under a scratch name: what the server refuses
-    // (a CHECK, a generated column, a key too long) stops here, before the first write. A
-    // copy already started had its trial then (a resumed run reaches its cut-over sooner).
-    let fresh = copy::fresh_copies(&mut conn, &opts.job_id, &plans).await?;
-    if !opts.execute
-        || fresh.len()
-            == plans
-                .iter()
-                .filter(|p| p.strategy == Strategy::Copy)
-                .count()
-    {
-        copy::shadow::trial_job(&mut conn, &plans).await?;
-    } else {
-        for p in &fresh {
-            copy::shadow::trial(&mut conn, p).await?;
-        }
-    }
+    // The rehearsal builds every shadow's definition under a scratch name (as `plan --check`
+    // does): what the server refuses (a CHECK, a generated column, a key too long) or a text
+    // no reading decides stops it, before `--execute` would write. `--execute` does not pay
+    // for it again at every start (a resumed run must reach its cut-over at once); there a
+    // shadow the server refuses stops its table before any of its rows is copied.
     if !opts.execute {
+        copy::shadow::trial_job(&mut conn, &plans).await?;
         let copies: Vec<(&str, &str)> = plans
             .iter()
             .filter(|p| matches!(p.strategy, Strategy::Copy))
