@@ -93,3 +93,72 @@ fn malformed_url() {
         "SecretX9",
     );
 }
+
+/// A port on which nothing listens (bound, then released).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_missing_tls_file_is_named_with_its_option_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-ca.pem");
+    let url = format!(
+        "mysql://root:HiddenPw2@127.0.0.1:{}/x?ssl-ca={}",
+        closed_port(),
+        missing.display()
+    );
+    let needle = format!(
+        "ssl-ca file {} does not exist (ssl-ca from the URL)",
+        missing.display()
+    );
+    assert_one_line_error(Some(&url), &["inventory"], &needle, "HiddenPw2");
+    let out = myrecode(Some(&url), &["inventory"]);
+    assert!(
+        !texts(&out).1.contains("cannot reach"),
+        "{:?}",
+        texts(&out).1
+    );
+
+    // From an option file: a directory where the key file should be.
+    let cert = dir.path().join("client.pem");
+    std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\n").unwrap();
+    let cnf = dir.path().join("tls.cnf");
+    std::fs::write(
+        &cnf,
+        format!(
+            "[client]\nuser=root\npassword=HiddenPw3\nhost=127.0.0.1\nport={}\nssl-cert={}\nssl_key={}\n",
+            closed_port(),
+            cert.display(),
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let needle = format!(
+        "ssl-key file {} is not a regular file (ssl-key from {} [client])",
+        dir.path().display(),
+        cnf.display()
+    );
+    assert_one_line_error(
+        None,
+        &["inventory", "--defaults-file", cnf.to_str().unwrap()],
+        &needle,
+        "HiddenPw3",
+    );
+}
+
+#[test]
+fn an_unencoded_at_in_the_url_password_asks_for_percent_encoding() {
+    let url = format!("mysql://root:Hid@enPw4@127.0.0.1:{}/x", closed_port());
+    assert_one_line_error(Some(&url), &["inventory"], "%40", "Hid@enPw4");
+    let out = myrecode(Some(&url), &["inventory"]);
+    let stderr = texts(&out).1;
+    assert!(
+        !stderr.contains("cannot reach") && !stderr.contains("enPw4") && !stderr.contains("Hid"),
+        "{stderr}"
+    );
+}

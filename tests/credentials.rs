@@ -384,3 +384,51 @@ fn ask_pass_without_a_terminal_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+fn option_file_last_occurrence_wins_and_a_missing_include_is_skipped() {
+    // No server: the settings are logged (-v) before connecting to a port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("not-there.cnf");
+    let cnf = dir.path().join("order.cnf");
+    std::fs::write(
+        &cnf,
+        format!(
+            "!include {}\n[myrecode]\nhost=192.0.2.1\nport=1\n[client]\nhost=127.0.0.1\nport={port}\nuser=dba\n",
+            missing.display()
+        ),
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &[],
+        &["inventory", "-v", "--defaults-file", cnf.to_str().unwrap()],
+    );
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let shown = cnf.display();
+    assert!(
+        stderr.contains(&format!(
+            "warning: {shown}: !include {}: no such file; skipped",
+            missing.display()
+        )),
+        "a missing !include is warned about, naming the file: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "user from {shown} [client], host from {shown} [client], port from {shown} [client]"
+        )),
+        "[client] comes after [myrecode] in the file, so its host and port win: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "cannot reach the MySQL server at 127.0.0.1:{port}"
+        )),
+        "{stderr}"
+    );
+}

@@ -14,8 +14,8 @@ pub struct ConnectArgs {
     #[arg(long, env = "MYSQL_URL", hide_env_values = true, value_name = "URL")]
     pub url: Option<String>,
     /// Read connection settings from this option file only, instead of ~/.my.cnf
-    /// ([client] group, then [myrecode] over it: user, password, host, port, socket,
-    /// database, ssl-mode, ssl-ca, ssl-cert, ssl-key).
+    /// (groups [client] and [myrecode], the last occurrence of an option winning: user,
+    /// password, host, port, socket, database, ssl-mode, ssl-ca, ssl-cert, ssl-key).
     #[arg(long, value_name = "FILE")]
     pub defaults_file: Option<PathBuf>,
     /// Type the password at a prompt (it then wins over every other source). Without it

@@ -3,6 +3,7 @@
 //! Exit codes (documented in README): 0 done, nothing needs attention;
 //! 1 something needs attention (findings, risks, bad bytes); 2 error.
 
+pub mod argv;
 pub mod common;
 pub mod control;
 pub mod convert;
@@ -38,11 +39,13 @@ pub const EXIT_ERROR: u8 = 2;
     after_help = "Exit codes: 0 done, 1 something needs attention, 2 error (rehearse: see its --help).\n\
                   Connection settings, highest precedence first: the --ask-pass prompt (only when \
                   asked); what --url/MYSQL_URL spells out; the option file (--defaults-file FILE \
-                  alone, else ~/.my.cnf: [myrecode] over [client]); MYSQL_PWD (password); the \
+                  alone, else ~/.my.cnf: groups [client] and [myrecode], the last occurrence of an option in \
+                  the file winning, as in the mysql client); MYSQL_PWD (password); the \
                   defaults root@localhost:3306, ssl-mode=PREFERRED. TLS: ssl-mode=DISABLED|PREFERRED|\
                   REQUIRED|VERIFY_CA|VERIFY_IDENTITY, ssl-ca, ssl-cert, ssl-key on the URL (?ssl-mode=..) \
                   or in the option file. --verbose says which source supplied each setting. \
-                  Passwords are never printed."
+                  Passwords are never printed, and a --url password is hidden from ps once \
+                  the arguments are read."
 )]
 pub struct Cli {
     /// Say what happens on the way (which source supplied each connection setting; never a secret).
@@ -97,6 +100,8 @@ pub enum Command {
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Parsed: the arguments live on as owned strings, so the password can leave `ps`.
+    argv::hide_url_passwords();
     if cli.verbose {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new("myrecode=info"))

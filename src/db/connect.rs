@@ -145,6 +145,9 @@ impl ConnectionConfig {
 
     /// Opens one connection, with failures explained (wrong password, unknown database, unreachable host).
     pub async fn connect_one(&self) -> Result<MySqlConnection> {
+        // Settings gathered from the command line were checked already (naming their source);
+        // this catches configs built otherwise, before the driver reports "cannot reach".
+        self.tls.check_files(|_| None)?;
         let attempt = tokio::time::timeout(
             Duration::from_secs(15),
             MySqlConnection::connect_with(&self.options()),

@@ -6,7 +6,7 @@
 //! environment and the terminal. Nobody is prompted unless `--ask-pass` asks for it.
 
 use super::connect::ConnectionConfig;
-use super::optionfile::{self, Item, GROUPS};
+use super::optionfile::{self, Item};
 use super::settings::{resolve, Key, Layer, Resolved, Settings};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -64,15 +64,10 @@ pub fn gather(req: &Request<'_>) -> Result<Gathered> {
     if let Some((path, shown)) = file.as_ref().filter(|(p, shown)| !world_writable(p, shown)) {
         let items = load(path, shown, 0)?;
         notes.push(format!("read option file {shown}"));
-        for g in GROUPS {
-            let (s, n) = optionfile::settings(&items, g, shown)?;
-            notes.extend(n);
-            from_file |= !s.is_empty();
-            layers.push(Layer {
-                source: format!("{shown} [{g}]"),
-                settings: s,
-            });
-        }
+        let (file_layers, n) = optionfile::layers(&items)?;
+        notes.extend(n);
+        from_file |= !file_layers.is_empty();
+        layers.extend(file_layers);
     }
     match req.url {
         Some(u) => layers.push(Layer {
@@ -85,8 +80,15 @@ pub fn gather(req: &Request<'_>) -> Result<Gathered> {
         ),
         None => {}
     }
+    // The TLS files are checked before anyone is prompted or anything is sent, so a wrong
+    // path is named as such, with the source that gave it.
+    let so_far = resolve(&layers);
+    let so_far_config = ConnectionConfig::from_settings(&so_far.settings)?;
+    so_far_config
+        .tls
+        .check_files(|name| Key::from_name(name).and_then(|k| so_far.sources.get(&k).cloned()))?;
     if req.ask_pass {
-        let so_far = ConnectionConfig::from_settings(&resolve(&layers).settings)?;
+        let so_far = so_far_config;
         let prompt = format!("Password for {}@{}: ", so_far.user, so_far.host);
         let typed = rpassword::prompt_password(prompt).map_err(|e| {
             anyhow!(
@@ -123,6 +125,15 @@ fn load(path: &Path, shown: &str, depth: usize) -> Result<Vec<Item>> {
         match item {
             Item::Include(p) => {
                 let p = relative_to(path, &p);
+                // The mysql client warns about a missing !include target and reads on; so do we
+                // (a file another reads fine must not stop myrecode).
+                if !p.exists() {
+                    eprintln!(
+                        "myrecode: warning: {shown}: !include {}: no such file; skipped, as the mysql client does. Fix: correct the path or remove the line",
+                        p.display()
+                    );
+                    continue;
+                }
                 out.extend(load(&p, &p.display().to_string(), depth + 1)?);
             }
             Item::IncludeDir(d) => {

@@ -1,19 +1,21 @@
 //! The MySQL option-file format (`my.cnf`), read the way the `mysql` client reads it.
 //!
-//! Pure: [`parse`] turns text into items and [`settings`] picks the connection settings of
-//! one group (`[client]`, `[myrecode]`) out of them; reading files and following
-//! `!include`/`!includedir` is [`super::credentials`]' job.
+//! Pure: [`parse`] turns text into items and [`layers`] picks the connection settings of the
+//! groups myrecode reads (`[client]`, `[myrecode]`) out of them, the last occurrence of an
+//! option in file order winning whatever its group, as the mysql client does; reading files
+//! and following `!include`/`!includedir` is [`super::credentials`]' job.
 //!
 //! Syntax: `[group]` lines; `key`, `key=value` or `key = "quoted value"` (single or double
 //! quotes, where `#` is kept); whole-line comments with `#` or `;`, and `#` after an unquoted
 //! value; escapes `\n \t \r \b \s \\`; dashes and underscores alike in keys (`ssl_ca` is
 //! `ssl-ca`), and a `loose-` prefix ignored, as the client does.
 
-use super::settings::{Key, Settings};
+use super::settings::{Key, Layer, Settings};
 use anyhow::{bail, Result};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// The groups myrecode reads, in order: a later group overrides an earlier one.
+/// The groups myrecode reads; among them, the option that comes last in the file wins.
 pub const GROUPS: [&str; 2] = ["client", "myrecode"];
 
 /// One meaningful line of an option file.
@@ -29,6 +31,8 @@ pub enum Item {
         value: Option<String>,
         /// 1-based line number, for messages.
         line: usize,
+        /// The file it was read from (as shown in messages: an included file by its path).
+        origin: String,
     },
     /// `!include FILE`.
     Include(PathBuf),
@@ -80,6 +84,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Item>> {
             key: normalize_key(k),
             value: v,
             line,
+            origin: origin.to_string(),
         });
     }
     Ok(items)
@@ -149,45 +154,75 @@ fn unescape(s: &str) -> String {
     out
 }
 
-/// The connection settings of `group` in `items` (the last occurrence of a key wins), and
-/// notes on what was seen there but not used.
-pub fn settings(items: &[Item], group: &str, origin: &str) -> Result<(Settings, Vec<String>)> {
-    let mut s = Settings::default();
+/// The connection settings that the groups in [`GROUPS`] give in `items`, as layers named
+/// `FILE [group]`: for each setting, the last occurrence in file order wins whatever its group
+/// (as the mysql client reads them); plus notes on what was seen there but not used.
+pub fn layers(items: &[Item]) -> Result<(Vec<Layer>, Vec<String>)> {
+    // Each setting's winning value and the source that gave it, in the order sources appear.
+    let mut winners: BTreeMap<Key, (String, String)> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
     let mut notes = Vec::new();
     for item in items {
         let Item::Option {
-            group: g,
+            group,
             key,
             value,
             line,
+            origin,
         } = item
         else {
             continue;
         };
-        if g != group {
+        if !GROUPS.contains(&group.as_str()) {
             continue;
         }
         let at = format!("{origin}:{line}");
         let verify_flag = key == "ssl-verify-server-cert";
-        match (value, Key::from_name(key)) {
-            (None, Some(Key::Password)) => notes.push(format!(
-                "{at}: `password` without a value (the mysql client would prompt); myrecode prompts only with --ask-pass"
-            )),
-            (None, _) if verify_flag => s.set(Key::SslMode, "VERIFY_IDENTITY", &at)?,
-            (Some(v), _) if verify_flag => {
-                if matches!(v.to_ascii_lowercase().as_str(), "1" | "on" | "true") {
-                    s.set(Key::SslMode, "VERIFY_IDENTITY", &at)?;
-                }
+        let setting = match (value, Key::from_name(key)) {
+            (None, Some(Key::Password)) => {
+                notes.push(format!(
+                    "{at}: `password` without a value (the mysql client would prompt); myrecode prompts only with --ask-pass"
+                ));
+                None
             }
-            (Some(v), Some(k)) => s.set(k, v, &at)?,
-            (Some(_), None) => notes.push(format!(
-                "{at}: `{key}` is not a connection setting myrecode uses; ignored"
-            )),
+            (None, _) if verify_flag => Some((Key::SslMode, "VERIFY_IDENTITY")),
+            (Some(v), _) if verify_flag => {
+                matches!(v.to_ascii_lowercase().as_str(), "1" | "on" | "true")
+                    .then_some((Key::SslMode, "VERIFY_IDENTITY"))
+            }
+            (Some(v), Some(k)) => Some((k, v.as_str())),
+            (Some(_), None) => {
+                notes.push(format!(
+                    "{at}: `{key}` is not a connection setting myrecode uses; ignored"
+                ));
+                None
+            }
             // Bare flags of other clients (`quick`, `compress`) are none of our business.
-            (None, _) => {}
+            (None, _) => None,
+        };
+        let Some((k, v)) = setting else { continue };
+        // Validated (and normalised) where it stands, so a bad line is named even if a later
+        // one overrides it, as the mysql client would refuse it too.
+        let mut one = Settings::default();
+        one.set(k, v, &at)?;
+        let source = format!("{origin} [{group}]");
+        if !order.contains(&source) {
+            order.push(source.clone());
+        }
+        let value = one.get(k).unwrap_or_default().to_string();
+        winners.insert(k, (value, source));
+    }
+    let mut layers = Vec::new();
+    for source in order {
+        let mut settings = Settings::default();
+        for (k, (v, _)) in winners.iter().filter(|(_, (_, s))| *s == source) {
+            settings.set(*k, v, &source)?;
+        }
+        if !settings.is_empty() {
+            layers.push(Layer { source, settings });
         }
     }
-    Ok((s, notes))
+    Ok((layers, notes))
 }
 
 #[cfg(test)]
@@ -271,38 +306,54 @@ mod tests {
         assert!(e.contains("my.cnf:2") && e.contains("closing"), "{e}");
     }
 
+    fn resolved(text: &str) -> crate::db::settings::Resolved {
+        crate::db::settings::resolve(&layers(&parse(text, "f").unwrap()).unwrap().0)
+    }
+
     #[test]
-    fn myrecode_group_overrides_client_wherever_it_sits() {
-        use crate::db::settings::{resolve, Layer};
-        let text =
-            "[myrecode]\nuser=tool\n[client]\nuser=dba\npassword=one\npassword=two\nhost=h\n";
-        let items = parse(text, "f").unwrap();
-        let layers: Vec<Layer> = GROUPS
-            .iter()
-            .map(|g| Layer {
-                source: format!("f [{g}]"),
-                settings: settings(&items, g, "f").unwrap().0,
-            })
-            .collect();
-        let r = resolve(&layers);
-        assert_eq!(r.settings.get(Key::User), Some("tool"));
-        assert_eq!(r.sources[&Key::User], "f [myrecode]");
+    fn the_last_occurrence_in_file_order_wins_whatever_its_group() {
+        // [myrecode] first, [client] after it: [client]'s later user wins, as in the mysql client.
+        let r = resolved(
+            "[myrecode]\nuser=tool\nhost=h1\n[client]\nuser=dba\npassword=one\npassword=two\n[mysqldump]\nhost=h9\n",
+        );
+        assert_eq!(r.settings.get(Key::User), Some("dba"));
+        assert_eq!(r.sources[&Key::User], "f [client]");
         assert_eq!(r.settings.get(Key::Password), Some("two"));
-        assert_eq!(r.settings.get(Key::Host), Some("h"));
+        // Only [myrecode] sets the host; other programs' groups are not read.
+        assert_eq!(r.settings.get(Key::Host), Some("h1"));
+        assert_eq!(r.sources[&Key::Host], "f [myrecode]");
+        // [myrecode] after [client] wins; a group that appears twice counts where each line stands.
+        let r = resolved(
+            "[client]\nport=1\nssl-mode=REQUIRED\n[myrecode]\nport=2\n[client]\nssl-verify-server-cert\n",
+        );
+        assert_eq!(r.settings.get(Key::Port), Some("2"));
+        assert_eq!(r.sources[&Key::Port], "f [myrecode]");
+        assert_eq!(r.settings.get(Key::SslMode), Some("VERIFY_IDENTITY"));
+    }
+
+    #[test]
+    fn included_lines_are_named_by_their_own_file() {
+        let mut items = parse("[client]\nuser=a\n", "main.cnf").unwrap();
+        items.extend(parse("[myrecode]\nuser=b\nport=x\n", "/etc/extra.cnf").unwrap());
+        let e = layers(&items).unwrap_err().to_string();
+        assert!(e.starts_with("/etc/extra.cnf:3:"), "{e}");
+        items.pop();
+        let r = crate::db::settings::resolve(&layers(&items).unwrap().0);
+        assert_eq!(r.sources[&Key::User], "/etc/extra.cnf [myrecode]");
     }
 
     #[test]
     fn password_without_value_is_noted_not_prompted() {
-        let (s, notes) =
-            settings(&parse("[client]\npassword\n", "f").unwrap(), "client", "f").unwrap();
-        assert_eq!(s.get(Key::Password), None);
+        let (l, notes) = layers(&parse("[client]\npassword\n", "f").unwrap()).unwrap();
+        assert!(l.is_empty(), "{l:?}");
         assert!(notes[0].contains("--ask-pass"), "{notes:?}");
     }
 
     #[test]
     fn tls_keys_and_mariadb_verify_flag() {
         let text = "[client]\nssl-ca=/ca.pem\nssl_cert=/c.pem\nssl-key=/k.pem\nssl-verify-server-cert\ncompress\n";
-        let (s, notes) = settings(&parse(text, "f").unwrap(), "client", "f").unwrap();
+        let (l, notes) = layers(&parse(text, "f").unwrap()).unwrap();
+        let s = &l[0].settings;
         assert_eq!(s.get(Key::SslCa), Some("/ca.pem"));
         assert_eq!(s.get(Key::SslCert), Some("/c.pem"));
         assert_eq!(s.get(Key::SslKey), Some("/k.pem"));
@@ -311,7 +362,7 @@ mod tests {
             notes.is_empty(),
             "bare unknown flags are not worth a note: {notes:?}"
         );
-        let e = settings(&parse("[client]\nport=x\n", "f").unwrap(), "client", "f")
+        let e = layers(&parse("[client]\nport=x\n", "f").unwrap())
             .unwrap_err()
             .to_string();
         assert!(e.contains("f:2") && e.contains("port"), "{e}");

@@ -7,8 +7,8 @@
 //!
 //! 1. built-in defaults (user `root`, host `localhost`, port 3306, `ssl-mode=PREFERRED`);
 //! 2. `MYSQL_PWD` (the password only);
-//! 3. the option file: `--defaults-file FILE` alone, else `~/.my.cnf` — its `[client]`
-//!    group, then its `[myrecode]` group over it;
+//! 3. the option file: `--defaults-file FILE` alone, else `~/.my.cnf` — its `[client]` and
+//!    `[myrecode]` groups, the last occurrence of an option in file order winning;
 //! 4. the URL (`--url`/`MYSQL_URL`): only the parts it spells out;
 //! 5. the password typed at the `--ask-pass` prompt.
 
@@ -134,6 +134,18 @@ impl Settings {
     /// URL spells out; what it leaves out stays unset, for other sources to fill.
     pub fn from_url(raw: &str) -> Result<Self> {
         const FIX: &str = "Fix: write it as mysql://user@host:3306/database";
+        if let Some((_, rest)) = raw.split_once("://") {
+            // The URL parser takes the last '@' as the end of the password, a reader the first;
+            // rather than guess, ask for the '@' to be encoded (the text is never echoed: it
+            // holds the password).
+            let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+            if authority.matches('@').count() > 1 {
+                bail!(
+                    "the connection URL has more than one '@' before the host: an '@' in the user name or password must be percent-encoded. \
+                     Fix: write each '@' of the password as %40 (mysql://user:p%40ss@host/db), or keep the password in an option file or MYSQL_PWD instead of the URL"
+                );
+            }
+        }
         let parsed =
             url::Url::parse(raw).map_err(|e| anyhow!("invalid connection URL ({e}). {FIX}"))?;
         if parsed.scheme() != "mysql" && parsed.scheme() != "mariadb" {
@@ -275,6 +287,27 @@ mod tests {
         assert_eq!(s.get(Key::SslCa), Some("/etc/ca.pem"));
         assert_eq!(s.get(Key::Socket), Some("/s"));
         assert!(!format!("{s:?}").contains("p@ss"));
+    }
+
+    #[test]
+    fn an_unencoded_at_in_the_password_asks_for_percent_encoding_without_echoing_it() {
+        for url in [
+            "mysql://u:p@ss@db.example/shop",
+            "mysql://u:p@ss@db.example",
+            "mysql://u:p@ss@db.example?ssl-mode=REQUIRED",
+            "mysql://u@x:p@ss@db.example:3307/shop",
+        ] {
+            let e = Settings::from_url(url).unwrap_err().to_string();
+            assert!(
+                e.contains("more than one '@'") && e.contains("%40") && e.contains("Fix:"),
+                "{url}: {e}"
+            );
+            assert!(!e.contains("p@ss") && !e.contains("db.example"), "{e}");
+        }
+        // An encoded '@' and an '@' after the host are fine.
+        let s = Settings::from_url("mysql://u:p%40ss@db.example/shop?ssl-ca=/a@b.pem").unwrap();
+        assert_eq!(s.get(Key::Password), Some("p@ss"));
+        assert_eq!(s.get(Key::SslCa), Some("/a@b.pem"));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! `ssl-key`), mapped onto the driver, and TLS failures explained in one line with the fix.
 //!
 //! Pure: parsing, defaults and the wording of errors; the handshake itself is the driver's.
+//! The one exception is [`TlsSettings::check_files`], which opens the files named, so that a
+//! wrong path is named as such instead of surfacing from the driver as "cannot reach".
 
 use anyhow::{anyhow, bail, Result};
 use sqlx::mysql::{MySqlConnectOptions, MySqlSslMode};
@@ -105,6 +107,32 @@ impl TlsSettings {
         Ok(())
     }
 
+    /// Checks that every TLS file given is a readable file, before any connection is tried;
+    /// `source_of` names where an option came from (`the URL`, `~/.my.cnf [client]`).
+    pub fn check_files(&self, source_of: impl Fn(&str) -> Option<String>) -> Result<()> {
+        for (name, path, what) in [
+            (
+                "ssl-ca",
+                &self.ca,
+                "the CA that signed the server's certificate",
+            ),
+            ("ssl-cert", &self.cert, "the client certificate"),
+            ("ssl-key", &self.key, "the client certificate's key"),
+        ] {
+            let Some(p) = path else { continue };
+            if let Err(why) = readable(p) {
+                let from = source_of(name)
+                    .map(|s| format!(" ({name} from {s})"))
+                    .unwrap_or_default();
+                bail!(
+                    "{name} file {} {why}{from}; nothing was sent to the server. Fix: point {name} at the readable PEM file of {what} (an absolute path)",
+                    p.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Applies the settings to the driver's options.
     pub fn apply(&self, mut o: MySqlConnectOptions) -> MySqlConnectOptions {
         o = o.ssl_mode(match self.mode() {
@@ -142,6 +170,21 @@ impl TlsSettings {
             }
         }
         out
+    }
+}
+
+/// Why `p` cannot serve as a TLS file, in words that follow "file P".
+fn readable(p: &std::path::Path) -> std::result::Result<(), String> {
+    use std::io::Read;
+    match std::fs::metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("does not exist".into()),
+        Err(e) => Err(format!("cannot be read ({e})")),
+        Ok(m) if !m.is_file() => Err("is not a regular file".into()),
+        // Opening and reading a byte is what tells an unreadable file (permissions) apart.
+        Ok(_) => std::fs::File::open(p)
+            .and_then(|mut f| f.read(&mut [0u8; 1]))
+            .map(|_| ())
+            .map_err(|e| format!("cannot be read ({e})")),
     }
 }
 
@@ -276,6 +319,47 @@ mod tests {
         )
         .to_string();
         assert!(e.contains("set ssl-ca"), "{e}");
+    }
+
+    #[test]
+    fn missing_or_unreadable_tls_files_name_the_option_the_file_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let ok = TlsSettings {
+            ca: Some(ca.clone()),
+            ..Default::default()
+        };
+        ok.check_files(|_| None).unwrap();
+        let missing = dir.path().join("nope.pem");
+        let t = TlsSettings {
+            ca: Some(ca.clone()),
+            cert: Some(missing.clone()),
+            key: Some(ca.clone()),
+            ..Default::default()
+        };
+        let e = t
+            .check_files(|k| Some(format!("the URL ({k})")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "ssl-cert file {} does not exist",
+                missing.display()
+            )) && e.contains("ssl-cert from the URL (ssl-cert)")
+                && e.contains("Fix: point ssl-cert at"),
+            "{e}"
+        );
+        let t = TlsSettings {
+            key: Some(dir.path().to_path_buf()),
+            cert: Some(ca),
+            ..Default::default()
+        };
+        let e = t.check_files(|_| None).unwrap_err().to_string();
+        assert!(
+            e.contains("ssl-key file") && e.contains("is not a regular file"),
+            "{e}"
+        );
     }
 
     #[test]
