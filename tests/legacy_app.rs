@@ -186,25 +186,13 @@ async fn definitions(c: &mut MySqlConnection) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_php_shop_works_after_its_migration_as_the_one_born_utf8() {
     let (db, control, dir) = shop("legacy_app");
-    let url = db.config.url_with_secret();
-    let (report, job) = (dir.path().join("scan.json"), dir.path().join("job.yaml"));
-    let (code, out, err) = run(
-        &url,
-        &["scan", "--full", "--json", report.to_str().unwrap()],
-    );
-    assert!(code <= 1, "scan: {out}\n{err}");
-    let (code, out, err) = run(
-        &url,
-        &[
-            "plan",
-            "--report",
-            report.to_str().unwrap(),
-            "-o",
-            job.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "plan: {out}\n{err}");
+    let (url, job) = planned(&db, dir.path(), |j| {
+        j.replace("cutover: manual", "cutover: auto")
+    })
+    .await;
+    let report = std::path::Path::new(&job).with_file_name("scan.json");
     let planned = std::fs::read_to_string(&job).unwrap();
+    assert!(planned.contains("cutover: auto"), "{planned}");
     for kept in [
         "DEFAULT 'Москва' COMMENT 'Город доставки'",
         "ENUM('новый','оплачен','отменён') CHARACTER SET utf8mb4",
@@ -221,9 +209,7 @@ async fn a_legacy_php_shop_works_after_its_migration_as_the_one_born_utf8() {
         !planned.contains("\n      - name: price_label"),
         "the generated column is the server's:\n{planned}"
     );
-    let job_text = planned.replace("cutover: manual", "cutover: auto");
-    std::fs::write(&job, &job_text).unwrap();
-    let jobp = job.to_str().unwrap();
+    let jobp = job.as_str();
     let (code, out, err) = run(
         &url,
         &[
