@@ -116,13 +116,14 @@ impl TableResult {
     }
 }
 
-/// The exit code of the whole rehearsal: the worst table's.
+/// The exit code of the whole rehearsal: the worst table's; no table at all is no verdict,
+/// never a pass.
 pub fn exit_code(results: &[TableResult]) -> u8 {
     results
         .iter()
         .map(|r| r.status().exit_code())
         .max()
-        .unwrap_or(EXIT_CLEAN)
+        .unwrap_or(EXIT_ERROR)
 }
 
 /// The closing summary; its counts are the JUnit report's.
@@ -167,7 +168,7 @@ mod tests {
         refused.refusals = vec!["has triggers. Fix: drop them".into()];
         let mut unproven = table("d");
         unproven.unproven = vec!["d.x key [1]: mismatch".into()];
-        assert_eq!(exit_code(&[]), EXIT_CLEAN);
+        assert_eq!(exit_code(&[]), EXIT_ERROR, "0 tables is not a pass");
         assert_eq!(exit_code(std::slice::from_ref(&clean)), EXIT_CLEAN);
         assert_eq!(
             exit_code(&[clean.clone(), undecided.clone()]),
