@@ -236,6 +236,21 @@ async fn undecided_values_fail_their_table_and_exit_1() {
     assert_eq!(c[0].2.as_deref(), Some("undecided"));
     let msg = c[0].3.as_deref().unwrap();
     assert!(msg.contains("2 undecided value(s)"), "{msg}");
+    // The server is gone: the values are in the report, not behind a table name.
+    for key in ["key [1002]", "key [2002]"] {
+        assert!(
+            r.xml.contains(key) && r.stdout.contains(key),
+            "{key}: {}\n{}",
+            r.stdout,
+            r.xml
+        );
+    }
+    assert!(r.xml.contains("bytes 0x4f72646572"), "{}", r.xml);
+    assert!(
+        !r.stdout.contains("_myrecode_quarantine") && !r.xml.contains("_myrecode_quarantine"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(count(&r.stdout, "value(s))"), 2, "{}", r.stdout);
 }
 

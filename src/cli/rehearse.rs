@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit codes (the worst table decides):\n  \
     0  every table recoded and verified, or nothing to recode\n  \
-    1  undecided values: left as they were, listed in _myrecode_quarantine\n  \
+    1  undecided values: left as they were, listed in the output and the JUnit report\n  \
     2  error: no verdict (the dump is cut short, creates no table or did not load whole; its schemas exist on the given server; the job is invalid; no server)\n  \
     3  a table is refused by the rules (`run --execute` would stop on it), or left out by plan\n  \
     4  a table was not finished, or verify could not prove a recoded value\n\n\
@@ -79,6 +79,9 @@ fn rehearse_and_report(args: Args) -> Result<u8> {
     println!();
     for t in &r.results {
         println!("{}", t.line());
+        for v in &t.undecided_values {
+            println!("  {v}");
+        }
     }
     println!("{}", verdict::summary(&r.results));
     if let Some(path) = &args.junit {

@@ -382,6 +382,7 @@ async fn rehearse_schema(
             rows_read: summary.map_or(0, |s| s.state.rows_read),
             recoded: summary.map_or(0, |s| s.state.rows_changed),
             undecided: summary.map_or(0, |s| s.state.rows_quarantined),
+            undecided_values: undecided_values(&mut conn, schema, &tj.name).await?,
             unproven,
             ..Default::default()
         });
@@ -437,6 +438,46 @@ async fn planned_job(
         });
     }
     Ok(Some((job, left_out)))
+}
+
+/// The query for one table's undecided values, read before the server goes.
+pub fn quarantine_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(col AS CHAR), key_bytes, value, CAST(reason AS CHAR), CAST(runner_up AS CHAR) \
+         FROM {} WHERE job = ? AND tbl = ? ORDER BY id",
+        quote::table(schema, crate::engine::checkpoint::QUARANTINE)
+    )
+}
+
+/// One table's undecided values as report lines (none when the run made no quarantine).
+async fn undecided_values(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<String>> {
+    type Row = (String, Vec<u8>, Vec<u8>, String, Option<String>);
+    let rows: Vec<Row> = match sqlx::query_as(&quarantine_sql(schema))
+        .bind(JOB_ID)
+        .bind(table)
+        .fetch_all(&mut *conn)
+        .await
+    {
+        Ok(rows) => rows,
+        Err(e) if crate::db::errno::of(&e) == Some(1146) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(rows
+        .iter()
+        .map(|(col, key, value, reason, runner_up)| {
+            verdict::undecided_line(
+                col,
+                crate::engine::keycodec::unpack(key).as_deref(),
+                value,
+                reason,
+                runner_up.as_deref(),
+            )
+        })
+        .collect())
 }
 
 /// Every schema on the server, system ones included (a dump holding `mysql` must not
@@ -514,6 +555,15 @@ mod tests {
         );
         let m = clash_message("s", true, &["rehearsal".to_string()], "rehearsal");
         assert!(m.ends_with("or pass --database NAME with a name not in use for what the dump loads outside any USE (now 'rehearsal')"), "{m}");
+    }
+
+    #[test]
+    fn the_quarantine_query_is_the_rehearsals_rows_of_one_table() {
+        assert_eq!(
+            quarantine_sql("a`b"),
+            "SELECT CAST(col AS CHAR), key_bytes, value, CAST(reason AS CHAR), CAST(runner_up AS CHAR) \
+             FROM `a``b`.`_myrecode_quarantine` WHERE job = ? AND tbl = ? ORDER BY id"
+        );
     }
 
     #[test]
