@@ -236,6 +236,21 @@ async fn undecided_values_fail_their_table_and_exit_1() {
     assert_eq!(c[0].2.as_deref(), Some("undecided"));
     let msg = c[0].3.as_deref().unwrap();
     assert!(msg.contains("2 undecided value(s)"), "{msg}");
+    // The server is gone: the values are in the report, not behind a table name.
+    for key in ["key [1002]", "key [2002]"] {
+        assert!(
+            r.xml.contains(key) && r.stdout.contains(key),
+            "{key}: {}\n{}",
+            r.stdout,
+            r.xml
+        );
+    }
+    assert!(r.xml.contains("bytes 0x4f72646572"), "{}", r.xml);
+    assert!(
+        !r.stdout.contains("_myrecode_quarantine") && !r.xml.contains("_myrecode_quarantine"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(count(&r.stdout, "value(s))"), 2, "{}", r.stdout);
 }
 
@@ -350,6 +365,7 @@ fn a_dump_that_does_not_load_is_an_error_in_the_report_and_the_server_goes() {
             dump.to_str().unwrap(),
             "--junit",
             junit.to_str().unwrap(),
+            "--partial-dump-ok",
         ],
     );
     let (stdout, stderr) = texts(&out);
@@ -371,4 +387,264 @@ fn a_dump_that_does_not_load_is_an_error_in_the_report_and_the_server_goes() {
         error.attribute("message").unwrap().contains("at line 3"),
         "{xml}"
     );
+}
+
+/// Runs `rehearse` with `env` set, in `dir`; the JUnit report is `dir/report.xml` (may be absent).
+fn rehearse_with(
+    env: &[(&str, &str)],
+    args: &[&str],
+    dir: &Path,
+) -> (i32, String, String, Option<String>) {
+    let junit = dir.join("report.xml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_myrecode"));
+    cmd.arg("rehearse")
+        .args(args)
+        .arg("--junit")
+        .arg(&junit)
+        .env_remove("MYSQL_TEST_URL")
+        .env_remove("MYSQL_URL")
+        .env_remove("MYSQL_PWD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    (
+        out.status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+        std::fs::read_to_string(&junit).ok(),
+    )
+}
+
+/// The `<error>` message of a JUnit report, which must hold exactly one test case.
+fn junit_error(xml: Option<&str>) -> String {
+    let xml = xml.expect("a JUnit report is written on exit 2");
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .count(),
+        1,
+        "{xml}"
+    );
+    doc.descendants()
+        .find(|n| n.has_tag_name("error"))
+        .unwrap_or_else(|| panic!("no <error>: {xml}"))
+        .attribute("message")
+        .unwrap()
+        .to_string()
+}
+
+/// CHECKSUM TABLE and CREATE_TIME of each table of `db`: what a reload would change.
+async fn fingerprint(db: &TestDatabase) -> Vec<(String, Option<i64>, Option<String>)> {
+    let mut c = db.config.connect_one().await.unwrap();
+    let tables: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT CAST(TABLE_NAME AS CHAR), CAST(CREATE_TIME AS CHAR) FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME",
+    )
+    .bind(&db.name)
+    .fetch_all(&mut c)
+    .await
+    .unwrap();
+    let mut out = Vec::new();
+    for (t, created) in tables {
+        let row: (String, Option<i64>) = sqlx::query_as(&format!(
+            "CHECKSUM TABLE {}",
+            myrecode::db::quote::table(&db.name, &t)
+        ))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        out.push((t, row.1, created));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_given_server_that_holds_the_dumps_schema_is_refused_and_left_byte_identical() {
+    let db = test_database("reh_given");
+    seed_notes(&db, &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forum.sql");
+    dump(&db, &path, true, false);
+    let before = fingerprint(&db).await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert!(before[0].1.is_some() && before[0].2.is_some(), "{before:?}");
+    // CREATE_TIME has whole seconds: a table recreated now would show a later one.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let url = db.config.with_database(None).url_with_secret();
+    let (code, stdout, stderr, xml) = rehearse_with(
+        &[("MYSQL_TEST_URL", &url)],
+        &["--dump", path.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("already has schema(s) {}", db.name))
+            && stderr.contains("nothing of the dump was sent")
+            && stderr.contains("Fix: point MYSQL_TEST_URL at a server without them"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("Starting a throwaway server"), "{stdout}");
+    assert!(!stdout.contains("Throwaway server removed"), "{stdout}");
+    assert!(stdout.contains("given by MYSQL_TEST_URL"), "{stdout}");
+    let password = db.config.password().unwrap_or("no password set");
+    assert!(
+        !stdout.contains(password) && !stderr.contains(password),
+        "the password leaked"
+    );
+    assert!(junit_error(xml.as_deref()).contains("already has schema(s)"));
+    assert_eq!(
+        fingerprint(&db).await,
+        before,
+        "the given server's schema changed"
+    );
+}
+
+#[tokio::test]
+async fn a_given_server_without_the_dumps_schemas_is_used_and_what_was_created_dropped() {
+    let db = test_database("reh_given_ok");
+    seed_notes(&db, &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.sql");
+    dump(&db, &path, false, false);
+    let target = format!("{}_rehearsed", db.name);
+    let url = db.config.with_database(None).url_with_secret();
+    let (code, stdout, stderr, xml) = rehearse_with(
+        &[("MYSQL_TEST_URL", &url)],
+        &["--dump", path.to_str().unwrap(), "--database", &target],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("{target}.notes: recoded 20 value(s)")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Starting a throwaway server"), "{stdout}");
+    assert!(
+        stdout.contains("Dropped the schema(s) the rehearsal created on mysql://")
+            && stdout.contains(&format!("({target}); the server stays.")),
+        "{stdout}"
+    );
+    assert!(xml.unwrap().contains("tests=\"1\""));
+    let mut c = db.config.connect_one().await.unwrap();
+    let left: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+    )
+    .bind(&target)
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(
+        left, 0,
+        "the rehearsal's schema was left on the given server"
+    );
+}
+
+#[tokio::test]
+async fn a_dump_cut_between_statements_is_refused_naming_the_tables_it_lacks() {
+    let db = test_database("reh_cut");
+    seed_notes(&db, &[]).await;
+    exec_script(
+        &db.config,
+        &[
+            "CREATE TABLE posts (id INT PRIMARY KEY)",
+            "INSERT INTO posts VALUES (1)",
+        ],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.sql");
+    dump(&db, &whole, true, false);
+    let text = std::fs::read_to_string(&whole).unwrap();
+    let cut_at = text
+        .find("DROP TABLE IF EXISTS `posts`;\n")
+        .expect("posts dumped")
+        + "DROP TABLE IF EXISTS `posts`;\n".len();
+    let path = dir.path().join("cut.sql");
+    std::fs::write(&path, &text[..cut_at]).unwrap();
+    for extra in [&[][..], &["--partial-dump-ok"][..]] {
+        let mut args = vec!["--dump", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr, xml) = rehearse_with(&[], &args, dir.path());
+        assert_eq!(code, 2, "{extra:?}: {stdout}\n{stderr}");
+        let named = format!("never creates: {}.posts", db.name);
+        assert!(
+            stderr.contains(&named) && stderr.contains("Fix:"),
+            "{extra:?}: {stderr}"
+        );
+        if extra.is_empty() {
+            assert!(
+                stderr.contains("-- Dump completed") && stderr.contains("--partial-dump-ok"),
+                "{stderr}"
+            );
+        }
+        assert!(
+            !stdout.contains("Starting a throwaway server"),
+            "refused before a server: {stdout}"
+        );
+        assert!(junit_error(xml.as_deref()).contains(&named));
+    }
+}
+
+#[test]
+fn a_table_the_dump_creates_but_the_load_loses_fails_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("drops.sql");
+    std::fs::write(
+        &path,
+        "CREATE TABLE kept (id INT PRIMARY KEY);\nCREATE TABLE lost (id INT PRIMARY KEY);\nDROP TABLE lost;\n-- Dump completed on 2024-01-01\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr, xml) =
+        rehearse_with(&[], &["--dump", path.to_str().unwrap()], dir.path());
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("1 of the 2 table(s) it creates are missing: rehearsal.lost"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("Throwaway server removed."), "{stdout}");
+    assert!(junit_error(xml.as_deref()).contains("rehearsal.lost"));
+}
+
+#[test]
+fn a_dump_without_tables_fails_rather_than_passing_with_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.sql");
+    std::fs::write(&path, "SELECT 1;\n-- Dump completed on 2024-01-01\n").unwrap();
+    let (code, stdout, stderr, xml) =
+        rehearse_with(&[], &["--dump", path.to_str().unwrap()], dir.path());
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("creates no table") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("0 table(s)"), "{stdout}");
+    assert!(junit_error(xml.as_deref()).contains("creates no table"));
+}
+
+#[test]
+fn junit_is_written_on_exit_2_for_a_missing_dump_and_an_invalid_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr, xml) = rehearse_with(&[], &["--dump", "/no/such/dump.sql"], dir.path());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(junit_error(xml.as_deref()).contains("cannot read the dump /no/such/dump.sql"));
+    let dump = dir.path().join("d.sql");
+    std::fs::write(&dump, "CREATE TABLE t (a INT);\n-- Dump completed\n").unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "version: 1\nschema: s\ntables: nope\n").unwrap();
+    std::fs::remove_file(dir.path().join("report.xml")).unwrap();
+    let (code, _, stderr, xml) = rehearse_with(
+        &[],
+        &[
+            "--dump",
+            dump.to_str().unwrap(),
+            "--job",
+            job.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(junit_error(xml.as_deref()).contains("is not valid"));
 }

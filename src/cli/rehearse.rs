@@ -11,8 +11,8 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit codes (the worst table decides):\n  \
     0  every table recoded and verified, or nothing to recode\n  \
-    1  undecided values: left as they were, listed in _myrecode_quarantine\n  \
-    2  error: no verdict (the dump did not load, the job is invalid, no server)\n  \
+    1  undecided values: left as they were, listed in the output and the JUnit report\n  \
+    2  error: no verdict (the dump is cut short, creates no table or did not load whole; its schemas exist on the given server; the job is invalid; no server)\n  \
     3  a table is refused by the rules (`run --execute` would stop on it), or left out by plan\n  \
     4  a table was not finished, or verify could not prove a recoded value\n\n\
     Example (CI):\n  myrecode rehearse --dump prod-schema.sql.gz --job job.yaml --junit rehearsal.xml")]
@@ -29,14 +29,25 @@ pub struct Args {
     /// The database a dump without `USE` statements loads into (default: the job's schema, else `rehearsal`).
     #[arg(long, value_name = "NAME")]
     database: Option<String>,
+    /// Load a dump that does not end with mysqldump's `-- Dump completed` line (hand-written SQL); without it such a dump is refused as cut short.
+    #[arg(long)]
+    partial_dump_ok: bool,
 }
 
-/// Runs `rehearse`; the exit code is the verdict (see the after-help).
+/// Runs `rehearse`; the exit code is the verdict (see the after-help). With `--junit`, a
+/// report is written whatever happens: on an error (exit 2) it holds one `<error>` test case.
 pub fn run(args: Args) -> Result<u8> {
-    // Every input is checked before a server is started.
-    drop(dump::open(&args.dump)?);
-    dump::client()?;
-    let job = args.job.as_deref().map(runner::load_job).transpose()?;
+    let junit = args.junit.clone();
+    let result = rehearse_and_report(args);
+    if let (Err(e), Some(path)) = (&result, &junit) {
+        // Best effort: the error itself goes to stderr either way.
+        let text = crate::db::redact::redact_error(e);
+        std::fs::write(path, crate::report::junit::to_junit_error(&text)).ok();
+    }
+    result
+}
+
+fn rehearse_and_report(args: Args) -> Result<u8> {
     if let Some(path) = &args.junit {
         let dir = path
             .parent()
@@ -49,6 +60,10 @@ pub fn run(args: Args) -> Result<u8> {
             );
         }
     }
+    // Every input is checked before a server is started.
+    drop(dump::open(&args.dump)?);
+    dump::client()?;
+    let job = args.job.as_deref().map(runner::load_job).transpose()?;
     let database = args
         .database
         .clone()
@@ -58,20 +73,15 @@ pub fn run(args: Args) -> Result<u8> {
         dump: args.dump.clone(),
         job,
         database,
+        partial_dump_ok: args.partial_dump_ok,
     };
-    let r = match block_on(rehearse::rehearse(&opts)) {
-        Ok(r) => r,
-        Err(e) => {
-            if let Some(path) = &args.junit {
-                let text = crate::db::redact::redact_error(&e);
-                std::fs::write(path, crate::report::junit::to_junit_error(&text)).ok();
-            }
-            return Err(e);
-        }
-    };
+    let r = block_on(rehearse::rehearse(&opts))?;
     println!();
     for t in &r.results {
         println!("{}", t.line());
+        for v in &t.undecided_values {
+            println!("  {v}");
+        }
     }
     println!("{}", verdict::summary(&r.results));
     if let Some(path) = &args.junit {

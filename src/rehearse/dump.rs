@@ -5,9 +5,10 @@
 //! The password goes to the client in a private option file, never on its command line
 //! (where `ps` shows it) nor in its environment.
 
+use super::outline::{Outline, Outliner};
 use crate::db::connect::ConnectionConfig;
 use anyhow::{anyhow, bail, Context, Result};
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -31,6 +32,28 @@ pub fn open(path: &Path) -> Result<Box<dyn Read + Send>> {
     } else {
         Box::new(reader)
     })
+}
+
+/// Reads the whole dump (unpacking gzip) into an [`Outline`] without sending anything anywhere;
+/// tables before any `USE` count as `default`'s.
+pub fn outline(path: &Path, default: &str) -> Result<Outline> {
+    let mut reader = BufReader::new(open(path)?);
+    let mut outliner = Outliner::new(default);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).with_context(|| {
+            format!(
+                "reading the dump {} failed. Fix: check that the file is whole (gzip -t for a .gz)",
+                path.display()
+            )
+        })?;
+        if n == 0 {
+            break;
+        }
+        outliner.line(&line);
+    }
+    Ok(outliner.finish())
 }
 
 /// The client program to load dumps with, or an error saying how to get one.

@@ -3,11 +3,14 @@
 //! A throwaway server (the harness `demo` and the tests use), the dump loaded into it, then
 //! per schema the job given — or scan → plan → the planned job — executed with the same
 //! runner as `run --execute`, proven with the same `verify`, and a verdict per table
-//! ([`verdict`]). The server goes when the rehearsal ends, however it ends: a local one is
-//! stopped and its directory removed; on a lent one (`MYSQL_TEST_URL`) the schemas the dump
-//! created are dropped.
+//! ([`verdict`]). The dump is read first ([`outline`]): one cut short, or creating no table,
+//! is refused; a lent server (`MYSQL_TEST_URL`) is used only when none of the dump's schemas
+//! is on it, and after the load every table the dump creates must be there. The server goes
+//! when the rehearsal ends, however it ends: a local one is stopped and its directory removed;
+//! on a lent one the schemas the rehearsal created are dropped.
 
 pub mod dump;
+pub mod outline;
 pub mod verdict;
 
 use crate::db::connect::ConnectionConfig;
@@ -22,8 +25,9 @@ use crate::job::model::{Cutover, Job};
 use crate::scan::model::Strategy as ScanStrategy;
 use crate::scan::read::{self as scan, Silent};
 use anyhow::{anyhow, bail, Context, Result};
+use outline::{Outline, Qualified};
 use sqlx::{Executor, MySqlConnection};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use verdict::TableResult;
@@ -40,6 +44,8 @@ pub struct Options {
     pub job: Option<Job>,
     /// The database a dump without `USE` statements loads into.
     pub database: String,
+    /// Load a dump without mysqldump's `-- Dump completed` line (hand-written SQL).
+    pub partial_dump_ok: bool,
 }
 
 /// What the rehearsal found.
@@ -54,27 +60,74 @@ pub struct Rehearsal {
 }
 
 /// Runs the rehearsal, printing each step; the server is removed before this returns.
+///
+/// The dump is read whole first: one cut short, or naming no table, is refused before a
+/// server is started. A server given by `MYSQL_TEST_URL` is used only when none of the
+/// dump's schemas exists there, checked before a statement of the dump is sent.
 pub async fn rehearse(opts: &Options) -> Result<Rehearsal> {
     let started = Instant::now();
-    println!("Starting a throwaway server...");
+    let (path, default) = (opts.dump.clone(), opts.database.clone());
+    let outline = tokio::task::spawn_blocking(move || dump::outline(&path, &default))
+        .await
+        .context("the dump reading task failed")??;
+    check_dump(&outline, &opts.dump, opts.partial_dump_ok)?;
+    // ThrowawayServer::start borrows the MYSQL_TEST_URL server when that is set.
+    if std::env::var_os("MYSQL_TEST_URL").is_none() {
+        println!("Starting a throwaway server...");
+    }
     let server = tokio::task::spawn_blocking(ThrowawayServer::start)
         .await
         .context("server start-up task failed")??;
-    let description = server.description().to_string();
+    let lent = server.is_lent();
+    let description = if lent {
+        format!(
+            "{} given by MYSQL_TEST_URL (not started by rehearse: only the schemas it creates are written, and dropped at the end)",
+            server.admin()
+        )
+    } else {
+        format!("{} (started for this rehearsal)", server.description())
+    };
     println!("Server: {description}");
     let admin = server.admin().clone();
-    let before = schemas(&admin).await;
+    let mut wanted = outline.schemas.clone();
+    if !wanted.contains(&opts.database) {
+        wanted.push(opts.database.clone());
+    }
+    let before = all_schemas(&admin).await;
     let result = match &before {
-        Ok(before) => on_server(&admin, opts, before).await,
+        Ok(before) => {
+            let clash = clashes(before, &wanted);
+            if clash.is_empty() {
+                on_server(&admin, opts, &outline, before).await
+            } else {
+                Err(anyhow!(clash_message(
+                    &description,
+                    lent,
+                    &clash,
+                    &opts.database
+                )))
+            }
+        }
         Err(e) => Err(anyhow!("{e:#}")),
     };
-    if server.is_lent() {
+    if lent {
         if let Ok(before) = &before {
-            drop_created(&admin, before).await;
+            let dropped = drop_created(&admin, before, &wanted).await;
+            println!(
+                "Dropped the schema(s) the rehearsal created on {} ({}); the server stays.",
+                server.admin(),
+                if dropped.is_empty() {
+                    "none".to_string()
+                } else {
+                    dropped.join(", ")
+                }
+            );
         }
+        drop(server);
+    } else {
+        tokio::task::spawn_blocking(move || drop(server)).await.ok();
+        println!("Throwaway server removed.");
     }
-    tokio::task::spawn_blocking(move || drop(server)).await.ok();
-    println!("Throwaway server removed.");
     Ok(Rehearsal {
         results: result?,
         server: description,
@@ -82,9 +135,94 @@ pub async fn rehearse(opts: &Options) -> Result<Rehearsal> {
     })
 }
 
+/// Refuses a dump that was cut short (no `-- Dump completed` line, unless `partial_ok`;
+/// tables it names but never creates) or that creates no table: there would be nothing
+/// to pass, or a pass on part of the data.
+pub fn check_dump(o: &Outline, path: &Path, partial_ok: bool) -> Result<()> {
+    let never = if o.never_created.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; it names table(s) it never creates: {}",
+            names(&o.never_created)
+        )
+    };
+    if !o.complete && !partial_ok {
+        bail!(
+            "the dump {} does not end with the `{}` line mysqldump and mariadb-dump write last, so it was cut short{never}. \
+             Fix: dump again and check the copy is whole, or pass --partial-dump-ok if the file is meant to end there",
+            path.display(),
+            outline::TRAILER
+        );
+    }
+    if !o.never_created.is_empty() {
+        bail!(
+            "the dump {} names table(s) it never creates: {} (cut before their CREATE TABLE, or dumped without it). \
+             Fix: dump again with the tables' definitions (no --no-create-info) and check the copy is whole",
+            path.display(),
+            names(&o.never_created)
+        );
+    }
+    if o.tables.is_empty() {
+        bail!(
+            "the dump {} creates no table, so there is nothing to rehearse. \
+             Fix: dump the schemas with their tables (mysqldump --databases NAME)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The schemas of `wanted` the server already has (compared without case, as a server
+/// with lower_case_table_names would).
+pub fn clashes(existing: &[String], wanted: &[String]) -> Vec<String> {
+    wanted
+        .iter()
+        .filter(|w| existing.iter().any(|e| e.eq_ignore_ascii_case(w)))
+        .cloned()
+        .collect()
+}
+
+/// Why the rehearsal will not load into a server that already has some of its schemas.
+pub fn clash_message(server: &str, lent: bool, clash: &[String], database: &str) -> String {
+    let fix = if lent {
+        "point MYSQL_TEST_URL at a server without them, or unset it so rehearse starts a throwaway server of its own"
+    } else {
+        "give the dump's schemas other names (a throwaway server has only its system schemas; dump the application's schemas alone, mysqldump --databases NAME)"
+    };
+    let database_fix = if clash.iter().any(|c| c == database) {
+        format!(", or pass --database NAME with a name not in use for what the dump loads outside any USE (now '{database}')")
+    } else {
+        String::new()
+    };
+    format!(
+        "the server {server} already has schema(s) {}, which the dump would load into (its DROP TABLE IF EXISTS replaces their tables); nothing of the dump was sent. Fix: {fix}{database_fix}",
+        clash.join(", ")
+    )
+}
+
+/// The tables of `created` not in `present`.
+pub fn missing(created: &[Qualified], present: &[Qualified]) -> Vec<Qualified> {
+    created
+        .iter()
+        .filter(|t| !present.contains(t))
+        .cloned()
+        .collect()
+}
+
+/// `schema.table, ...` for messages.
+pub fn names(tables: &[Qualified]) -> String {
+    tables
+        .iter()
+        .map(|(s, t)| format!("{s}.{t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 async fn on_server(
     admin: &ConnectionConfig,
     opts: &Options,
+    outline: &Outline,
     before: &[String],
 ) -> Result<Vec<TableResult>> {
     let mut conn = admin.connect_one().await?;
@@ -101,7 +239,19 @@ async fn on_server(
     tokio::task::spawn_blocking(move || dump::load(&cfg, &db, &dump))
         .await
         .context("the dump loading task failed")??;
-    let after = schemas(admin).await?;
+    let present = tables_of(&mut conn, &outline.schemas).await?;
+    let gone = missing(&outline.tables, &present);
+    if !gone.is_empty() {
+        bail!(
+            "after loading the dump {}, {} of the {} table(s) it creates are missing: {}. \
+             Fix: check that it loads whole with `mariadb < dump` on a server like production's (a later DROP, or a /*!NNNNN*/ comment this server skips)",
+            opts.dump.display(),
+            gone.len(),
+            outline.tables.len(),
+            names(&gone)
+        );
+    }
+    let after = all_schemas(admin).await?;
     let created: Vec<String> = after.into_iter().filter(|s| !before.contains(s)).collect();
     let targets = match &opts.job {
         Some(job) if created.contains(&job.schema) || before.contains(&job.schema) => {
@@ -118,6 +268,24 @@ async fn on_server(
     let mut results = Vec::new();
     for schema in &targets {
         results.extend(rehearse_schema(admin, schema, opts.job.as_ref()).await?);
+    }
+    if opts.job.is_none() {
+        // The scan leaves out tables with no text to read; they are still the dump's, and pass.
+        for (s, t) in &outline.tables {
+            if targets.contains(s) && !results.iter().any(|r| &r.schema == s && &r.table == t) {
+                results.push(TableResult {
+                    schema: s.clone(),
+                    table: t.clone(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    if results.is_empty() {
+        bail!(
+            "the rehearsal checked no table (the dump's tables: {}). Fix: check that the job's schema is the one the dump loads",
+            names(&outline.tables)
+        );
     }
     Ok(results)
 }
@@ -214,6 +382,7 @@ async fn rehearse_schema(
             rows_read: summary.map_or(0, |s| s.state.rows_read),
             recoded: summary.map_or(0, |s| s.state.rows_changed),
             undecided: summary.map_or(0, |s| s.state.rows_quarantined),
+            undecided_values: undecided_values(&mut conn, schema, &tj.name).await?,
             unproven,
             ..Default::default()
         });
@@ -271,30 +440,154 @@ async fn planned_job(
     Ok(Some((job, left_out)))
 }
 
-/// The server's user schemas.
-async fn schemas(admin: &ConnectionConfig) -> Result<Vec<String>> {
+/// The query for one table's undecided values, read before the server goes.
+pub fn quarantine_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(col AS CHAR), key_bytes, value, CAST(reason AS CHAR), CAST(runner_up AS CHAR) \
+         FROM {} WHERE job = ? AND tbl = ? ORDER BY id",
+        quote::table(schema, crate::engine::checkpoint::QUARANTINE)
+    )
+}
+
+/// One table's undecided values as report lines (none when the run made no quarantine).
+async fn undecided_values(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<String>> {
+    type Row = (String, Vec<u8>, Vec<u8>, String, Option<String>);
+    let rows: Vec<Row> = match sqlx::query_as(&quarantine_sql(schema))
+        .bind(JOB_ID)
+        .bind(table)
+        .fetch_all(&mut *conn)
+        .await
+    {
+        Ok(rows) => rows,
+        Err(e) if crate::db::errno::of(&e) == Some(1146) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(rows
+        .iter()
+        .map(|(col, key, value, reason, runner_up)| {
+            verdict::undecided_line(
+                col,
+                crate::engine::keycodec::unpack(key).as_deref(),
+                value,
+                reason,
+                runner_up.as_deref(),
+            )
+        })
+        .collect())
+}
+
+/// Every schema on the server, system ones included (a dump holding `mysql` must not
+/// load into a server's own).
+async fn all_schemas(admin: &ConnectionConfig) -> Result<Vec<String>> {
     let mut conn = admin.connect_one().await?;
     let names: Vec<String> = sqlx::query_scalar(
-        "SELECT CAST(SCHEMA_NAME AS CHAR) FROM information_schema.SCHEMATA \
-         WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') \
-         ORDER BY SCHEMA_NAME",
+        "SELECT CAST(SCHEMA_NAME AS CHAR) FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME",
     )
     .fetch_all(&mut conn)
     .await?;
     Ok(names)
 }
 
-/// Drops what the rehearsal created on a lent server (best effort: the rehearsal's verdict stands).
-async fn drop_created(admin: &ConnectionConfig, before: &[String]) {
-    let Ok(now) = schemas(admin).await else {
-        return;
+/// The tables (and views) in `schemas`.
+async fn tables_of(conn: &mut MySqlConnection, schemas: &[String]) -> Result<Vec<Qualified>> {
+    let mut out = Vec::new();
+    for s in schemas {
+        let names: Vec<String> = sqlx::query_scalar(
+            "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
+        )
+        .bind(s)
+        .fetch_all(&mut *conn)
+        .await?;
+        out.extend(names.into_iter().map(|t| (s.clone(), t)));
+    }
+    Ok(out)
+}
+
+/// Drops, on a lent server, the schemas of `wanted` that were not there `before` (best
+/// effort: the rehearsal's verdict stands); only those, so a schema someone else creates
+/// meanwhile is left alone. Returns what it dropped.
+async fn drop_created(
+    admin: &ConnectionConfig,
+    before: &[String],
+    wanted: &[String],
+) -> Vec<String> {
+    let Ok(now) = all_schemas(admin).await else {
+        return Vec::new();
     };
     let Ok(mut conn) = admin.connect_one().await else {
-        return;
+        return Vec::new();
     };
-    for s in now.iter().filter(|s| !before.contains(s)) {
-        conn.execute(format!("DROP DATABASE IF EXISTS {}", quote::ident(s)).as_str())
+    let mut dropped = Vec::new();
+    for s in now
+        .iter()
+        .filter(|s| !before.contains(s) && wanted.contains(s))
+    {
+        if conn
+            .execute(format!("DROP DATABASE IF EXISTS {}", quote::ident(s)).as_str())
             .await
-            .ok();
+            .is_ok()
+        {
+            dropped.push(s.clone());
+        }
+    }
+    dropped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_given_server_with_the_dumps_schema_is_refused_naming_it_and_the_fix() {
+        let existing = vec!["mysql".to_string(), "Forum".to_string()];
+        let wanted = vec!["forum".to_string(), "rehearsal".to_string()];
+        let clash = clashes(&existing, &wanted);
+        assert_eq!(clash, vec!["forum"]);
+        assert_eq!(
+            clash_message("mysql://root@db:3306/", true, &clash, "rehearsal"),
+            "the server mysql://root@db:3306/ already has schema(s) forum, which the dump would load into \
+             (its DROP TABLE IF EXISTS replaces their tables); nothing of the dump was sent. \
+             Fix: point MYSQL_TEST_URL at a server without them, or unset it so rehearse starts a throwaway server of its own"
+        );
+        let m = clash_message("s", true, &["rehearsal".to_string()], "rehearsal");
+        assert!(m.ends_with("or pass --database NAME with a name not in use for what the dump loads outside any USE (now 'rehearsal')"), "{m}");
+    }
+
+    #[test]
+    fn the_quarantine_query_is_the_rehearsals_rows_of_one_table() {
+        assert_eq!(
+            quarantine_sql("a`b"),
+            "SELECT CAST(col AS CHAR), key_bytes, value, CAST(reason AS CHAR), CAST(runner_up AS CHAR) \
+             FROM `a``b`.`_myrecode_quarantine` WHERE job = ? AND tbl = ? ORDER BY id"
+        );
+    }
+
+    #[test]
+    fn a_dump_is_whole_or_refused() {
+        let p = Path::new("d.sql");
+        let o = |text: &[u8]| outline::outline_text(text, "r");
+        let whole = o(b"CREATE TABLE t (a INT);\n-- Dump completed on x\n");
+        assert!(check_dump(&whole, p, false).is_ok());
+        let cut = o(b"CREATE TABLE t (a INT);\n");
+        let e = check_dump(&cut, p, false).unwrap_err().to_string();
+        assert!(
+            e.contains("cut short") && e.contains("--partial-dump-ok"),
+            "{e}"
+        );
+        assert!(check_dump(&cut, p, true).is_ok());
+        let empty = o(b"-- Dump completed\n");
+        let e = check_dump(&empty, p, false).unwrap_err().to_string();
+        assert!(e.contains("creates no table"), "{e}");
+        assert_eq!(
+            missing(
+                &[("s".into(), "a".into()), ("s".into(), "b".into())],
+                &[("s".into(), "a".into())]
+            ),
+            vec![("s".to_string(), "b".to_string())]
+        );
     }
 }

@@ -38,6 +38,38 @@ pub struct TableResult {
     pub refusals: Vec<String>,
     /// What `verify` could not prove.
     pub unproven: Vec<String>,
+    /// The undecided values, one line each (column, key, bytes, readings): the report keeps
+    /// them because the server holding `_myrecode_quarantine` is gone when it is read.
+    pub undecided_values: Vec<String>,
+}
+
+/// One undecided value for the report: its column, its row's key (each part as text when
+/// it is UTF-8, else hex), its first bytes in hex, and why no reading was chosen.
+pub fn undecided_line(
+    col: &str,
+    key: Option<&[Vec<u8>]>,
+    value: &[u8],
+    reason: &str,
+    runner_up: Option<&str>,
+) -> String {
+    let show = |b: &[u8]| match std::str::from_utf8(b) {
+        Ok(t) if !t.chars().any(char::is_control) => t.to_string(),
+        _ => format!("0x{}", hex(b)),
+    };
+    let key = match key {
+        Some(parts) => parts.iter().map(|p| show(p)).collect::<Vec<_>>().join(", "),
+        None => "(unreadable)".into(),
+    };
+    let more = if value.len() > 32 { "..." } else { "" };
+    let runner = runner_up.map_or(String::new(), |r| format!("; runner-up reading {r}"));
+    format!(
+        "column {col}, key [{key}]: bytes 0x{}{more}: {reason}{runner}",
+        hex(&value[..value.len().min(32)])
+    )
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A table's verdict.
@@ -102,7 +134,7 @@ impl TableResult {
                 self.unproven.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
             ),
             Status::Undecided => format!(
-                "{name}: {} undecided value(s) left as they were (listed in _myrecode_quarantine); {} recoded",
+                "{name}: {} undecided value(s) left as they were (listed below and in the JUnit report); {} recoded",
                 self.undecided, self.recoded
             ),
             Status::Recoded => format!(
@@ -116,13 +148,14 @@ impl TableResult {
     }
 }
 
-/// The exit code of the whole rehearsal: the worst table's.
+/// The exit code of the whole rehearsal: the worst table's; no table at all is no verdict,
+/// never a pass.
 pub fn exit_code(results: &[TableResult]) -> u8 {
     results
         .iter()
         .map(|r| r.status().exit_code())
         .max()
-        .unwrap_or(EXIT_CLEAN)
+        .unwrap_or(EXIT_ERROR)
 }
 
 /// The closing summary; its counts are the JUnit report's.
@@ -167,7 +200,7 @@ mod tests {
         refused.refusals = vec!["has triggers. Fix: drop them".into()];
         let mut unproven = table("d");
         unproven.unproven = vec!["d.x key [1]: mismatch".into()];
-        assert_eq!(exit_code(&[]), EXIT_CLEAN);
+        assert_eq!(exit_code(&[]), EXIT_ERROR, "0 tables is not a pass");
         assert_eq!(exit_code(std::slice::from_ref(&clean)), EXIT_CLEAN);
         assert_eq!(
             exit_code(&[clean.clone(), undecided.clone()]),
@@ -200,6 +233,25 @@ mod tests {
         t.finished = false;
         assert_eq!(t.status(), Status::Unproven);
         assert!(t.line().contains("not finished"));
+    }
+
+    #[test]
+    fn an_undecided_value_is_listed_with_its_key_bytes_and_readings() {
+        assert_eq!(
+            undecided_line(
+                "body",
+                Some(&[b"1002".to_vec()]),
+                b"Order \x9a\x9b",
+                "no reading is safe",
+                Some("windows-1251")
+            ),
+            "column body, key [1002]: bytes 0x4f72646572209a9b: no reading is safe; runner-up reading windows-1251"
+        );
+        let l = undecided_line("c", None, &[0u8; 40], "r", None);
+        assert!(
+            l.starts_with("column c, key [(unreadable)]: bytes 0x0000") && l.ends_with("...: r"),
+            "{l}"
+        );
     }
 
     #[test]

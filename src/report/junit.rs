@@ -74,9 +74,10 @@ fn testcase(o: &mut String, r: &TableResult) {
         Status::Undecided => Some((
             "undecided",
             format!(
-                "{} undecided value(s) were left as they were; their keys are in _myrecode_quarantine. \
+                "{} undecided value(s) were left as they were:\n{}\n\
                  Fix: decide them (a fixed `source:` for the column in the job) or accept them as they are",
-                r.undecided
+                r.undecided,
+                r.undecided_values.join("\n")
             ),
         )),
         Status::Unproven => Some(("unproven", r.unproven.join("\n"))),
