@@ -3,7 +3,7 @@
 
 use crate::db::connect::Unreachable;
 use crate::db::errno;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// True for failures worth retrying: lost connections, restarts, deadlocks, lock wait timeouts.
 pub fn is_transient(err: &anyhow::Error) -> bool {
@@ -31,6 +31,33 @@ pub fn is_transient(err: &anyhow::Error) -> bool {
 /// Backoff before retry number `attempt` (0-based): 0.2 s doubling, at most 5 s.
 pub fn backoff(attempt: u32) -> Duration {
     Duration::from_millis((200u64 << attempt.min(5)).min(5000))
+}
+
+/// How long a step must run without failing for its next failure to start a new streak
+/// (full `--retry-for` budget, shortest backoff again): it made progress meanwhile.
+pub const STREAK_BREAK: Duration = Duration::from_secs(10);
+
+/// A streak of transient failures of one step: when it began and how many retries it had.
+/// Without the reset, one fault early in a long step made every later one wait the longest
+/// backoff and count against `--retry-for` from that first fault.
+#[derive(Debug, Default)]
+pub struct Streak {
+    since: Option<Instant>,
+    attempt: u32,
+}
+
+impl Streak {
+    /// A failure at `now` of a try that ran `ran_for`: how long the streak has lasted and the
+    /// backoff before the next try.
+    pub fn failed(&mut self, now: Instant, ran_for: Duration) -> (Duration, Duration) {
+        if ran_for >= STREAK_BREAK {
+            *self = Streak::default();
+        }
+        let since = *self.since.get_or_insert(now);
+        let wait = backoff(self.attempt);
+        self.attempt += 1;
+        (now.saturating_duration_since(since), wait)
+    }
 }
 
 #[cfg(test)]
@@ -66,5 +93,19 @@ mod tests {
         assert!(!is_transient(&both));
         assert_eq!(backoff(0), Duration::from_millis(200));
         assert_eq!(backoff(10), Duration::from_millis(5000));
+    }
+
+    #[test]
+    fn a_streak_ends_when_the_step_ran_long_enough_to_progress() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut streak = Streak::default();
+        // Quick failures in a row: the backoff doubles, the streak's age grows.
+        assert_eq!(streak.failed(t0, s(0)), (s(0), backoff(0)));
+        assert_eq!(streak.failed(t0 + s(1), s(0)), (s(1), backoff(1)));
+        assert_eq!(streak.failed(t0 + s(3), s(1)), (s(3), backoff(2)));
+        // Then the step ran a minute before failing again: a new streak.
+        assert_eq!(streak.failed(t0 + s(70), s(60)), (s(0), backoff(0)));
+        assert_eq!(streak.failed(t0 + s(71), s(0)), (s(1), backoff(1)));
     }
 }

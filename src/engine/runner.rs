@@ -458,9 +458,9 @@ pub async fn run(
     }
     let mut summaries: Vec<TableSummary> = Vec::new();
     for step in steps {
-        let mut failing_since: Option<Instant> = None;
-        let mut attempt = 0;
+        let mut streak = retry::Streak::default();
         loop {
+            let began = Instant::now();
             let ran = match step {
                 Step::Table(plan, table) if plan.strategy == Strategy::InPlace => {
                     inplace::run_table(
@@ -520,16 +520,15 @@ pub async fn run(
                     }
                 }
                 Err(e) if retry::is_transient(&e) => {
-                    let since = *failing_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > opts.retry_for {
+                    let (failing, wait) = streak.failed(Instant::now(), began.elapsed());
+                    if failing > opts.retry_for {
                         return Err(e.context(format!(
                             "the server kept failing for {:?}; progress is checkpointed",
                             opts.retry_for
                         )));
                     }
                     tracing::warn!(step = %step, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
-                    tokio::time::sleep(retry::backoff(attempt)).await;
-                    attempt += 1;
+                    tokio::time::sleep(wait).await;
                     if let Ok(c) = cfg.connect_one().await {
                         conn = c;
                     }
