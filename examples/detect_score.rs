@@ -6,7 +6,7 @@
 //! `--inject` puts the genuine values of GENUINE.tsv (`scripts/gen_stress.py western`) into
 //! every mojibake column of each set at a 5% share and counts those that would be rewritten.
 //! `--column-stress` puts the values of a stress set (`scripts/gen_stress.py`) into the
-//! legacy and mojibake columns of each set (`eval::column_stress`): its values of a column's
+//! legacy and mojibake columns of each set (`stress::column_stress`): its values of a column's
 //! own label and language, its genuine values into every column, its values under another
 //! label of a column's class; at a 5% share, or one at a time with `--single`.
 //! `--column-misses` lists every value its (label, language) column gets wrong: label,
@@ -67,7 +67,7 @@ fn main() -> anyhow::Result<()> {
             println!("column misses: {}", report.column_misses.len());
         }
         if let Some(extra) = &stress {
-            let (total, per) = eval::column_stress(&rows, extra, single);
+            let (total, per) = myrecode::detect::stress::column_stress(&rows, extra, single);
             if mistakes {
                 for (column, s) in &per {
                     println!("column stress {column}: {}", s.render());
@@ -76,7 +76,7 @@ fn main() -> anyhow::Result<()> {
             println!("column stress: {}", total.render());
         }
         if let Some(extra) = &inject {
-            let (total, per) = eval::injected_rewrites(&rows, extra);
+            let (total, per) = myrecode::detect::stress::injected_rewrites(&rows, extra);
             for (column, n) in per {
                 println!("injected into {column}: {n} of {} rewritten", extra.len());
             }

@@ -23,6 +23,7 @@ mod decide;
 pub mod eval;
 pub mod label;
 pub mod model;
+pub mod stress;
 pub mod tables;
 pub mod text;
 
