@@ -180,7 +180,6 @@ fn tried_on_server(
     cfg: &crate::db::connect::ConnectionConfig,
     job: &crate::job::model::Job,
 ) -> Result<Vec<crate::job::finding::Finding>> {
-    use crate::job::model::Strategy;
     let cfg = cfg.with_database(Some(&job.schema));
     block_on(async {
         let mut c = cfg.connect_one().await?;
@@ -198,20 +197,15 @@ fn tried_on_server(
                 fix.trim_end_matches('.'),
             )
         };
-        for p in ready.iter().filter(|p| p.strategy == Strategy::Copy) {
-            if let Err(e) = crate::engine::copy::shadow::trial(&mut c, p).await {
-                let i = job
-                    .tables
-                    .iter()
-                    .position(|t| t.name == p.table)
-                    .unwrap_or(0);
-                out.push(finding(format!("tables[{i}].columns"), e));
-            }
-        }
-        if out.is_empty() {
-            if let Err(e) = crate::engine::copy::shadow::trial_job(&mut c, &ready).await {
-                out.push(finding("schema".into(), e));
-            }
+        for (table, e) in crate::engine::copy::shadow::trial_job(&mut c, &ready).await {
+            let path = match table {
+                Some(t) => format!(
+                    "tables[{}].columns",
+                    job.tables.iter().position(|x| x.name == t).unwrap_or(0)
+                ),
+                None => "schema".into(),
+            };
+            out.push(finding(path, e));
         }
         anyhow::Ok(out)
     })

@@ -72,9 +72,7 @@ pub fn is_lossless_reading(stored: &[u8], text: &str) -> bool {
     if serialized::looks_serialized(stored) && serialized::payloads(stored).is_ok() {
         // Only string by string: the whole value read as text keeps counts that no longer
         // match its strings, which unserialize() refuses.
-        return serialized::same_shape(stored, text.as_bytes(), |old, new| {
-            old == new || std::str::from_utf8(new).is_ok_and(|t| is_lossless_reading(old, t))
-        });
+        return serialized::same_shape(stored, text.as_bytes(), string_reads);
     }
     let legacy = Encoding::ALL.iter().filter(|e| **e != Encoding::Utf8);
     let mut labels = legacy.clone().map(|e| Label::Legacy(*e)).chain(
@@ -88,6 +86,11 @@ pub fn is_lossless_reading(stored: &[u8], text: &str) -> bool {
             }),
     );
     labels.any(|l| unrepair(l, text).iter().any(|b| b == stored))
+}
+
+/// Whether a serialized value's string `new` is `old` as stored, or a lossless reading of it.
+fn string_reads(old: &[u8], new: &[u8]) -> bool {
+    old == new || std::str::from_utf8(new).is_ok_and(|t| is_lossless_reading(old, t))
 }
 
 /// Whether a single-byte legacy encoding decodes every mapped byte to its own character,
@@ -219,9 +222,7 @@ fn decide_serialized(
     let Some(label) = used.filter(|_| recoded.changed) else {
         return Action::Keep;
     };
-    let proven = serialized::same_shape(stored, &recoded.bytes, |old, new| {
-        old == new || std::str::from_utf8(new).is_ok_and(|t| is_lossless_reading(old, t))
-    });
+    let proven = serialized::same_shape(stored, &recoded.bytes, string_reads);
     if proven {
         Action::Rewrite {
             new: recoded.bytes,

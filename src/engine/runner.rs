@@ -389,7 +389,13 @@ pub async fn run(
     // for it again at every start (a resumed run must reach its cut-over at once); there a
     // shadow the server refuses stops its table before any of its rows is copied.
     if !opts.execute {
-        copy::shadow::trial_job(&mut conn, &plans).await?;
+        if let Some((_, e)) = copy::shadow::trial_job(&mut conn, &plans)
+            .await
+            .into_iter()
+            .next()
+        {
+            return Err(e);
+        }
         let copies: Vec<(&str, &str)> = plans
             .iter()
             .filter(|p| matches!(p.strategy, Strategy::Copy))

@@ -70,15 +70,10 @@ pub fn literal_changes(
     let mut out = Vec::new();
     let toks = sqltext::tokens(sql, mode).map_err(|e| format!("cannot read the SQL text: {e}"))?;
     for lit in toks.iter().filter_map(|t| t.literal()) {
-        if lit.value.is_ascii() || lit.national || lit.introducer.as_deref() == Some("binary") {
+        if lit.introducer.as_deref() == Some("binary") {
             continue;
         }
-        let cs = lit.introducer.as_deref().or(charset);
-        if stored_bytes(&lit.value, cs).is_none() {
-            continue;
-        }
-        let new = recode_text(&lit.value, cs, labels)?;
-        if new != lit.value {
+        if let Some(new) = recoded_literal(lit, charset, labels)? {
             out.push(format!(
                 "{} → {}",
                 quote::literal(&lit.value),
@@ -87,6 +82,25 @@ pub fn literal_changes(
         }
     }
     Ok(out)
+}
+
+/// What one string literal of SQL text becomes, or `None` when it stays: ASCII, national
+/// (`N'…'`, UTF-8 already) and text the charset cannot hold (never bytes of it, so no
+/// legacy text) stay; its bytes are in its introducer's charset, else in `charset`.
+fn recoded_literal(
+    lit: &sqltext::Literal,
+    charset: Option<&str>,
+    labels: &[Label],
+) -> Result<Option<String>, String> {
+    if lit.value.is_ascii() || lit.national {
+        return Ok(None);
+    }
+    let cs = lit.introducer.as_deref().or(charset);
+    if stored_bytes(&lit.value, cs).is_none() {
+        return Ok(None);
+    }
+    let new = recode_text(&lit.value, cs, labels)?;
+    Ok((new != lit.value).then_some(new))
 }
 
 /// A DEFAULT value as SQL, its strings recoded: a quoted literal, or an expression.
@@ -116,20 +130,10 @@ pub fn recode_sql(
     }
     let mut failed = None;
     let out = sqltext::rewrite_literals(sql, mode, |lit| {
-        if lit.value.is_ascii() || lit.national {
-            return None;
-        }
-        let cs = lit.introducer.as_deref().or(charset);
-        // Text the charset cannot hold was never bytes of it: not legacy text.
-        stored_bytes(&lit.value, cs)?;
-        match recode_text(&lit.value, cs, labels) {
-            Ok(t) if t != lit.value => Some(t),
-            Ok(_) => None,
-            Err(e) => {
-                failed.get_or_insert(e);
-                None
-            }
-        }
+        recoded_literal(lit, charset, labels).unwrap_or_else(|e| {
+            failed.get_or_insert(e);
+            None
+        })
     })
     .map_err(|e| format!("cannot read the SQL text: {e}"))?;
     match failed {

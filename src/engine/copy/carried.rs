@@ -23,7 +23,7 @@ use super::objects::{apply_objects, record_objects, schema_default};
 use super::objects_sql::Reading;
 use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
 use super::own_triggers_sql::{OwnTrigger, Recode};
-use super::shadow_sql::table_collation;
+use super::shadow_sql::plans_collation;
 use crate::engine::plan::TablePlan;
 use anyhow::Result;
 use sqlx::{Executor, MySqlConnection};
@@ -141,7 +141,7 @@ pub(super) fn reading(ctxs: &[Ctx<'_>], plans: &[TablePlan]) -> Reading {
     }
     Reading {
         labels,
-        collation: collation_of(plans),
+        collation: plans_collation(plans),
     }
 }
 
@@ -155,15 +155,6 @@ pub(super) async fn record_last(
     record_objects(conn, schema, job, reading).await.map(|_| ())
 }
 
-/// The utf8mb4 collation of the job's targets, which the schema and its objects take.
-fn collation_of(plans: &[TablePlan]) -> String {
-    let targets: Vec<&str> = plans
-        .iter()
-        .flat_map(|p| p.columns.iter().map(|c| c.target.as_str()))
-        .collect();
-    table_collation(&targets, "utf8mb4_general_ci")
-}
-
 /// After the job's last rename, or by the run after it: the recorded views, routines and
 /// events recreated in UTF-8, then the schema's default.
 pub(super) async fn after_last(
@@ -173,6 +164,6 @@ pub(super) async fn after_last(
     plans: &[TablePlan],
 ) -> Result<()> {
     apply_objects(conn, schema, job).await?;
-    schema_default(conn, schema, &collation_of(plans)).await?;
+    schema_default(conn, schema, &plans_collation(plans)).await?;
     Ok(())
 }

@@ -51,15 +51,9 @@ impl Ctx<'_> {
             .zip(&self.decider.columns)
             .filter_map(|(c, (_, p, _))| Some((c.name.clone(), p.clone()?)))
             .collect();
-        let targets: Vec<&str> = self
-            .plan
-            .columns
-            .iter()
-            .map(|c| c.target.as_str())
-            .collect();
         Recode {
             labels: super::shadow::labels(self.plan, &priors),
-            collation: super::shadow_sql::table_collation(&targets, "utf8mb4_general_ci"),
+            collation: super::shadow_sql::plans_collation([self.plan]),
         }
     }
 }

@@ -99,7 +99,7 @@ mod teardown;
 mod verify;
 
 pub use names::{names, sorts_after, Names};
-pub use setup::{fresh_copies, refuse_kept_originals};
+pub use setup::refuse_kept_originals;
 pub use teardown::{abort_table, cleanup_table};
 pub use verify::{verify_table, CopyFindings};
 

@@ -3,11 +3,13 @@
 //! right after its rename, settled by the next run from the record whatever instant a kill
 //! chose; then the schema's default charset, once no table of it keeps a legacy one.
 
+use super::context::table_exists;
 use super::objects_sql::{
-    applied_sql, pending_sql, record_ddl, record_sql, recreate, show_create_sql, Kind, Object,
-    Reading, EVENTS_SQL, OBJECTS, ROUTINES_SQL, SEPARATOR, VIEWS_SQL,
+    applied_sql, pending_sql, record_ddl, record_sql, recreate, schema_default_sql,
+    show_create_sql, Kind, Object, Reading, EVENTS_SQL, LEGACY_TABLES_SQL, OBJECTS, ROUTINES_SQL,
+    SEPARATOR, VIEWS_SQL,
 };
-use super::own_triggers_sql::{use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL};
+use super::own_triggers_sql::{session_sql, use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL};
 use super::shadow::is_mariadb;
 use crate::db::quote;
 use anyhow::{anyhow, Context, Result};
@@ -202,14 +204,7 @@ pub(super) async fn apply_objects(
     schema: &str,
     job: &str,
 ) -> Result<usize> {
-    let exists: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-    )
-    .bind(schema)
-    .bind(OBJECTS)
-    .fetch_optional(&mut *conn)
-    .await?;
-    if exists.is_none() {
+    if !table_exists(conn, schema, OBJECTS).await? {
         return Ok(0);
     }
     let pending: Vec<(String, String, String, String)> = sqlx::query_as(&pending_sql(schema))
@@ -222,14 +217,8 @@ pub(super) async fn apply_objects(
     conn.execute(CONTEXT_SAVE_SQL).await?;
     conn.execute(use_sql(schema).as_str()).await?;
     for (kind, name, statements, sql_mode) in &pending {
-        conn.execute(
-            format!(
-                "SET SESSION sql_mode = {}, character_set_client = 'utf8mb4', collation_connection = 'utf8mb4_general_ci'",
-                quote::literal(sql_mode)
-            )
-            .as_str(),
-        )
-        .await?;
+        conn.execute(session_sql(sql_mode, "utf8mb4", "utf8mb4_general_ci").as_str())
+            .await?;
         for s in statements.split(SEPARATOR) {
             if let Err(e) = conn.execute(s).await {
                 conn.execute(CONTEXT_RESET_SQL).await.ok();
@@ -257,33 +246,14 @@ pub(super) async fn schema_default(
     schema: &str,
     collation: &str,
 ) -> Result<bool> {
-    let legacy: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
-         WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_NAME NOT LIKE '%\\_myrecode\\_%' \
-         AND t.TABLE_NAME NOT LIKE '\\_myrecode\\_%' AND t.TABLE_NAME NOT LIKE '!myrecode%' AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8')",
-    )
-    .bind(schema)
-    .fetch_one(&mut *conn)
-    .await?;
+    let legacy: i64 = sqlx::query_scalar(LEGACY_TABLES_SQL)
+        .bind(schema)
+        .fetch_one(&mut *conn)
+        .await?;
     if legacy > 0 || schema_charset(conn, schema).await? == "utf8mb4" {
         return Ok(false);
     }
-    // A collation is a name the server listed; anything else falls back to its default.
-    let collation = if collation
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
-        format!(" COLLATE {collation}")
-    } else {
-        String::new()
-    };
-    conn.execute(
-        format!(
-            "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{collation}",
-            quote::ident(schema),
-        )
-        .as_str(),
-    )
+    conn.execute(schema_default_sql(schema, collation).as_str())
     .await
     .context("making utf8mb4 the schema's default. Fix: the job's user needs ALTER on the schema; run the job again to finish")?;
     Ok(true)

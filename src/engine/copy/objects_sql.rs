@@ -186,6 +186,30 @@ pub const EVENTS_SQL: &str = "SELECT CAST(e.EVENT_NAME AS CHAR), CAST(e.EVENT_DE
      FROM information_schema.EVENTS e JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = e.DATABASE_COLLATION \
      WHERE e.EVENT_SCHEMA = ? ORDER BY 1";
 
+/// How many base tables of `?` schema, myrecode's own aside (bookkeeping, side tables, the
+/// gate), keep a legacy default charset.
+pub const LEGACY_TABLES_SQL: &str = "SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
+     WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_NAME NOT LIKE '%\\_myrecode\\_%' \
+     AND t.TABLE_NAME NOT LIKE '\\_myrecode\\_%' AND t.TABLE_NAME NOT LIKE '!myrecode%' AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8')";
+
+/// Makes utf8mb4 the schema's default, in `collation` when it is a plain name (one the
+/// server listed; anything else leaves the server's default collation).
+pub fn schema_default_sql(schema: &str, collation: &str) -> String {
+    let collation = if !collation.is_empty()
+        && collation
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        format!(" COLLATE {collation}")
+    } else {
+        String::new()
+    };
+    format!(
+        "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{collation}",
+        quote::ident(schema)
+    )
+}
+
 /// `SHOW CREATE <kind> schema.name`.
 pub fn show_create_sql(kind: Kind, schema: &str, name: &str) -> String {
     format!("SHOW CREATE {} {}", kind.word(), quote::table(schema, name))
@@ -324,6 +348,19 @@ mod tests {
             recreate(&e, &reading(), true).unwrap().unwrap(),
             vec!["ALTER DEFINER = 'root'@'localhost' EVENT `purge` COMMENT 'Чистка' DO DELETE FROM orders WHERE comment = 'спам'"]
         );
+    }
+
+    #[test]
+    fn the_schema_default_statement_quotes_its_name_and_takes_only_a_plain_collation() {
+        assert_eq!(
+            schema_default_sql("sh`op", "utf8mb4_unicode_ci"),
+            "ALTER DATABASE `sh``op` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+        );
+        assert_eq!(
+            schema_default_sql("shop", "x; DROP TABLE t"),
+            "ALTER DATABASE `shop` DEFAULT CHARACTER SET utf8mb4"
+        );
+        assert!(LEGACY_TABLES_SQL.contains("NOT LIKE '!myrecode%'"));
     }
 
     #[test]

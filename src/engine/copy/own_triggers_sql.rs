@@ -102,11 +102,16 @@ pub fn definer_clause(definer: &str) -> String {
 
 /// The session settings a trigger is created under: its own `sql_mode` and character set context.
 pub fn context_sql(t: &OwnTrigger) -> String {
+    session_sql(&t.sql_mode, &t.charset_client, &t.collation_connection)
+}
+
+/// The session settings an object is created under: `sql_mode`, client charset, collation.
+pub fn session_sql(sql_mode: &str, charset_client: &str, collation: &str) -> String {
     format!(
         "SET SESSION sql_mode = {}, character_set_client = {}, collation_connection = {}",
-        quote::literal(&t.sql_mode),
-        quote::literal(&t.charset_client),
-        quote::literal(&t.collation_connection)
+        quote::literal(sql_mode),
+        quote::literal(charset_client),
+        quote::literal(collation)
     )
 }
 

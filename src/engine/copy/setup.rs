@@ -42,7 +42,7 @@ async fn kept_original(
 }
 
 /// The copies of `plans` that have not started (no checkpoint of this job).
-pub async fn fresh_copies(
+async fn fresh_copies(
     conn: &mut MySqlConnection,
     job: &str,
     plans: &[TablePlan],

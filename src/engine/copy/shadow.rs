@@ -132,34 +132,42 @@ pub async fn alter_sql(
         })
 }
 
-/// Every copied table's shadow tried ([`trial`]), then the schema's views, routines and
-/// events ([`super::objects::trial_objects`]); `Err` with the first refusal.
-pub async fn trial_job(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Result<()> {
+/// Every copied table's shadow tried ([`trial`]), then, when every one passed, the schema's
+/// views, routines and events ([`super::objects::trial_objects`]): each refusal with the
+/// table it concerns (`None`: the schema's objects); none when all would be carried over.
+pub async fn trial_job(
+    conn: &mut MySqlConnection,
+    plans: &[TablePlan],
+) -> Vec<(Option<String>, anyhow::Error)> {
     let mut labels: Vec<Label> = Vec::new();
+    let mut refused = Vec::new();
     let copies: Vec<&TablePlan> = plans
         .iter()
         .filter(|p| p.strategy == crate::job::model::Strategy::Copy)
         .collect();
     for p in &copies {
-        for l in trial(conn, p).await? {
-            if !labels.contains(&l) {
-                labels.push(l);
+        match trial(conn, p).await {
+            Ok(read) => {
+                for l in read {
+                    if !labels.contains(&l) {
+                        labels.push(l);
+                    }
+                }
             }
+            Err(e) => refused.push((Some(p.table.clone()), e)),
         }
     }
-    let Some(first) = copies.first() else {
-        return Ok(());
+    let Some(first) = copies.first().filter(|_| refused.is_empty()) else {
+        return refused;
     };
-    let targets: Vec<&str> = copies
-        .iter()
-        .flat_map(|p| p.columns.iter().map(|c| c.target.as_str()))
-        .collect();
     let reading = super::objects_sql::Reading {
         labels,
-        collation: shadow_sql::table_collation(&targets, "utf8mb4_general_ci"),
+        collation: shadow_sql::plans_collation(copies.iter().copied()),
     };
-    super::objects::trial_objects(conn, &first.schema, &reading).await?;
-    Ok(())
+    if let Err(e) = super::objects::trial_objects(conn, &first.schema, &reading).await {
+        refused.push((None, e));
+    }
+    refused
 }
 
 /// Builds the shadow's definition under a scratch name and drops it: what the server
@@ -172,10 +180,9 @@ pub async fn trial(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Vec<L
     let labels = labels(plan, &priors);
     let alter = alter_sql(conn, plan, &scratch, &labels).await?;
     // The table's own triggers, as the cut-over will create them on the shadow.
-    let targets: Vec<&str> = plan.columns.iter().map(|c| c.target.as_str()).collect();
     let recode = Recode {
         labels: labels.clone(),
-        collation: shadow_sql::table_collation(&targets, "utf8mb4_general_ci"),
+        collation: shadow_sql::plans_collation([plan]),
     };
     for t in super::own_triggers::own_triggers(conn, &plan.schema, &plan.table).await? {
         as_sent(&t, Some(&recode)).map_err(|e| {

@@ -263,6 +263,18 @@ pub fn table_collation(targets: &[&str], fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
+/// The utf8mb4 collation recreated texts of `plans` take (triggers' and objects' strings, the
+/// schema's default): their targets', else the server's general one.
+pub fn plans_collation<'a>(
+    plans: impl IntoIterator<Item = &'a crate::engine::plan::TablePlan>,
+) -> String {
+    let targets: Vec<&str> = plans
+        .into_iter()
+        .flat_map(|p| p.columns.iter().map(|c| c.target.as_str()))
+        .collect();
+    table_collation(&targets, "utf8mb4_general_ci")
+}
+
 /// The table's generated columns, from `?` schema and `?` table: name, type, charset,
 /// nullable, expression, `EXTRA`, comment.
 pub const GENERATED_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), \
