@@ -52,13 +52,7 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
         );
         tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
     };
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut life = move |lo: u64, span: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        lo + x % span
-    };
+    let mut life = common::lives(0x2545_F491_4F6C_DD1D);
     let mut printed = String::new();
     let mut kills = Vec::new();
     // The copies and their replay, before any cut-over is allowed.

@@ -405,13 +405,7 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
             w
         })
     };
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut life = move |lo: u64, span: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        lo + x % span
-    };
+    let mut life = common::lives(0x2545_F491_4F6C_DD1D);
     let mut kills = Vec::new();
     let mut c = db.config.connect_one().await.unwrap();
     // While the tables are copied and checked.

@@ -21,6 +21,18 @@ pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
     cmd.output().expect("the myrecode binary runs")
 }
 
+/// How long each killed run lives, repeatably: `life(lo, span)` is `lo` plus up to `span`
+/// milliseconds, from an xorshift sequence started at `seed`.
+pub fn lives(seed: u64) -> impl FnMut(u64, u64) -> u64 {
+    let mut x = seed;
+    move |lo, span| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        lo + x % span
+    }
+}
+
 /// Stdout and stderr as text.
 pub fn texts(out: &Output) -> (String, String) {
     (
