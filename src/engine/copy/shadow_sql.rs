@@ -121,6 +121,10 @@ pub fn shadow_alter_sql(
             " GENERATED ALWAYS AS ({expr}) {}",
             if g.stored { "STORED" } else { "VIRTUAL" }
         ));
+        // MySQL 8 allows NOT NULL on a generated column (MariaDB never reports one).
+        if !g.nullable {
+            m.push_str(" NOT NULL");
+        }
         if !g.comment.is_empty() {
             let c = definition::recode_text(&g.comment, cs, labels)?;
             m.push_str(&format!(" COMMENT {}", quote::literal(&c)));
@@ -317,7 +321,7 @@ mod tests {
                     name: "total".into(),
                     column_type: "decimal(10,2)".into(),
                     charset: None,
-                    nullable: true,
+                    nullable: false,
                     expression: "`amount` * 2".into(),
                     stored: true,
                     comment: String::new(),
@@ -366,6 +370,40 @@ mod tests {
              MODIFY `price_label` VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci GENERATED ALWAYS AS (concat(`amount`,' руб.')) VIRTUAL, \
              DROP CONSTRAINT `chk_city`, ADD CONSTRAINT `chk_city` CHECK (`city` <> 'Неизвестно'), \
              COMMENT = 'Заказы', DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+        );
+    }
+
+    #[test]
+    fn a_generated_column_keeps_its_not_null() {
+        let facts = TableFacts {
+            charset: Some("latin1".into()),
+            generated: vec![GeneratedColumn {
+                name: "slug".into(),
+                column_type: "varchar(60)".into(),
+                charset: Some("latin1".into()),
+                nullable: false,
+                expression: "lower(`city`)".into(),
+                stored: true,
+                comment: String::new(),
+                invisible: false,
+            }],
+            ..TableFacts::default()
+        };
+        let sql = shadow_alter_sql(
+            "s",
+            "t_myrecode_new",
+            &facts,
+            &[JobColumn {
+                name: "city",
+                target: "VARCHAR(50) CHARACTER SET utf8mb4",
+            }],
+            "utf8mb4_bin",
+            &[],
+        )
+        .unwrap();
+        assert!(
+            sql.contains("MODIFY `slug` VARCHAR(60) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin GENERATED ALWAYS AS (lower(`city`)) STORED NOT NULL,"),
+            "{sql}"
         );
     }
 
