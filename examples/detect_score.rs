@@ -2,7 +2,7 @@
 //! corpus and the held-out set of real text nobody here wrote.
 //!
 //! `cargo run --release --example detect_score -- [FILE.tsv ...] [--mistakes]
-//! [--column-misses] [--inject=GENUINE.tsv] [--column-stress=STRESS.tsv [--single]]` (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
+//! [--column-misses] [--by-shape] [--inject=GENUINE.tsv] [--column-stress=STRESS.tsv [--single]]` (default: `data/detect_corpus.tsv data/heldout_corpus.tsv`).
 //! `--inject` puts the genuine values of GENUINE.tsv (`scripts/gen_stress.py western`) into
 //! every mojibake column of each set at a 5% share and counts those that would be rewritten.
 //! `--column-stress` puts the values of a stress set (`scripts/gen_stress.py`) into the
@@ -12,6 +12,8 @@
 //! `--column-misses` lists every value its (label, language) column gets wrong: label,
 //! language, shape, answer (`REWRITE` when it would rewrite), text, then the column's
 //! dominant reading and share and each reading's score with the column's bonus.
+//! `--by-shape` makes each (label, language, shape) one column (`data/stress_units.tsv`: a
+//! column of prices, one of addresses).
 
 use myrecode::detect::eval;
 
@@ -28,6 +30,7 @@ fn main() -> anyhow::Result<()> {
     let mistakes = args.iter().any(|a| a == "--mistakes");
     let column_misses = args.iter().any(|a| a == "--column-misses");
     let single = args.iter().any(|a| a == "--single");
+    let by_shape = args.iter().any(|a| a == "--by-shape");
     let stress = match args.iter().find_map(|a| a.strip_prefix("--column-stress=")) {
         Some(p) => {
             Some(eval::parse_corpus(&std::fs::read_to_string(p)?).map_err(anyhow::Error::msg)?)
@@ -41,8 +44,14 @@ fn main() -> anyhow::Result<()> {
         None => None,
     };
     for path in paths {
-        let rows =
+        let mut rows =
             eval::parse_corpus(&std::fs::read_to_string(path)?).map_err(anyhow::Error::msg)?;
+        if by_shape {
+            // One column per (label, language, shape): a column of prices, one of addresses.
+            for r in &mut rows {
+                r.lang = format!("{}/{}", r.lang, r.shape);
+            }
+        }
         let report = eval::evaluate(&rows);
         println!("== {path} ({} values)", rows.len());
         print!("{}", report.render());
@@ -71,6 +80,14 @@ fn main() -> anyhow::Result<()> {
             if mistakes {
                 for (column, s) in &per {
                     println!("column stress {column}: {}", s.render());
+                }
+            }
+            for w in &total.wrongs {
+                println!("stress wrong\t{w}");
+            }
+            if mistakes {
+                for w in &total.undecided {
+                    println!("stress undecided\t{w}");
                 }
             }
             println!("column stress: {}", total.render());

@@ -122,6 +122,13 @@ pub(crate) fn add_votes(analyses: &[Analysis], counts: &mut Vec<(Label, f32)>) {
                     add(counts, Label::Unknown, 1.0);
                     continue;
                 }
+                // A value of one to three letters that two readings read about as well
+                // ("33 л": cp1251 litres or TCVN3 "ở") is no evidence of the column's
+                // encoding: alone it is undecided, and a column of nothing else (a column of
+                // quantities) must not vote itself into either reading.
+                if short_and_close(cands) {
+                    continue;
+                }
                 posteriors(cands, None, &mut probs);
                 for (c, &p) in cands.iter().zip(&probs) {
                     add(counts, c.label, p);
@@ -129,6 +136,19 @@ pub(crate) fn add_votes(analyses: &[Analysis], counts: &mut Vec<(Label, f32)>) {
             }
         }
     }
+}
+
+/// True when the best reading of a value holds one to three letters and another reading is
+/// within [`super::SHORT_LEAD`] of it: the values the decision leaves undecided alone.
+fn short_and_close(cands: &[super::Cand]) -> bool {
+    let Some(best) = cands.iter().max_by(|a, b| a.score.total_cmp(&b.score)) else {
+        return false;
+    };
+    best.text.word_letters <= 3
+        && cands
+            .iter()
+            .filter(|c| !std::ptr::eq(*c, best))
+            .any(|c| best.score - c.score < super::SHORT_LEAD)
 }
 
 /// The prior a sample of a column's values gives: for scans that read a
@@ -175,9 +195,22 @@ mod tests {
             "Ключи оставить у консьержа",
         ]
         .iter()
+        .cycle()
+        .take(70)
         .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
         .collect();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        // Seven rows are too few to lend a two-letter value its lead (the pseudo-counts keep a
+        // small column from over-trusting itself, and "Ёж" stays undecided); seventy are not.
+        let few = column_prior(&refs[..7]);
+        let v = super::super::detect(
+            &encoding_rs::KOI8_R.encode("Ёж").0,
+            &Context {
+                threshold: DEFAULT_THRESHOLD,
+                prior: Some(&few),
+            },
+        );
+        assert_eq!(v.label, Label::Unknown, "{v:?}");
         let prior = column_prior(&refs);
         let ctx = Context {
             threshold: DEFAULT_THRESHOLD,

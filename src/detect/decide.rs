@@ -28,6 +28,9 @@ pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut 
 /// Turns an analysis into a verdict under a column prior and threshold.
 pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict {
     let (cands, utf8) = match analysis {
+        Analysis::Fixed(v) if v.label == Label::Utf8 && ctx.prior.is_some() => {
+            return lookalike::in_legacy_column(bytes, ctx).unwrap_or(v)
+        }
         Analysis::Fixed(v) => return v,
         Analysis::Scored { cands, utf8 } => (cands, utf8),
     };
@@ -58,6 +61,13 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         // Genuine text ("Cádiz" as stored) reads well-formed and is never taken.
         if ctx.prior.is_some() && reads_broken(&cands[best].text, bytes) {
             if let Some(v) = column_decides(bytes, &cands, ctx) {
+                return v;
+            }
+        }
+        if ctx.prior.is_some() {
+            if let Some(v) = lookalike::in_legacy_column(bytes, ctx)
+                .or_else(|| lookalike::doubt_in_column(bytes, &cands, ctx))
+            {
                 return v;
             }
         }
@@ -112,12 +122,14 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     // clear lead over every other reading decides them. The letters counted are those of the
     // words holding a non-ASCII letter: Vietnamese "Tiếng Việt" has two non-ASCII letters,
     // but its syllables' ASCII letters are evidence too.
-    let short_close = ctx.prior.is_none()
-        && cands[best].text.word_letters <= 3
-        && cands
-            .iter()
-            .enumerate()
-            .any(|(i, o)| i != best && cands[best].score - o.score < SHORT_LEAD);
+    // Under a column's prior the lead counts the prior's bonuses: a column that reads one
+    // way lends its short values the lead, one that says nothing (a column of quantities,
+    // "11 л", cp1251 litres or TCVN3 "ở") lends none.
+    let bonus = |l: Label| ctx.prior.map_or(0.0, |p| p.bonus(l));
+    let short_close = cands[best].text.word_letters <= 3
+        && cands.iter().enumerate().any(|(i, o)| {
+            i != best && cands[best].score + bonus(label) - o.score - bonus(o.label) < SHORT_LEAD
+        });
     if conf >= ctx.threshold
         && evidence >= MIN_EVIDENCE
         && (looks_like_text(&cands[best]) || vouched)
@@ -168,6 +180,11 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             .and_then(|p| p.dominant())
             .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
         if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
+            if let Some(v) = lookalike::in_legacy_column(bytes, ctx)
+                .or_else(|| lookalike::doubt_in_column(bytes, &cands, ctx))
+            {
+                return v;
+            }
             let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
             return Verdict {
                 label: Label::Utf8,
@@ -261,7 +278,7 @@ fn reads_broken(t: &TextScore, bytes: &[u8]) -> bool {
 }
 
 /// True when a reading is well-formed text: no odd case, symbol or script switch in a word.
-fn well_formed(c: &Cand) -> bool {
+pub(super) fn well_formed(c: &Cand) -> bool {
     c.text.odd_case_words == 0 && c.text.odd_symbols == 0 && c.text.mixed_words == 0
 }
 
@@ -302,7 +319,7 @@ fn clear_lead(bytes: &[u8], cands: &[Cand], best: usize) -> Option<Verdict> {
 /// A column whose rows nearly all read one way decides a value whose reading that way is
 /// well-formed text, unless another believable reading is clearly better (class 1 of
 /// issue 16). Only a lossless repair is ever returned.
-fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict> {
+pub(super) fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict> {
     let (label, share) = ctx.prior?.dominant()?;
     if share < UNIFORM_SHARE || !label.needs_recode() {
         return None;

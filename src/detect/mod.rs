@@ -22,6 +22,7 @@ pub mod column;
 mod decide;
 pub mod eval;
 pub mod label;
+mod lookalike;
 pub mod model;
 pub mod stress;
 pub mod tables;

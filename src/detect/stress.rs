@@ -44,7 +44,7 @@ pub fn injected_rewrites(rows: &[Row], extra: &[Row]) -> (usize, Vec<(String, us
 }
 
 /// What values put into the columns of a set become (see [`column_stress`]).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ColumnStress {
     /// Values of a column's own label and language, judged as the column's rows are.
     pub own: Tally,
@@ -58,6 +58,11 @@ pub struct ColumnStress {
     pub cross: usize,
     /// ... of which would be rewritten wrongly.
     pub cross_rewritten: usize,
+    /// Every wrong answer for a value of the column's own label (kept or rewritten) and every
+    /// genuine value rewritten: `column<TAB>expected<TAB>answer<TAB>text`.
+    pub wrongs: Vec<String>,
+    /// The same for every value of the column's own label left undecided.
+    pub undecided: Vec<String>,
 }
 
 impl ColumnStress {
@@ -67,6 +72,8 @@ impl ColumnStress {
         self.genuine_rewritten += o.genuine_rewritten;
         self.cross += o.cross;
         self.cross_rewritten += o.cross_rewritten;
+        self.wrongs.extend(o.wrongs.iter().cloned());
+        self.undecided.extend(o.undecided.iter().cloned());
     }
 
     /// One line of figures.
@@ -152,15 +159,36 @@ pub fn column_stress(
                 for (&i, a) in chunk.iter().zip(chunk_an) {
                     let r = &extra[i];
                     let v = decide(&r.bytes, a, &ctx);
+                    let wrong = |v: &super::Verdict| {
+                        format!(
+                            "{label} {lang}\t{}\t{} {:.2}\t{}",
+                            r.expected, v.label, v.confidence, r.text
+                        )
+                    };
                     match kind {
-                        0 => s.own.add(&judge_verdict(r, &v)),
+                        0 => {
+                            let t = judge_verdict(r, &v);
+                            if t.wrong > 0 {
+                                s.wrongs.push(wrong(&v));
+                            } else if t.abstained > 0 {
+                                s.undecided.push(wrong(&v));
+                            }
+                            s.own.add(&t);
+                        }
                         1 => {
                             s.genuine += 1;
                             s.genuine_rewritten += v.actionable() as usize;
+                            if v.actionable() {
+                                s.wrongs.push(wrong(&v));
+                            }
                         }
                         _ => {
                             s.cross += 1;
-                            s.cross_rewritten += judge_verdict(r, &v).corrupting;
+                            let bad = judge_verdict(r, &v).corrupting;
+                            s.cross_rewritten += bad;
+                            if bad > 0 {
+                                s.wrongs.push(format!("other label: {}", wrong(&v)));
+                            }
                         }
                     }
                 }
