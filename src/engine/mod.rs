@@ -21,6 +21,7 @@ pub mod priors;
 pub mod quarantine;
 pub mod read;
 pub mod recode;
+pub mod replicas;
 pub mod retry;
 pub mod runner;
 pub mod serialized;

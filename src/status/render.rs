@@ -43,6 +43,14 @@ pub fn text(s: &JobStatus) -> String {
     for g in &s.groups {
         out.push_str(&group_line(g, s));
     }
+    for r in &s.replicas {
+        out.push_str(&format!(
+            "replica {}: {} (sampled {})\n",
+            r.replica,
+            r.detail,
+            r.sampled_at.as_deref().unwrap_or("?")
+        ));
+    }
     if let Some(w) = &s.waiting {
         match w.seconds {
             Some(secs) => out.push_str(&format!("now: {} (for {})\n", w.reason, duration(secs))),
@@ -394,6 +402,7 @@ group forum (posts): waits for `myrecode cutover --group forum`: copied and caug
             "cutover_requested",
             "tables",
             "groups",
+            "replicas",
         ];
         want.sort_unstable();
         assert_eq!(top, want);

@@ -1,0 +1,512 @@
+//! Replicas against real topologies on loopback (`myrecode::db::replicaset`): a primary,
+//! a replica relaying with `log_slave_updates` and one chained below it.
+//!
+//! Under ROW and MIXED binary logs, a job mixing four copied tables (foreign keys between
+//! them, cascades, triggers, one cut-over) and one in-place table (a foreign key into a
+//! copied one) runs through SIGKILLs while the application writes; afterwards every job
+//! table on each replica equals the primary's, and the primary's equal a control schema born
+//! utf8mb4. STATEMENT is refused before any write, saying why. A replica whose SQL thread
+//! stops throttles the job within a batch, `status` shows it, and once it has been down
+//! longer than `max_replica_down` the job stops; the rerun finishes.
+
+mod common;
+
+#[path = "groups/app.rs"]
+mod app;
+#[path = "groups/run.rs"]
+mod run;
+
+use app::*;
+use common::legacy::mojibake;
+use common::texts;
+use myrecode::codec::Encoding;
+use myrecode::db::connect::ConnectionConfig;
+use myrecode::db::replicaset::{BinlogFormat, ThrowawayReplicaSet};
+use myrecode::db::throwaway::HOW_TO_GET_A_SERVER;
+use run::*;
+use sqlx::{Executor, MySqlConnection};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Three servers per test on two cores: one topology at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn topology(format: BinlogFormat, sources: &[Option<usize>]) -> ThrowawayReplicaSet {
+    ThrowawayReplicaSet::start(format, sources).unwrap_or_else(|e| {
+        panic!(
+            "cannot start a replication topology: {e:#}\n(without mariadbd: {HOW_TO_GET_A_SERVER})"
+        )
+    })
+}
+
+/// The in-place table: its text UTF-8 already, but cp1251 read as latin1 in the legacy
+/// schema; a foreign key into the copied `users`.
+fn notes_ddl() -> &'static str {
+    "CREATE TABLE notes (id INT NOT NULL PRIMARY KEY, user_id INT NULL, body VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci, \
+     KEY k_user (user_id), CONSTRAINT fk_note_user FOREIGN KEY (user_id) REFERENCES users (id) ON UPDATE CASCADE ON DELETE CASCADE) ENGINE=InnoDB"
+}
+
+const NOTES: u64 = 3000;
+
+async fn seed_notes(c: &mut MySqlConnection, legacy: bool) {
+    for chunk in (1..=NOTES).collect::<Vec<_>>().chunks(500) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|&i| {
+                let t = text(50_000 + i);
+                let body = if legacy {
+                    mojibake(Encoding::Windows1251, Encoding::Latin1, &t)
+                } else {
+                    t
+                };
+                format!(
+                    "({i}, {}, {})",
+                    1 + i % 60,
+                    myrecode::db::quote::literal(&body)
+                )
+            })
+            .collect();
+        c.execute(
+            format!(
+                "INSERT INTO notes (id, user_id, body) VALUES {}",
+                values.join(", ")
+            )
+            .as_str(),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// The job: the groups application's four tables copied in one cut-over (automatic), and
+/// `notes` in place.
+fn job(schema: &str, extra: &str) -> String {
+    let t = job_text(schema);
+    let t = t
+        .split("cutover_groups:")
+        .next()
+        .unwrap()
+        .replace("  cutover: manual\n", &format!("  cutover: auto\n{extra}"));
+    format!(
+        "{t}  - name: notes\n    strategy: in-place\n    columns:\n      - name: body\n        source: cp1251>latin1\n        \
+         target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n"
+    )
+}
+
+/// Every job table and its columns.
+fn tables() -> Vec<(&'static str, &'static str)> {
+    let mut t = COLUMNS.to_vec();
+    t.push(("notes", "id, user_id, body"));
+    t
+}
+
+/// The rows of `table` on `a` and `b` differ: how, briefly.
+async fn differs(
+    a: &mut MySqlConnection,
+    b: &mut MySqlConnection,
+    table: &str,
+    cols: &str,
+) -> Option<String> {
+    let (x, y) = (rows(a, table, cols).await, rows(b, table, cols).await);
+    if x == y {
+        return None;
+    }
+    let e: Vec<_> = x.iter().zip(&y).filter(|(p, q)| p != q).take(2).collect();
+    Some(format!(
+        "{table}: {} rows against {}; e.g. {e:?}",
+        x.len(),
+        y.len()
+    ))
+}
+
+/// The application's writes to `notes`: text bodies, UTF-8 as a fixed application sends
+/// them, on the migrated schema and the control alike, until told to stop.
+async fn write_notes(cfg: ConnectionConfig, ctl: ConnectionConfig, steer: Arc<Steer>) -> u64 {
+    let mut a = cfg.connect_one().await.unwrap();
+    let mut k = ctl.connect_one().await.unwrap();
+    let mut n = 0u64;
+    while !steer.stop.load(Ordering::SeqCst) {
+        n += 1;
+        let id = 1 + (n * 7919) % NOTES;
+        let body = text(90_000 + n);
+        for c in [&mut a, &mut k] {
+            sqlx::query("UPDATE notes SET body = ? WHERE id = ?")
+                .bind(&body)
+                .bind(id as i64)
+                .execute(&mut *c)
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(7)).await;
+    }
+    n
+}
+
+/// The replica's lag behind the primary by the job's heartbeat (both beats from the tool's
+/// clock); `None` while either has none.
+async fn beat_lag(p: &mut MySqlConnection, r: &mut MySqlConnection) -> Option<Duration> {
+    let q = "SELECT MAX(beat_us) FROM _myrecode_heartbeat";
+    let pb: Option<i64> = sqlx::query_scalar(q).fetch_one(&mut *p).await.ok()?;
+    let rb: Option<i64> = sqlx::query_scalar(q).fetch_one(&mut *r).await.ok()?;
+    Some(Duration::from_micros((pb? - rb?).max(0) as u64))
+}
+
+async fn equal_everywhere(format: BinlogFormat) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let set = topology(format, &[None, Some(0)]);
+    let db = set.primary.fresh_database("rep_app").unwrap();
+    let control = set.primary.fresh_database("rep_ctl").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    let mut k = control.config.connect_one().await.unwrap();
+    for s in ddl("latin1") {
+        c.execute(s.as_str()).await.unwrap();
+    }
+    for s in ddl("utf8mb4") {
+        k.execute(s.as_str()).await.unwrap();
+    }
+    c.execute(notes_ddl()).await.unwrap();
+    k.execute(notes_ddl()).await.unwrap();
+    seed(&mut c, true).await;
+    seed(&mut k, false).await;
+    seed_notes(&mut c, true).await;
+    seed_notes(&mut k, false).await;
+    let before = constraints(&mut c, &db.name).await;
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("app.yaml");
+    std::fs::write(
+        &jobf,
+        job(
+            &db.name,
+            "  max_replica_lag: 500ms\n  max_replica_down: 30s\n",
+        ),
+    )
+    .unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let (p0, p1, p2) = (
+        set.primary.admin().port,
+        set.replica(0).port,
+        set.replica(1).port,
+    );
+
+    // The rehearsal finds both replicas, the chained one below the relay.
+    let out = common::myrecode(Some(&url), &["run", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let f = format.as_str();
+    for want in [
+        format!("Replication: primary 127.0.0.1:{p0} (server 1, "),
+        format!("binary log {f} ("),
+        format!("  replica 127.0.0.1:{p1} (SHOW SLAVE HOSTS of 127.0.0.1:{p0}): server 2, binary log {f}, log_slave_updates ON (relays to replicas below it); lag 0 s"),
+        format!("  replica 127.0.0.1:{p2} (SHOW SLAVE HOSTS of 127.0.0.1:{p1}): server 3, binary log {f}, log_slave_updates OFF; lag 0 s"),
+    ] {
+        assert!(stdout.contains(&want), "{want}\n{stdout}");
+    }
+
+    let steer = Arc::new(Steer::default());
+    let writer = {
+        let (cfg, ctl, steer, schema) = (
+            db.config.clone(),
+            control.config.clone(),
+            steer.clone(),
+            db.name.clone(),
+        );
+        tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
+    };
+    let notes_writer = {
+        let (cfg, ctl, steer) = (db.config.clone(), control.config.clone(), steer.clone());
+        tokio::spawn(async move { write_notes(cfg, ctl, steer).await })
+    };
+    // The lag the job lets the relay and the chained replica reach, by the heartbeat.
+    let peak = {
+        let (p, r1, r2) = (
+            db.config.clone(),
+            set.replica(0).with_database(Some(&db.name)),
+            set.replica(1).with_database(Some(&db.name)),
+        );
+        let steer = steer.clone();
+        tokio::spawn(async move {
+            let mut p = p.connect_one().await.unwrap();
+            let mut r = [
+                r1.connect_one().await.unwrap(),
+                r2.connect_one().await.unwrap(),
+            ];
+            let mut peak = Duration::ZERO;
+            while !steer.stop.load(Ordering::SeqCst) {
+                for r in r.iter_mut() {
+                    if let Some(l) = beat_lag(&mut p, r).await {
+                        peak = peak.max(l);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            peak
+        })
+    };
+
+    let mut life = common::lives(0x9E37_79B9_7F4A_7C15);
+    let mut kills = Vec::new();
+    let mut printed = String::new();
+    let mut finished = false;
+    while kills.len() < 14 {
+        let mut child = spawn_run(&url, jobp, Some(700));
+        let lived = life(150, 1100);
+        tokio::time::sleep(Duration::from_millis(lived)).await;
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            let (o, e) = texts(&out);
+            assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+            printed.push_str(&o);
+            finished = true;
+            break;
+        }
+        child.kill().unwrap(); // SIGKILL
+        printed.push_str(&texts(&child.wait_with_output().unwrap()).0);
+        kills.push(format!("{lived}ms/{}", sentries(&mut c, &db.name).await));
+    }
+    assert!(
+        kills.len() >= 10,
+        "only {} kills landed before the job finished: {kills:?}",
+        kills.len()
+    );
+    if !finished {
+        let out = spawn_run(&url, jobp, None).wait_with_output().unwrap();
+        let (o, e) = texts(&out);
+        assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+        printed.push_str(&o);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    steer.stop.store(true, Ordering::SeqCst);
+    writer.await.unwrap();
+    let notes_written = notes_writer.await.unwrap();
+    let peak = peak.await.unwrap();
+    assert!(notes_written > 50, "{notes_written}");
+    assert_eq!(
+        printed
+            .lines()
+            .filter(|l| l.starts_with("cut-over:"))
+            .count(),
+        1,
+        "one cut-over: {printed}"
+    );
+
+    // The migrated schema equals the control, with its constraints; each replica equals the
+    // primary, table by table.
+    for (table, cols) in tables() {
+        assert_eq!(
+            differs(&mut c, &mut k, table, cols).await,
+            None,
+            "kills {kills:?}"
+        );
+    }
+    assert_eq!(constraints(&mut c, &db.name).await, before);
+    set.sync(Duration::from_secs(120)).unwrap();
+    for i in 0..2 {
+        let mut r = set
+            .replica(i)
+            .with_database(Some(&db.name))
+            .connect_one()
+            .await
+            .unwrap();
+        for (table, cols) in tables() {
+            assert_eq!(
+                differs(&mut c, &mut r, table, cols).await,
+                None,
+                "replica {i} ({f}), kills {kills:?}"
+            );
+        }
+        assert_eq!(
+            charsets(&mut r, &db.name).await,
+            charsets(&mut c, &db.name).await
+        );
+        assert_eq!(constraints(&mut r, &db.name).await, before, "replica {i}");
+    }
+    eprintln!(
+        "{f}: {} kills ({kills:?}); peak heartbeat lag of the replicas {} ms (max_replica_lag 500 ms)",
+        kills.len(),
+        peak.as_millis()
+    );
+    drop((db, control));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_row_every_replica_ends_equal_to_the_primary_through_sigkills() {
+    equal_everywhere(BinlogFormat::Row).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_mixed_every_replica_ends_equal_to_the_primary_through_sigkills() {
+    equal_everywhere(BinlogFormat::Mixed).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_format_is_refused_before_any_write_saying_why() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let set = topology(BinlogFormat::Statement, &[None]);
+    let db = set.primary.fresh_database("rep_stmt").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    for s in ddl("latin1") {
+        c.execute(s.as_str()).await.unwrap();
+    }
+    c.execute(notes_ddl()).await.unwrap();
+    seed(&mut c, true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("app.yaml");
+    std::fs::write(&jobf, job(&db.name, "")).unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let p0 = set.primary.admin().port;
+    for args in [vec!["run", jobp], vec!["run", jobp, "--execute"]] {
+        let out = common::myrecode(Some(&url), &args);
+        let (stdout, stderr) = texts(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stdout}\n{stderr}");
+        for want in [
+            "the job cannot run on this replication topology, nothing was written".to_string(),
+            format!("refused: 127.0.0.1:{p0} writes its binary log in STATEMENT format, and it has replicas"),
+            "change-log triggers insert into an AUTO_INCREMENT table".to_string(),
+            "myrecode requires ROW or MIXED".to_string(),
+            format!("Fix: SET GLOBAL binlog_format = 'ROW' (or 'MIXED') on 127.0.0.1:{p0}"),
+        ] {
+            assert!(stderr.contains(&want), "{args:?}: {want}\n{stderr}");
+        }
+        assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
+    }
+    // `plan --check` finds it too, pointing at the replicas setting.
+    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("defaults.replicas: 127.0.0.1:")
+            && stdout.contains("writes its binary log in STATEMENT format"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+/// Values the in-place job has rewritten so far (its backup rows).
+async fn recoded(c: &mut MySqlConnection) -> i64 {
+    sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM _myrecode_backup")
+        .fetch_one(c)
+        .await
+        .unwrap_or(0)
+}
+
+/// `status --json` of the job's replicas: name, state, lag in ms.
+fn replica_states(url: &str, job: &str) -> Vec<(String, String, Option<u64>)> {
+    status(url, job)["replicas"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    (
+                        r["replica"].as_str().unwrap_or_default().to_string(),
+                        r["state"].as_str().unwrap_or_default().to_string(),
+                        r["lag_ms"].as_u64(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_replica_throttles_within_a_batch_then_stops_the_job_and_the_rerun_finishes() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let set = topology(BinlogFormat::Row, &[None]);
+    let db = set.primary.fresh_database("rep_lag").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    for s in ddl("latin1") {
+        c.execute(s.as_str()).await.unwrap();
+    }
+    c.execute(notes_ddl()).await.unwrap();
+    seed(&mut c, true).await;
+    seed_notes(&mut c, true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("notes.yaml");
+    let notes_only = format!(
+        "version: 1\nschema: {}\ndefaults:\n  batch_size: 20\n  target_batch_time: 20ms\n  pause_between_batches: 20ms\n  \
+         max_replica_lag: 300ms\n  max_replica_down: 4s\ntables:\n  - name: notes\n    strategy: in-place\n    columns:\n      \
+         - name: body\n        source: cp1251>latin1\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+        db.name
+    );
+    std::fs::write(&jobf, notes_only).unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let replica = format!("127.0.0.1:{}", set.replica(0).port);
+    let mut r = set.replica(0).connect_one().await.unwrap();
+
+    let mut run = spawn_run(&url, jobp, None);
+    let since = Instant::now();
+    while recoded(&mut c).await < 100 {
+        assert!(since.elapsed() < Duration::from_secs(60), "no progress");
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    r.execute("STOP SLAVE SQL_THREAD").await.unwrap();
+    let stopped_at = recoded(&mut c).await;
+    // Throttled, and said so: by `status` (the pacer's reason and the replica's state).
+    wait_status(&url, jobp, &mut run, "the replica lag throttle", |s| {
+        s["waiting"].as_str().is_some_and(|w| {
+            w.starts_with(&format!(
+                "throttled: replica {replica} replication stopped: IO thread Yes, SQL thread No"
+            ))
+        })
+    })
+    .await;
+    let throttled_at = recoded(&mut c).await;
+    let states = replica_states(&url, jobp);
+    assert!(
+        states
+            .iter()
+            .any(|(n, s, _)| *n == replica && s == "stopped"),
+        "{states:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let later = recoded(&mut c).await;
+    assert!(
+        later - throttled_at <= 20,
+        "one batch (20 rows) at most after the throttle: {throttled_at} then {later}"
+    );
+    assert!(
+        throttled_at - stopped_at <= 20 * 6,
+        "the throttle came within a few batches of the stop: {stopped_at} then {throttled_at}"
+    );
+    // Down longer than max_replica_down: the job stops, resumably, saying why.
+    let out = tokio::task::spawn_blocking(move || run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("replica {replica} has been down for "))
+            && stderr.contains("longer than max_replica_down 4 s")
+            && stderr.contains("run the job again: it resumes where it stopped"),
+        "{stderr}"
+    );
+    let halted = recoded(&mut c).await;
+    r.execute("START SLAVE SQL_THREAD").await.unwrap();
+    let out = common::myrecode(Some(&url), &["run", jobp, "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(recoded(&mut c).await > halted, "the rerun went on");
+    set.sync(Duration::from_secs(60)).unwrap();
+    let mut rd = set
+        .replica(0)
+        .with_database(Some(&db.name))
+        .connect_one()
+        .await
+        .unwrap();
+    assert_eq!(
+        differs(&mut c, &mut rd, "notes", "id, user_id, body").await,
+        None
+    );
+    let bodies: Vec<(i32, String)> = sqlx::query_as("SELECT id, body FROM notes ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(bodies.len() as u64, NOTES);
+    for (id, body) in bodies {
+        assert_eq!(body, text(50_000 + id as u64), "note {id} recoded");
+    }
+}
