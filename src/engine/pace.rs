@@ -364,9 +364,10 @@ impl Pacer {
 
     /// Why the job should wait now (load or lag over the limit), if it should.
     async fn throttled(&mut self, conn: &mut MySqlConnection) -> Result<Option<String>> {
-        // The replicas' last sample costs no query: read before every batch.
+        // The replicas are sampled before every batch (a query or two each, on the sampling
+        // task's connections): one that fell behind during a batch stops the next.
         if let Some(w) = self.watch.as_mut() {
-            if let Some(why) = w.verdict()? {
+            if let Some(why) = w.fresh_verdict().await? {
                 return Ok(Some(why));
             }
         }

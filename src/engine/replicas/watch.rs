@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{watch, Notify};
 
 /// Where each replica's last sample is kept for `status`: one row per job and replica.
 pub const REPLICA_STATE: &str = "_myrecode_replicas";
@@ -56,8 +57,9 @@ pub fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// How often every replica is sampled (as often as the heartbeat: a lag is known within
-/// one beat, and the pacer reads it before every batch without a query of its own).
+/// How often every replica is sampled at least (as often as the heartbeat); the pacer also
+/// asks for a sample before every batch, so a replica falling behind stops the job within
+/// one batch.
 pub const SAMPLE_EVERY: Duration = BEAT_EVERY;
 /// How long one replica may take to answer a sample before it counts as unreachable.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
@@ -75,8 +77,6 @@ struct Watched {
 #[derive(Default)]
 struct Latest {
     readings: Vec<(String, Reading)>,
-    /// Bumped by every sample taken, so a caller can wait for one taken after it asked.
-    seq: u64,
 }
 
 type Shared = Arc<Mutex<Latest>>;
@@ -86,6 +86,10 @@ pub struct Watch {
     max_lag: Duration,
     max_down: Duration,
     latest: Shared,
+    /// Wakes the sampling task for a sample now.
+    wake: Arc<Notify>,
+    /// How many samples were taken, so a caller can wait for one begun after it asked.
+    taken: watch::Receiver<u64>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     down: DownClock,
     started: Instant,
@@ -156,8 +160,10 @@ async fn beating(cfg: ConnectionConfig, schema: String, job: String, latest: Sha
     }
 }
 
-/// The sampling task: every replica every [`SAMPLE_EVERY`].
+/// The sampling task: every replica every [`SAMPLE_EVERY`], or at once when woken.
 async fn sampling(
+    wake: Arc<Notify>,
+    taken: watch::Sender<u64>,
     mut replicas: Vec<Watched>,
     schema: String,
     job: String,
@@ -178,12 +184,12 @@ async fn sampling(
             };
             readings.push((w.name.clone(), r));
         }
-        {
-            let mut l = latest.lock().expect("not poisoned");
-            l.readings = readings;
-            l.seq += 1;
+        latest.lock().expect("not poisoned").readings = readings;
+        taken.send_modify(|n| *n += 1);
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(SAMPLE_EVERY) => {}
         }
-        tokio::time::sleep(SAMPLE_EVERY).await;
     }
 }
 
@@ -250,6 +256,8 @@ impl Watch {
         let first_beat_us = now_us();
         beat(conn, schema, job, first_beat_us).await?;
         let latest: Shared = Arc::default();
+        let wake = Arc::new(Notify::new());
+        let (count, taken) = watch::channel(0u64);
         let watched = replicas
             .into_iter()
             .map(|(name, cfg)| Watched {
@@ -266,6 +274,8 @@ impl Watch {
                 latest.clone(),
             )),
             tokio::spawn(sampling(
+                wake.clone(),
+                count,
                 watched,
                 schema.to_string(),
                 job.to_string(),
@@ -277,6 +287,8 @@ impl Watch {
             max_lag,
             max_down,
             latest,
+            wake,
+            taken,
             tasks,
             down: DownClock::default(),
             started: Instant::now(),
@@ -288,16 +300,17 @@ impl Watch {
 
     /// Waits for a sample taken after this call.
     async fn fresh(&mut self) {
-        let asked = self.latest.lock().expect("not poisoned").seq;
-        while self.latest.lock().expect("not poisoned").seq <= asked + 1 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let asked = *self.taken.borrow_and_update();
+        self.wake.notify_one();
+        // The sample under way may have begun before the call: the one after it did not.
+        // The sender lives as long as its task, which `Drop` alone ends.
+        let _ = self.taken.wait_for(|n| *n >= asked + 2).await;
     }
 
     /// The verdict of the last sample (taken at most [`SAMPLE_EVERY`] ago, no query here):
     /// `Some(reason)` while the job must wait for a replica, an error (the job stops,
     /// resumably) once one has been down longer than `max_replica_down`.
-    pub fn verdict(&mut self) -> Result<Option<String>> {
+    fn verdict(&mut self) -> Result<Option<String>> {
         let readings = self.latest.lock().expect("not poisoned").readings.clone();
         let mut why = None;
         for (name, reading) in &readings {
@@ -317,8 +330,8 @@ impl Watch {
         Ok(why)
     }
 
-    /// The verdict of a sample taken after this call (for the cut-over, which must not swap
-    /// on a reading older than its decision).
+    /// The verdict of a sample begun after this call: before a batch (so a replica that fell
+    /// behind during the batch before stops the next one) and before the cut-over.
     pub async fn fresh_verdict(&mut self) -> Result<Option<String>> {
         self.fresh().await;
         self.verdict()
