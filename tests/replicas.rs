@@ -80,6 +80,19 @@ async fn seed_notes(c: &mut MySqlConnection, legacy: bool) {
     }
 }
 
+/// The legacy schema loaded on `cfg` (the application's tables and `notes`, all seeded);
+/// a connection to it.
+async fn legacy_schema(cfg: &ConnectionConfig) -> MySqlConnection {
+    let mut c = cfg.connect_one().await.unwrap();
+    for s in ddl("latin1") {
+        c.execute(s.as_str()).await.unwrap();
+    }
+    c.execute(notes_ddl()).await.unwrap();
+    seed(&mut c, true).await;
+    seed_notes(&mut c, true).await;
+    c
+}
+
 /// The job: the groups application's four tables copied in one cut-over (automatic), and
 /// `notes` in place.
 fn job(schema: &str, extra: &str) -> String {
@@ -409,12 +422,7 @@ async fn statement_format_is_refused_before_any_write_saying_why() {
     let _one = ONE_AT_A_TIME.lock().await;
     let set = topology(BinlogFormat::Statement, &[None]);
     let db = set.primary.fresh_database("rep_stmt").unwrap();
-    let mut c = db.config.connect_one().await.unwrap();
-    for s in ddl("latin1") {
-        c.execute(s.as_str()).await.unwrap();
-    }
-    c.execute(notes_ddl()).await.unwrap();
-    seed(&mut c, true).await;
+    let mut c = legacy_schema(&db.config).await;
     let dir = tempfile::tempdir().unwrap();
     let jobf = dir.path().join("app.yaml");
     std::fs::write(&jobf, job(&db.name, "")).unwrap();
@@ -478,13 +486,7 @@ async fn a_stopped_replica_throttles_within_a_batch_then_stops_the_job_and_the_r
     let _one = ONE_AT_A_TIME.lock().await;
     let set = topology(BinlogFormat::Row, &[None]);
     let db = set.primary.fresh_database("rep_lag").unwrap();
-    let mut c = db.config.connect_one().await.unwrap();
-    for s in ddl("latin1") {
-        c.execute(s.as_str()).await.unwrap();
-    }
-    c.execute(notes_ddl()).await.unwrap();
-    seed(&mut c, true).await;
-    seed_notes(&mut c, true).await;
+    let mut c = legacy_schema(&db.config).await;
     let dir = tempfile::tempdir().unwrap();
     let jobf = dir.path().join("notes.yaml");
     let notes_only = format!(

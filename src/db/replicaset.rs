@@ -210,30 +210,10 @@ impl ThrowawayReplicaSet {
 
 /// A replica's threads and last errors, for a failing test's message.
 async fn replica_state(c: &mut sqlx::MySqlConnection) -> String {
-    match sqlx::query("SHOW SLAVE STATUS").fetch_optional(c).await {
-        Ok(Some(r)) => {
-            let field = |n: &str| -> String {
-                r.try_get::<Option<String>, _>(n)
-                    .ok()
-                    .flatten()
-                    .or_else(|| {
-                        r.try_get::<Option<Vec<u8>>, _>(n)
-                            .ok()
-                            .flatten()
-                            .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    })
-                    .unwrap_or_default()
-            };
-            format!(
-                "IO {} SQL {}; {} {}",
-                field("Slave_IO_Running"),
-                field("Slave_SQL_Running"),
-                field("Last_IO_Error"),
-                field("Last_SQL_Error")
-            )
-        }
+    match crate::engine::replicas::discover::status(c).await {
+        Ok(Some(r)) => r.describe(),
         Ok(None) => "not a replica".to_string(),
-        Err(e) => format!("status unreadable: {e}"),
+        Err(e) => format!("status unreadable: {e:#}"),
     }
 }
 
