@@ -392,6 +392,32 @@ async fn equal_everywhere(format: BinlogFormat) {
         );
         assert_eq!(constraints(&mut r, &db.name).await, before, "replica {i}");
     }
+    // `verify` says it per replica: the relay compared by the checksums it ran itself; the
+    // chained one below it not (the relay passes its results on as rows).
+    let out = common::myrecode(Some(&url), &["verify", jobp]);
+    let (stdout, stderr) = texts(&out);
+    for want in [
+        format!("replica 127.0.0.1:{p1}: every job table equal to the primary's (5 tables, checksummed at one replication position)"),
+        format!("replica 127.0.0.1:{p2}: not compared: its relay 127.0.0.1:{p1} logs {f} and passes on its own checksums as rows"),
+    ] {
+        assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
+    }
+    // A row changed behind the job's back on the relay is found, and named.
+    let mut r1 = set
+        .replica(0)
+        .with_database(Some(&db.name))
+        .connect_one()
+        .await
+        .unwrap();
+    r1.execute("UPDATE notes SET hits = hits + 100 WHERE id = 7")
+        .await
+        .unwrap();
+    let out = common::myrecode(Some(&url), &["verify", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let want =
+        format!("replica 127.0.0.1:{p1}: differs from the primary: notes: {NOTES} rows, checksum ");
+    assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
     // The replicas kept up: the job throttles at 500 ms; a batch, a replay round or a
     // cut-over in flight when the lag crosses it goes on (measured: 100 to 650 ms here).
     assert!(

@@ -1,9 +1,11 @@
 //! Replicas: finding them ([`discover`]), what refuses a job on them and what the rehearsal
 //! says ([`topology`]), measuring their lag by a heartbeat ([`lag`], [`watch`]).
 
+pub mod checksum;
 pub mod discover;
 pub mod lag;
 pub mod topology;
+pub mod verify;
 pub mod watch;
 
 use crate::db::connect::ConnectionConfig;
