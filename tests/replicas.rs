@@ -575,7 +575,7 @@ async fn a_stopped_replica_throttles_within_a_batch_then_stops_the_job_and_the_r
         .unwrap()
         .unwrap();
     let (stdout, stderr) = texts(&out);
-    assert_ne!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
         stderr.contains(&format!("replica {replica} has been down for "))
             && stderr.contains("longer than max_replica_down 4 s")
