@@ -331,11 +331,6 @@ impl Pacer {
         }
     }
 
-    /// The highest heartbeat lag any replica showed so far (`None`: no replicas watched).
-    pub fn peak_lag(&self) -> Option<Duration> {
-        self.watch.as_ref().map(|w| w.peak)
-    }
-
     /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only
     /// when that changed: no write per batch while the job runs freely.
     async fn note(&mut self, conn: &mut MySqlConnection, why: Option<&str>) -> Result<()> {

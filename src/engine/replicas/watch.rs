@@ -93,8 +93,6 @@ pub struct Watch {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     down: DownClock,
     started: Instant,
-    /// The highest heartbeat lag any sample showed, for the run's figures.
-    pub peak: Duration,
 }
 
 impl Drop for Watch {
@@ -292,7 +290,6 @@ impl Watch {
             tasks,
             down: DownClock::default(),
             started: Instant::now(),
-            peak: Duration::ZERO,
         };
         w.fresh().await;
         Ok(w)
@@ -314,9 +311,6 @@ impl Watch {
         let readings = self.latest.lock().expect("not poisoned").readings.clone();
         let mut why = None;
         for (name, reading) in &readings {
-            if let Reading::Replicating(l, LagSource::Heartbeat) = reading {
-                self.peak = self.peak.max(*l);
-            }
             if let Some(stop) = self
                 .down
                 .note(name, reading, self.started.elapsed(), self.max_down)
