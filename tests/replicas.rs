@@ -608,3 +608,110 @@ async fn a_stopped_replica_throttles_within_a_batch_then_stops_the_job_and_the_r
         assert_eq!(body, text(50_000 + id as u64), "note {id} recoded");
     }
 }
+
+/// The charset of `memo.body`.
+async fn memo_charset(c: &mut MySqlConnection, schema: &str) -> String {
+    sqlx::query_scalar(
+        "SELECT CAST(CHARACTER_SET_NAME AS CHAR) FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'memo' AND COLUMN_NAME = 'body'",
+    )
+    .bind(schema)
+    .fetch_one(c)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cut_over_waits_for_a_replica_that_stopped_and_the_jobs_own_replica_setting_overrides_the_found_one(
+) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let set = topology(BinlogFormat::Row, &[None]);
+    let db = set.primary.fresh_database("rep_cut").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    c.execute("CREATE TABLE memo (id INT NOT NULL PRIMARY KEY, body VARCHAR(200) CHARACTER SET latin1) ENGINE=InnoDB")
+        .await
+        .unwrap();
+    for i in 1..=200u64 {
+        sqlx::query("INSERT INTO memo (id, body) VALUES (?, ?)")
+            .bind(i as i64)
+            .bind(myrecode::codec::encode(Encoding::Windows1251, &text(i)).unwrap())
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let replica = format!("127.0.0.1:{}", set.replica(0).port);
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("memo.yaml");
+    std::fs::write(
+        &jobf,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  cutover: manual\n  max_replica_lag: 300ms\n  max_replica_down: 5m\n  \
+             replicas: ['{replica}']\ntables:\n  - name: memo\n    strategy: copy\n    columns:\n      - name: body\n        \
+             source: cp1251\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let out = common::myrecode(Some(&url), &["run", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let p0 = set.primary.admin().port;
+    let want = format!(
+        "  replica {replica} (SHOW SLAVE HOSTS of 127.0.0.1:{p0}, named in the job): server 2,"
+    );
+    assert!(stdout.contains(&want), "{want}\n{stdout}");
+    assert_eq!(stdout.matches("  replica ").count(), 1, "once: {stdout}");
+
+    let mut run = spawn_run(&url, jobp, None);
+    wait_status(
+        &url,
+        jobp,
+        &mut run,
+        "the copy to wait for its cut-over",
+        |s| s["waits_for_cutover"] == true,
+    )
+    .await;
+    let mut r = set.replica(0).connect_one().await.unwrap();
+    r.execute("STOP SLAVE SQL_THREAD").await.unwrap();
+    let out = common::myrecode(Some(&url), &["cutover", jobp]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    wait_status(
+        &url,
+        jobp,
+        &mut run,
+        "the cut-over to wait for the replica",
+        |s| s["waiting"]["kind"] == "replica_lag",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        memo_charset(&mut c, &db.name).await,
+        "latin1",
+        "not swapped while the replica is stopped"
+    );
+    assert!(run.try_wait().unwrap().is_none(), "the run waits");
+    r.execute("START SLAVE SQL_THREAD").await.unwrap();
+    let out = tokio::task::spawn_blocking(move || run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cut-over: memo"), "{stdout}");
+    assert_eq!(memo_charset(&mut c, &db.name).await, "utf8mb4");
+    set.sync(Duration::from_secs(60)).unwrap();
+    let mut rd = set
+        .replica(0)
+        .with_database(Some(&db.name))
+        .connect_one()
+        .await
+        .unwrap();
+    assert_eq!(
+        memo_charset(&mut rd, &db.name).await,
+        "utf8mb4",
+        "the replica swapped too"
+    );
+    assert_eq!(differs(&mut c, &mut rd, "memo", "id, body").await, None);
+}
