@@ -125,6 +125,18 @@ async fn quarantined(c: &mut MySqlConnection) -> Vec<(String, String)> {
     .unwrap_or_default()
 }
 
+/// The stdout of a run that must have finished the job cleanly (exit code 0).
+async fn succeeded(out: std::process::Output, c: &mut MySqlConnection) -> String {
+    let (o, e) = texts(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{o}\n{e}\nquarantined: {:?}",
+        quarantined(c).await
+    );
+    o
+}
+
 /// The rows of `table` on `a` and `b` differ: how, briefly.
 async fn differs(
     a: &mut MySqlConnection,
@@ -312,15 +324,7 @@ async fn equal_everywhere(format: BinlogFormat) {
         }
         tokio::time::sleep(Duration::from_millis(lived)).await;
         if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            let (o, e) = texts(&out);
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{o}\n{e}\n{:?}",
-                quarantined(&mut c).await
-            );
-            printed.push_str(&o);
+            printed.push_str(&succeeded(child.wait_with_output().unwrap(), &mut c).await);
             finished = true;
             break;
         }
@@ -337,14 +341,7 @@ async fn equal_everywhere(format: BinlogFormat) {
     );
     if !finished {
         let out = spawn_run(&url, jobp, None).wait_with_output().unwrap();
-        let (o, e) = texts(&out);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{o}\n{e}\n{:?}",
-            quarantined(&mut c).await
-        );
-        printed.push_str(&o);
+        printed.push_str(&succeeded(out, &mut c).await);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     steer.stop.store(true, Ordering::SeqCst);
