@@ -712,3 +712,70 @@ async fn the_cut_over_waits_for_a_replica_that_stopped_and_the_jobs_own_replica_
     );
     assert_eq!(differs(&mut c, &mut rd, "memo", "id, body").await, None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_galera_node_is_refused_before_any_write_saying_why() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let provider = "/usr/lib/galera/libgalera_smm.so";
+    assert!(
+        std::path::Path::new(provider).exists(),
+        "no Galera provider at {provider}. Fix: apt-get install -y galera-4"
+    );
+    // A one-node cluster, bootstrapped: wsrep on, as on every node of a cluster.
+    let gcomm = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let node = myrecode::db::throwaway::ThrowawayServer::start_local_with(&[
+        "--wsrep-on=ON".into(),
+        format!("--wsrep-provider={provider}"),
+        "--wsrep-cluster-address=gcomm://".into(),
+        "--wsrep-node-address=127.0.0.1".into(),
+        format!("--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{gcomm}"),
+        "--binlog-format=ROW".into(),
+        "--innodb-autoinc-lock-mode=2".into(),
+    ])
+    .unwrap_or_else(|e| panic!("cannot start a Galera node: {e:#}"));
+    let db = node.fresh_database("rep_galera").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    c.execute(
+        "CREATE TABLE memo (id INT NOT NULL PRIMARY KEY, body VARCHAR(200) CHARACTER SET latin1) ENGINE=InnoDB",
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("memo.yaml");
+    std::fs::write(
+        &jobf,
+        format!(
+            "version: 1\nschema: {}\ntables:\n  - name: memo\n    strategy: copy\n    columns:\n      - name: body\n        \
+             source: cp1251\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    for args in [vec!["run", jobp], vec!["run", jobp, "--execute"]] {
+        let out = common::myrecode(Some(&url), &args);
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}\n{stderr}");
+        for want in [
+            "the job cannot run on this replication topology, nothing was written",
+            "is a Galera node (wsrep_on=ON: MariaDB Cluster or Percona XtraDB Cluster)",
+            "explicit LOCK TABLES",
+            "Fix: not supported yet",
+        ] {
+            assert!(stderr.contains(want), "{args:?}: {want}\n{stderr}");
+        }
+        assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
+    }
+    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("defaults.replicas: 127.0.0.1:") && stdout.contains("is a Galera node"),
+        "{stdout}\n{stderr}"
+    );
+}
