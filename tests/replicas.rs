@@ -282,6 +282,39 @@ async fn under_mixed_every_replica_ends_equal_to_the_primary_through_sigkills() 
     equal_everywhere(BinlogFormat::Mixed).await;
 }
 
+/// The rehearsal, `run --execute` (exit code 2, nothing written) and `plan --check` (a
+/// finding at the replicas setting, exit code 1) refuse the job on this topology, saying
+/// each of `wants`.
+async fn refused_before_any_write(
+    url: &str,
+    jobp: &str,
+    c: &mut sqlx::MySqlConnection,
+    schema: &str,
+    wants: &[String],
+) {
+    for args in [vec!["run", jobp], vec!["run", jobp, "--execute"]] {
+        let out = common::myrecode(Some(url), &args);
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("the job cannot run on this replication topology, nothing was written"),
+            "{stderr}"
+        );
+        for want in wants {
+            assert!(stderr.contains(want), "{args:?}: {want}\n{stderr}");
+        }
+        assert!(stderr.contains("  refused: 127.0.0.1:"), "{stderr}");
+        assert_eq!(own_objects(c, schema).await, Vec::<String>::new());
+    }
+    let out = common::myrecode(Some(url), &["plan", "--check", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("defaults.replicas: 127.0.0.1:") && stdout.contains(&wants[0]),
+        "{stdout}\n{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statement_format_is_refused_before_any_write_saying_why() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -294,30 +327,21 @@ async fn statement_format_is_refused_before_any_write_saying_why() {
     let jobp = jobf.to_str().unwrap();
     let url = db.config.url_with_secret();
     let p0 = set.primary.admin().port;
-    for args in [vec!["run", jobp], vec!["run", jobp, "--execute"]] {
-        let out = common::myrecode(Some(&url), &args);
-        let (stdout, stderr) = texts(&out);
-        assert_ne!(out.status.code(), Some(0), "{args:?}: {stdout}\n{stderr}");
-        for want in [
-            "the job cannot run on this replication topology, nothing was written".to_string(),
-            format!("refused: 127.0.0.1:{p0} writes its binary log in STATEMENT format, and it has replicas"),
+    refused_before_any_write(
+        &url,
+        jobp,
+        &mut c,
+        &db.name,
+        &[
+            format!(
+                "127.0.0.1:{p0} writes its binary log in STATEMENT format, and it has replicas"
+            ),
             "change-log triggers insert into an AUTO_INCREMENT table".to_string(),
             "myrecode requires ROW or MIXED".to_string(),
             format!("Fix: SET GLOBAL binlog_format = 'ROW' (or 'MIXED') on 127.0.0.1:{p0}"),
-        ] {
-            assert!(stderr.contains(&want), "{args:?}: {want}\n{stderr}");
-        }
-        assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
-    }
-    // `plan --check` finds it too, pointing at the replicas setting.
-    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
-    let (stdout, stderr) = texts(&out);
-    assert_ne!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("defaults.replicas: 127.0.0.1:")
-            && stdout.contains("writes its binary log in STATEMENT format"),
-        "{stdout}\n{stderr}"
-    );
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -561,25 +585,16 @@ async fn a_galera_node_is_refused_before_any_write_saying_why() {
     .unwrap();
     let jobp = jobf.to_str().unwrap();
     let url = db.config.url_with_secret();
-    for args in [vec!["run", jobp], vec!["run", jobp, "--execute"]] {
-        let out = common::myrecode(Some(&url), &args);
-        let (stdout, stderr) = texts(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}\n{stderr}");
-        for want in [
-            "the job cannot run on this replication topology, nothing was written",
-            "is a Galera node (wsrep_on=ON: MariaDB Cluster or Percona XtraDB Cluster)",
-            "explicit LOCK TABLES",
-            "Fix: not supported yet",
-        ] {
-            assert!(stderr.contains(want), "{args:?}: {want}\n{stderr}");
-        }
-        assert_eq!(own_objects(&mut c, &db.name).await, Vec::<String>::new());
-    }
-    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
-    let (stdout, stderr) = texts(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("defaults.replicas: 127.0.0.1:") && stdout.contains("is a Galera node"),
-        "{stdout}\n{stderr}"
-    );
+    refused_before_any_write(
+        &url,
+        jobp,
+        &mut c,
+        &db.name,
+        &[
+            "is a Galera node (wsrep_on=ON: MariaDB Cluster or Percona XtraDB Cluster)".to_string(),
+            "explicit LOCK TABLES".to_string(),
+            "Fix: not supported yet".to_string(),
+        ],
+    )
+    .await;
 }
