@@ -438,7 +438,7 @@ async fn unknown_keys_are_errors_all_at_once() {
     assert_eq!(
         lines,
         vec![
-            format!("job.yaml:{}: defaults.target_batch_tme: unknown key 'target_batch_tme'. Fix: did you mean 'target_batch_time'? (valid keys here: batch_size, target_batch_time, pause_between_batches, max_threads_running, max_replica_lag, replicas, undecidable, cutover, keyless_max_rows)", line_of(&text, "target_batch_tme")),
+            format!("job.yaml:{}: defaults.target_batch_tme: unknown key 'target_batch_tme'. Fix: did you mean 'target_batch_time'? (valid keys here: batch_size, target_batch_time, pause_between_batches, max_threads_running, max_replica_lag, max_replica_down, replicas, undecidable, cutover, keyless_max_rows)", line_of(&text, "target_batch_tme")),
             format!("job.yaml:{}: tables[0].columns[2].sorce: unknown key 'sorce'. Fix: did you mean 'source'? (valid keys here: name, source, target, undecidable, redefine)", line_of(&text, "sorce")),
             format!("job.yaml:{}: tables[1].chunk: unknown key 'chunk'. Fix: remove it (valid keys here: name, strategy, key, batch_size, target_batch_time, engine, columns)", line_of(&text, "chunk")),
         ]

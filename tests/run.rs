@@ -274,7 +274,8 @@ async fn names_a_missing_privilege() {
 async fn replica_lag_is_read_with_this_servers_spelling() {
     let db = myrecode::db::throwaway::test_database("replica_lag");
     // Not a replica: the status statement is understood and answers no row.
-    let lag = myrecode::engine::pace::replica_lag(&db.config)
+    let mut c = db.config.connect_one().await.unwrap();
+    let lag = myrecode::engine::replicas::discover::status(&mut c)
         .await
         .expect("the replication status statement runs on this server");
     assert_eq!(lag, None);

@@ -207,6 +207,12 @@ fn tried_on_server(
             };
             out.push(finding(path, e));
         }
+        // What the replication topology refuses (Galera, a STATEMENT binary log feeding
+        // replicas, a replica out of reach), as the rehearsal would.
+        let (topology, _) = crate::engine::replicas::surveyed(&mut c, &cfg, job).await?;
+        for r in crate::engine::replicas::topology::refusals(&topology) {
+            out.push(finding("defaults.replicas".into(), anyhow::anyhow!(r)));
+        }
         anyhow::Ok(out)
     })
 }

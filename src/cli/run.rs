@@ -243,16 +243,18 @@ async fn job_tables(
     Ok((conn, inv.tables))
 }
 
-/// Runs `verify`: 0 all proven, 1 rows changed or deleted since (listed), 2 a value the backup does not prove.
+/// Runs `verify`: 0 all proven, 1 rows changed or deleted since (listed) or a replica not
+/// equal to the primary (or not compared), 2 a value the backup does not prove.
 pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
     let id = job_id(&args.job, &args.job_id);
-    let (f, copies) = block_on(async {
+    let (f, copies, replicas) = block_on(async {
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
         let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
         let copies = runner::verify_copies(&mut conn, &job, &id).await?;
-        anyhow::Ok((f, copies))
+        let replicas = crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &id).await?;
+        anyhow::Ok((f, copies, replicas))
     })?;
     print_findings(&f, "verified");
     let mut copies_differ = false;
@@ -260,11 +262,20 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
         print!("{}", runner::describe_copy_findings(table, c));
         copies_differ |= !c.differ.is_empty();
     }
+    let mut replicas_differ = false;
+    for (replica, c) in &replicas {
+        println!("{}", c.describe(replica));
+        replicas_differ |= *c != crate::engine::replicas::verify::Compared::Equal(job.tables.len());
+    }
     if !f.errors.is_empty() {
         anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());
     }
     Ok(
-        if f.changed_since.is_empty() && f.deleted_since.is_empty() && !copies_differ {
+        if f.changed_since.is_empty()
+            && f.deleted_since.is_empty()
+            && !copies_differ
+            && !replicas_differ
+        {
             EXIT_OK
         } else {
             EXIT_ATTENTION

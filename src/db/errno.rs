@@ -26,6 +26,8 @@ pub const HOST_NOT_PRIVILEGED: u16 = 1130;
 pub const TABLE_ACCESS_DENIED: u16 = 1142;
 /// `ER_NO_SUCH_TABLE`.
 pub const NO_SUCH_TABLE: u16 = 1146;
+/// `ER_UNKNOWN_SYSTEM_VARIABLE`: a variable this server does not have (MariaDB's on MySQL).
+pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 /// `ER_LOCK_WAIT_TIMEOUT`: a row or metadata lock wait timed out.
 pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// `ER_LOCK_DEADLOCK`: chosen as a deadlock's victim.

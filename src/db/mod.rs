@@ -8,6 +8,7 @@ mod localserver;
 pub mod optionfile;
 pub mod quote;
 pub mod redact;
+pub mod replicaset;
 pub mod settings;
 pub mod sqltext;
 mod testuser;

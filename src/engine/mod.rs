@@ -1,8 +1,9 @@
 //! The engine: runs a job's tables in resumable batches, verifies, rolls back.
 //!
 //! Laid out by role (see `README.md` here): [`plan`] what runs; [`batch`] the one batch loop
-//! both strategies run, with [`read`] (reading by key), [`pace`] (commands and throttling),
-//! [`priors`] and [`quarantine`]; [`inplace`] and [`copy`] the two strategies; [`runner`]
+//! both strategies run, with [`read`] (reading by key), [`pace`] (commands and throttling,
+//! on [`replicas`]' lag among others), [`priors`] and [`quarantine`]; [`inplace`] and
+//! [`copy`] the two strategies; [`runner`]
 //! drives a job through them; [`events`] is all the engine says; [`error`] and [`retry`]
 //! tell definitive failures from transient ones.
 
@@ -21,6 +22,7 @@ pub mod priors;
 pub mod quarantine;
 pub mod read;
 pub mod recode;
+pub mod replicas;
 pub mod retry;
 pub mod runner;
 pub mod serialized;

@@ -4,8 +4,9 @@
 //! Commands travel through a row of `_myrecode_control` in the job's schema, so `myrecode pause`
 //! works from any terminal or host that can reach the server, and survives a restart of the run.
 
+use super::replicas::watch::Watch;
 use crate::db::connect::ConnectionConfig;
-use crate::db::{errno, quote};
+use crate::db::quote;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,20 +91,6 @@ pub fn load_reason(running: u64, max: u64) -> String {
     format!("throttled: Threads_running is {running}, over max_threads_running {max}")
 }
 
-/// Why a job waits: a replica's lag (`None`: it reports none).
-pub fn lag_reason(replica: &str, lag: Option<Duration>, max: Duration) -> String {
-    match lag {
-        Some(l) => format!(
-            "throttled: replica {replica} lags {} s, over max_replica_lag {} s",
-            l.as_secs(),
-            max.as_secs()
-        ),
-        None => format!(
-            "throttled: replica {replica} reports no lag (replication stopped?); waiting until it replicates again"
-        ),
-    }
-}
-
 /// What kind of wait a reason the pacer gave is: `paused`, `threads_running`, `replica_lag`
 /// (`other` for a reason written by a later myrecode), for `status --json`.
 pub fn wait_kind(reason: &str) -> &'static str {
@@ -163,14 +150,6 @@ pub fn read_argument_sql(schema: &str) -> String {
 
 /// The server's `Threads_running`: name and value.
 pub const THREADS_RUNNING_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Threads_running'";
-/// A replica's replication status (no row: not a replica): MySQL 8.0.22+ and MariaDB 10.5.1+;
-/// MySQL 8.4 knows no other spelling.
-pub const REPLICA_STATUS_SQL: &str = "SHOW REPLICA STATUS";
-/// The same on servers older than those, which know only this spelling.
-pub const SLAVE_STATUS_SQL: &str = "SHOW SLAVE STATUS";
-/// The lag column: MySQL 8.0.22+ names it for the source, MariaDB and older MySQL for the master.
-const LAG_COLUMNS: [&str; 2] = ["Seconds_Behind_Source", "Seconds_Behind_Master"];
-
 /// Records `command` for `job` (`None` clears it: that is `resume`).
 pub async fn send(
     conn: &mut MySqlConnection,
@@ -281,8 +260,7 @@ pub struct Pacer {
     schema: String,
     job: String,
     max_threads_running: u64,
-    max_lag: Duration,
-    replicas: Vec<ConnectionConfig>,
+    watch: Option<Watch>,
     last_check: Option<Instant>,
     /// The reason last written to the control row for `status` (`None`: not known yet, so
     /// the first call clears what a killed run may have left).
@@ -295,20 +273,13 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 const WAIT_STEP: Duration = Duration::from_millis(250);
 
 impl Pacer {
-    /// A pacer for `job`; `max_threads_running` 0 and an empty replica list mean no throttling.
-    pub fn new(
-        schema: &str,
-        job: &str,
-        max_threads_running: u64,
-        max_lag: Duration,
-        replicas: Vec<ConnectionConfig>,
-    ) -> Self {
+    /// A pacer for `job`; `max_threads_running` 0 and no replicas to watch mean no throttling.
+    pub fn new(schema: &str, job: &str, max_threads_running: u64, watch: Option<Watch>) -> Self {
         Pacer {
             schema: schema.to_string(),
             job: job.to_string(),
             max_threads_running,
-            max_lag,
-            replicas,
+            watch,
             last_check: None,
             noted: None,
         }
@@ -351,6 +322,15 @@ impl Pacer {
         }
     }
 
+    /// Whether every replica is within `max_replica_lag` now (a fresh sample, whenever the
+    /// last was taken): the cut-over swaps only then, so its RENAME reaches them promptly.
+    pub async fn replicas_caught_up(&mut self) -> Result<bool> {
+        match self.watch.as_mut() {
+            None => Ok(true),
+            Some(w) => Ok(w.fresh_verdict().await?.is_none()),
+        }
+    }
+
     /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only
     /// when that changed: no write per batch while the job runs freely.
     async fn note(&mut self, conn: &mut MySqlConnection, why: Option<&str>) -> Result<()> {
@@ -379,6 +359,13 @@ impl Pacer {
 
     /// Why the job should wait now (load or lag over the limit), if it should.
     async fn throttled(&mut self, conn: &mut MySqlConnection) -> Result<Option<String>> {
+        // The replicas are sampled before every batch (a query or two each, on the sampling
+        // task's connections): one that fell behind during a batch stops the next.
+        if let Some(w) = self.watch.as_mut() {
+            if let Some(why) = w.fresh_verdict().await? {
+                return Ok(Some(why));
+            }
+        }
         if self.last_check.is_some_and(|t| t.elapsed() < SAMPLE_EVERY) {
             return Ok(None);
         }
@@ -388,17 +375,6 @@ impl Pacer {
             if running > self.max_threads_running {
                 self.last_check = None;
                 return Ok(Some(load_reason(running, self.max_threads_running)));
-            }
-        }
-        for replica in &self.replicas {
-            let lag = replica_lag(replica).await?;
-            let over = match lag {
-                Some(l) => l > self.max_lag,
-                None => true,
-            };
-            if over {
-                self.last_check = None;
-                return Ok(Some(lag_reason(&replica.to_string(), lag, self.max_lag)));
             }
         }
         Ok(None)
@@ -416,38 +392,6 @@ pub async fn threads_running(conn: &mut MySqlConnection) -> Result<u64> {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     })?;
     Ok(v.trim().parse().unwrap_or(0))
-}
-
-/// A replica's `Seconds_Behind_Master` (`None`: not replicating).
-pub async fn replica_lag(replica: &ConnectionConfig) -> Result<Option<Duration>> {
-    let mut c = replica
-        .connect_one()
-        .await
-        .with_context(|| format!("connecting to replica {replica} to read its lag"))?;
-    let row = match sqlx::query(REPLICA_STATUS_SQL).fetch_optional(&mut c).await {
-        Err(e) if errno::of(&e) == Some(errno::PARSE_ERROR) => {
-            sqlx::query(SLAVE_STATUS_SQL).fetch_optional(&mut c).await
-        }
-        other => other,
-    }
-    .with_context(|| format!("reading the replication status of {replica}"))?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    use sqlx::Column;
-    let idx = row
-        .columns()
-        .iter()
-        .position(|c| LAG_COLUMNS.contains(&c.name()));
-    let lag: Option<i64> = idx.and_then(|i| {
-        row.try_get::<Option<i64>, _>(i).ok().flatten().or_else(|| {
-            row.try_get::<Option<u64>, _>(i)
-                .ok()
-                .flatten()
-                .map(|v| v as i64)
-        })
-    });
-    Ok(lag.map(|s| Duration::from_secs(s.max(0) as u64)))
 }
 
 /// A replica named in the job (`host[:port]` or a URL without a password), reached with the
@@ -481,6 +425,7 @@ pub fn replica_config(main: &ConnectionConfig, spec: &str) -> Result<ConnectionC
 
 #[cfg(test)]
 mod tests {
+    use super::super::replicas::lag::{lag_reason, LagSource, Reading};
     use super::*;
 
     #[test]
@@ -532,11 +477,16 @@ mod tests {
         assert_eq!(wait_kind(PAUSED), "paused");
         assert_eq!(wait_kind(&load_reason(40, 25)), "threads_running");
         let max = Duration::from_secs(2);
+        let lagging = Reading::Replicating(Duration::from_secs(9), LagSource::Heartbeat);
         assert_eq!(
-            wait_kind(&lag_reason("db2:3306", Some(Duration::from_secs(9)), max)),
+            wait_kind(&lag_reason("db2:3306", &lagging, max)),
             "replica_lag"
         );
-        assert_eq!(wait_kind(&lag_reason("db2:3306", None, max)), "replica_lag");
+        let stopped = Reading::Stopped("IO thread No, SQL thread No".into());
+        assert_eq!(
+            wait_kind(&lag_reason("db2:3306", &stopped, max)),
+            "replica_lag"
+        );
         assert_eq!(wait_kind("something new"), "other");
         assert_eq!(
             load_reason(40, 25),

@@ -8,6 +8,7 @@ use super::inplace;
 use super::pace::{self, Pacer};
 use super::plan::{ColumnPlan, TableOutcome, TablePlan};
 use super::recode::Source;
+use super::replicas;
 use super::retry;
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
@@ -382,6 +383,7 @@ pub async fn run(
     }
     let (plans, tables) = planned.ready();
     check_privileges(&mut conn, &plans).await?;
+    let surveyed = replicas::survey(&mut conn, &cfg, job).await?;
     copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;
     // The rehearsal builds every shadow's definition under a scratch name (as `plan --check`
     // does): what the server refuses (a CHECK, a generated column, a key too long) or a text
@@ -401,26 +403,21 @@ pub async fn run(
             .filter(|p| matches!(p.strategy, Strategy::Copy))
             .map(|p| (p.schema.as_str(), p.table.as_str()))
             .collect();
-        let text =
-            rehearsal(&planned, job) + &copy::streams::rehearsal_lines(&mut conn, &copies).await?;
+        let text = rehearsal(&planned, job)
+            + &copy::streams::rehearsal_lines(&mut conn, &copies).await?
+            + &replicas::rehearsal_lines(&surveyed.0, job);
         events.event(&Event::Rehearsal { text: &text });
         return Ok(Outcome::Rehearsed {
             refused: refused.map_or(0, |r| r.tables.len()),
         });
     }
     checkpoint::ensure(&mut conn, &job.schema).await?;
-    let replicas = job
-        .defaults
-        .replicas
-        .iter()
-        .map(|r| pace::replica_config(&cfg, r))
-        .collect::<Result<Vec<_>>>()?;
+    let watch = replicas::watch(&mut conn, &cfg, job, &opts.job_id, surveyed).await?;
     let mut pacer = Pacer::new(
         &job.schema,
         &opts.job_id,
         job.defaults.max_threads_running,
-        job.defaults.max_replica_lag.0,
-        replicas,
+        watch,
     );
     let copies: Vec<TablePlan> = plans
         .iter()

@@ -31,6 +31,7 @@ pub const DEFAULTS_KEYS: &[&str] = &[
     "pause_between_batches",
     "max_threads_running",
     "max_replica_lag",
+    "max_replica_down",
     "replicas",
     "undecidable",
     "cutover",
@@ -92,9 +93,12 @@ pub struct Defaults {
     pub pause_between_batches: Dur,
     /// Throttle while the server's `Threads_running` is above this.
     pub max_threads_running: u64,
-    /// Throttle while any replica lags more than this.
+    /// Throttle while any replica lags more than this (by the job's heartbeat, to the ms).
     pub max_replica_lag: Dur,
-    /// Replicas to watch for lag: URLs without a password, or `host:port`.
+    /// Stop the job (resumably) once a replica has been stopped or unreachable this long.
+    pub max_replica_down: Dur,
+    /// Replicas to watch besides those found below the primary (the same address: these
+    /// settings win): URLs without a password, or `host:port`.
     pub replicas: Vec<String>,
     /// What to do with values that cannot be decided.
     pub undecidable: Undecidable,
@@ -113,6 +117,7 @@ impl Default for Defaults {
             pause_between_batches: Dur::from_millis(100),
             max_threads_running: 25,
             max_replica_lag: Dur::from_millis(2000),
+            max_replica_down: Dur::from_millis(60_000),
             replicas: Vec::new(),
             undecidable: Undecidable::Quarantine,
             cutover: Cutover::Manual,

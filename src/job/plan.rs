@@ -289,7 +289,7 @@ fn defaults(o: &mut String, d: &Defaults) {
         super::model::Cutover::Auto => "auto",
         super::model::Cutover::Manual => "manual",
     };
-    let rows: [(&str, String, &str); 9] = [
+    let rows: [(&str, String, &str); 10] = [
         (
             "batch_size",
             d.batch_size.to_string(),
@@ -313,12 +313,17 @@ fn defaults(o: &mut String, d: &Defaults) {
         (
             "max_replica_lag",
             d.max_replica_lag.to_string(),
-            "throttle while a replica lags more than this",
+            "throttle while a replica lags more than this (heartbeat, ms)",
+        ),
+        (
+            "max_replica_down",
+            d.max_replica_down.to_string(),
+            "stop (resumably) once a replica is stopped or unreachable this long",
         ),
         (
             "replicas",
             replicas,
-            "replicas to watch: mysql://user@host:port (no password) or host:port",
+            "replicas to watch besides those found: mysql://user@host:port or host:port",
         ),
         (
             "undecidable",

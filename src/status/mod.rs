@@ -44,6 +44,23 @@ pub struct Facts {
     pub backlogs: HashMap<String, u64>,
     /// The job's control row, if it has one.
     pub control: Option<Control>,
+    /// The job's replicas as its run last sampled them.
+    pub replicas: Vec<ReplicaStatus>,
+}
+
+/// One replica as the running job last sampled it (every second, from its heartbeat).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReplicaStatus {
+    /// `host:port`.
+    pub replica: String,
+    /// `replicating`, `stopped` or `unreachable`.
+    pub state: String,
+    /// Its heartbeat lag in milliseconds (`None`: not replicating).
+    pub lag_ms: Option<u64>,
+    /// What the sample said, in words.
+    pub detail: String,
+    /// When it was sampled, in the server's time zone.
+    pub sampled_at: Option<String>,
 }
 
 /// One checkpoint row as `status` reads it.
@@ -194,6 +211,8 @@ pub struct JobStatus {
     /// One per cut-over group the job names, in the order they are swapped (none: the job
     /// names none, and its copies are swapped at one instant).
     pub groups: Vec<GroupStatus>,
+    /// The job's replicas, each with its lag and state as last sampled (none: no replicas).
+    pub replicas: Vec<ReplicaStatus>,
 }
 
 /// Where one cut-over group is.
@@ -307,6 +326,7 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
         cutover_requested,
         tables,
         groups: group_states,
+        replicas: f.replicas.clone(),
     }
 }
 

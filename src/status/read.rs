@@ -2,10 +2,11 @@
 //! and the session is made read-only first so a slip could not write either.
 
 use super::sql::{checkpoints_sql, control_sql, tables_sql, READ_ONLY_SQL};
-use super::{build, Checkpoint, Control, Facts, JobStatus, Phase};
+use super::{build, Checkpoint, Control, Facts, JobStatus, Phase, ReplicaStatus};
 use crate::engine::checkpoint::{self, CHECKPOINT};
 use crate::engine::copy;
 use crate::engine::pace::CONTROL;
+use crate::engine::replicas::watch::{states_sql, REPLICA_STATE};
 use crate::job::model::{Job, Strategy};
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -17,7 +18,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
         .await
         .context("making the status session read-only")?;
     let schema = job.schema.as_str();
-    let mut names: Vec<String> = vec![CHECKPOINT.into(), CONTROL.into()];
+    let mut names: Vec<String> = vec![CHECKPOINT.into(), CONTROL.into(), REPLICA_STATE.into()];
     for t in &job.tables {
         names.push(t.name.clone());
         if t.strategy == Strategy::Copy {
@@ -54,6 +55,9 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
     }
     if existing.contains_key(CONTROL) {
         facts.control = control(conn, schema, job_id).await?;
+    }
+    if existing.contains_key(REPLICA_STATE) {
+        facts.replicas = replicas(conn, schema, job_id).await?;
     }
     // The backlog of each copy underway: a done copy's log is drained and kept only for cleanup.
     let provisional = build(job, job_id, &facts);
@@ -122,4 +126,27 @@ async fn control(
         waiting_secs: r.get::<Option<i64>, _>(2).map(|us| us as f64 / 1e6),
         argument: r.get::<Option<String>, _>(3).filter(|a| !a.is_empty()),
     }))
+}
+
+/// The job's replicas as its run last sampled them.
+async fn replicas(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job_id: &str,
+) -> Result<Vec<ReplicaStatus>> {
+    let rows = sqlx::query(&states_sql(schema))
+        .bind(job_id)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the job's replica samples")?;
+    Ok(rows
+        .iter()
+        .map(|r| ReplicaStatus {
+            replica: r.get(0),
+            state: r.get(1),
+            lag_ms: r.get::<Option<i64>, _>(2).map(|v| v.max(0) as u64),
+            detail: r.get(3),
+            sampled_at: r.get(4),
+        })
+        .collect())
 }

@@ -43,6 +43,14 @@ pub fn text(s: &JobStatus) -> String {
     for g in &s.groups {
         out.push_str(&group_line(g, s));
     }
+    for r in &s.replicas {
+        out.push_str(&format!(
+            "replica {}: {} (sampled {})\n",
+            r.replica,
+            r.detail,
+            r.sampled_at.as_deref().unwrap_or("?")
+        ));
+    }
     if let Some(w) = &s.waiting {
         match w.seconds {
             Some(secs) => out.push_str(&format!("now: {} (for {})\n", w.reason, duration(secs))),
@@ -229,6 +237,52 @@ waits for `myrecode cutover`: posts, users copied and caught up, replaying write
     }
 
     #[test]
+    fn each_replica_with_its_state_and_lag_before_the_reason_to_wait() {
+        use super::super::ReplicaStatus;
+        let f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![cp("notes", "", false, 120)],
+            control: Some(Control {
+                waiting: Some("throttled: replica db3:3306 replication stopped: IO thread Yes, SQL thread No; waiting until it replicates again".into()),
+                waiting_secs: Some(4.0),
+                ..Control::default()
+            }),
+            replicas: vec![
+                ReplicaStatus {
+                    replica: "db2:3306".into(),
+                    state: "replicating".into(),
+                    lag_ms: Some(12),
+                    detail: "lag 12 ms (heartbeat)".into(),
+                    sampled_at: Some("2026-11-25 00:12:12".into()),
+                },
+                ReplicaStatus {
+                    replica: "db3:3306".into(),
+                    state: "stopped".into(),
+                    lag_ms: None,
+                    detail: "replication stopped: IO thread Yes, SQL thread No".into(),
+                    sampled_at: Some("2026-11-25 00:12:12".into()),
+                },
+            ],
+            ..Facts::default()
+        };
+        let s = build(&job(false), "j", &f);
+        let t = text(&s);
+        assert!(
+            t.ends_with(
+                "replica db2:3306: lag 12 ms (heartbeat) (sampled 2026-11-25 00:12:12)\n\
+                 replica db3:3306: replication stopped: IO thread Yes, SQL thread No (sampled 2026-11-25 00:12:12)\n\
+                 now: throttled: replica db3:3306 replication stopped: IO thread Yes, SQL thread No; waiting until it replicates again (for 4s)\n"
+            ),
+            "{t}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json(&s)).unwrap();
+        assert_eq!(v["waiting"]["kind"], "replica_lag");
+        assert_eq!(v["replicas"][0]["lag_ms"], 12);
+        assert_eq!(v["replicas"][1]["state"], "stopped");
+        assert_eq!(v["replicas"][1]["lag_ms"], serde_json::Value::Null);
+    }
+
+    #[test]
     fn a_job_copying_with_its_pace_and_one_stalled() {
         let mut notes = cp("notes", "", false, 1000);
         notes.rows_per_sec = Some(250.0);
@@ -394,6 +448,7 @@ group forum (posts): waits for `myrecode cutover --group forum`: copied and caug
             "cutover_requested",
             "tables",
             "groups",
+            "replicas",
         ];
         want.sort_unstable();
         assert_eq!(top, want);

@@ -498,7 +498,21 @@ pub async fn write_until(
     steer: Arc<Steer>,
     schema: String,
 ) -> App {
+    write_after(&[], cfg, ctl, steer, schema).await
+}
+
+/// [`write_until`], its connection to the migrated schema set up by `setup` first.
+pub async fn write_after(
+    setup: &[&str],
+    cfg: ConnectionConfig,
+    ctl: ConnectionConfig,
+    steer: Arc<Steer>,
+    schema: String,
+) -> App {
     let mut app = cfg.connect_one().await.unwrap();
+    for s in setup {
+        sqlx::query(s).execute(&mut app).await.unwrap();
+    }
     let mut control = ctl.connect_one().await.unwrap();
     let mut a = App {
         x: 0x9E37_79B9_7F4A_7C15,

@@ -209,8 +209,12 @@ pub async fn cut_over_group(
             }
         }
         if behind < DRAIN_BEFORE_CUTOVER {
+            // Every replica within max_replica_lag first, so the RENAME reaches them promptly.
             if !manual {
-                break;
+                if pacer.replicas_caught_up().await? {
+                    break;
+                }
+                continue;
             }
             // Said even when the command came first (`status` shows the group waiting as soon
             // as its copies are caught up, which may be before this loop sees it).
@@ -221,7 +225,9 @@ pub async fn cut_over_group(
                 });
                 ready_said = true;
             }
-            if cutover_asked(conn, schema, job, group.name).await? {
+            if cutover_asked(conn, schema, job, group.name).await?
+                && pacer.replicas_caught_up().await?
+            {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
