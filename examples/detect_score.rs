@@ -55,6 +55,8 @@ fn main() -> anyhow::Result<()> {
         let report = eval::evaluate(&rows);
         println!("== {path} ({} values)", rows.len());
         print!("{}", report.render());
+        print!("{}", report.calibration_alone.render("alone"));
+        print!("{}", report.calibration_column.render("per column"));
         if mistakes {
             for (exp, got, text) in &report.mistakes {
                 println!("{exp}\t{got}\t{text}");

@@ -102,3 +102,23 @@ fn columns_of_prices_addresses_and_initials_are_never_read_wrongly() {
         rows.len()
     );
 }
+
+#[test]
+fn confidence_means_what_it_says_on_the_heldout_set() {
+    // Values decided at confidence c are right at least c of the time, for every bucket from
+    // 0.9 and every length (1-2 words, 3-10, longer), alone and per column.
+    let report = eval::evaluate(&corpus("heldout_corpus.tsv"));
+    for (mode, r) in [
+        ("alone", &report.calibration_alone),
+        ("per column", &report.calibration_column),
+    ] {
+        assert!(
+            r.failures().is_empty(),
+            "{mode}: {:?}\n{}",
+            r.failures(),
+            r.render(mode)
+        );
+        // The top bucket holds most decisions: a table of empty buckets would pass too.
+        assert!(r.cell(0, 4).0 > 5_000, "{}", r.render(mode));
+    }
+}

@@ -194,6 +194,10 @@ pub struct Report {
     pub mistakes: Vec<(String, String, String)>,
     /// Values a column gets wrong, with their column and what the column saw.
     pub column_misses: Vec<ColumnMiss>,
+    /// Confidence against accuracy of decided non-ASCII values, each alone.
+    pub calibration_alone: super::calibration::Reliability,
+    /// The same, each decided in its (label, language) column.
+    pub calibration_column: super::calibration::Reliability,
 }
 
 /// One value its column gets wrong: where it is, what it got, and why.
@@ -243,6 +247,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
             ));
         }
         r.alone.entry(row.expected.clone()).or_default().add(&t);
+        calibrate(&mut r.calibration_alone, row, &v, &t);
         if is_short(row) {
             r.short_alone.add(&t);
         }
@@ -269,6 +274,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
         let mut prior = None;
         for (row, v) in members.iter().zip(detect_column(&values)) {
             let t = judge_verdict(row, &v);
+            calibrate(&mut r.calibration_column, row, &v, &t);
             if t.correct == 0 {
                 r.mistakes.push((
                     format!("column:{}", row.expected),
@@ -308,6 +314,18 @@ pub fn evaluate(rows: &[Row]) -> Report {
         r.mixed_column.add(&judge_verdict(row, &v));
     }
     r
+}
+
+/// Counts a decided non-ASCII value in a reliability table (ASCII is decided by structure
+/// and always right: it would only dilute the buckets).
+fn calibrate(r: &mut super::calibration::Reliability, row: &Row, v: &Verdict, t: &Tally) {
+    if v.label != Label::Unknown && !row.bytes.is_ascii() {
+        r.add(
+            v.confidence,
+            row.text.split_whitespace().count(),
+            t.correct == 1,
+        );
+    }
 }
 
 /// Describes a value its column got wrong (diagnostics only: recomputes the prior).

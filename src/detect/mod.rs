@@ -17,6 +17,7 @@
 //! a row still wins in columns that mix encodings.
 
 pub mod binary;
+pub mod calibration;
 pub mod chars;
 pub mod column;
 mod decide;

@@ -112,6 +112,9 @@ pub fn to_text(r: &ScanReport) -> String {
 
 fn write_examples(out: &mut String, t: &TableScan) {
     for c in &t.columns {
+        if !c.confidence.is_empty() {
+            let _ = writeln!(out, "  {}: {}", c.name, confidence_line(&c.confidence));
+        }
         for (label, e) in &c.examples {
             if label == "ascii" {
                 continue;
@@ -136,6 +139,21 @@ fn write_examples(out: &mut String, t: &TableScan) {
             );
         }
     }
+}
+
+/// How sure the decided non-ASCII values of a column were, surest first: a DBA tells a
+/// sure column from a guessed one (the buckets are calibrated: `src/detect/README.md`).
+fn confidence_line(buckets: &std::collections::BTreeMap<String, u64>) -> String {
+    let order = [">=0.99", "0.95-0.99", "0.8-0.95", "0.5-0.8", "<0.5"];
+    let total: u64 = buckets.values().sum();
+    let parts: Vec<String> = order
+        .iter()
+        .filter_map(|b| buckets.get(*b).map(|n| format!("{n} at {b}")))
+        .collect();
+    format!(
+        "confidence of {total} decided value(s): {}",
+        parts.join(", ")
+    )
 }
 
 /// One line: tables, columns, how many to recode, how many values undecided.
@@ -206,4 +224,22 @@ pub fn to_markdown(r: &ScanReport) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidence_line_lists_buckets_surest_first() {
+        let b: std::collections::BTreeMap<String, u64> =
+            [("0.95-0.99", 3), (">=0.99", 40), ("<0.5", 1)]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
+        assert_eq!(
+            confidence_line(&b),
+            "confidence of 44 decided value(s): 40 at >=0.99, 3 at 0.95-0.99, 1 at <0.5"
+        );
+    }
 }

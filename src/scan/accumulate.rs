@@ -103,7 +103,9 @@ impl ColumnTally {
         }
         let label = v.label.to_string();
         *self.labels.entry(label.clone()).or_default() += 1;
-        if !matches!(v.label, Label::Ascii) {
+        // Decided values only: an undecided value's number is how sure its best reading was
+        // not, which would muddle what a bucket means.
+        if !matches!(v.label, Label::Ascii | Label::Unknown) {
             *self
                 .confidence
                 .entry(bucket(v.confidence).to_string())
