@@ -13,6 +13,9 @@ beyond the package install. Output (committed, so builds never need Python):
   src/detect/models/cyr-words.bin   known Cyrillic words: of the LEXICON most frequent
                                     training-split words of ru, uk, bg, sr, mk, those the
                                     scorer asks about, the TOP_WORDS most frequent marked
+  src/detect/models/cyr-short.bin   short tokens: Cyrillic words of one to four letters of
+                                    Zipf >= SHORT_ZIPF in ru, uk, bg, sr or mk (units,
+                                    currencies, abbreviations: "руб", "ул", "кг", "тел")
   src/detect/models/be-words.bin    Belarusian word forms of 4 to 8 letters: the training-split
                                     stems of hunspell-be expanded by its suffix rules
 
@@ -24,6 +27,7 @@ Belarusian comes from the Debian package hunspell-be (0.53-3.1, CC BY-SA 3.0), w
 stems are unweighted: apt-get install hunspell-be.
 
 Usage: pip install wordfreq==3.1.1 && python3 scripts/build_models.py [--only-lexicon]
+       [--only-short]
 """
 import math
 import re
@@ -204,6 +208,31 @@ def lexicon():
     write("cyr-words.bin", data)
 
 
+# Zipf frequency from which a short token counts (wordfreq's "руб" is 5.1 in Russian, "ул"
+# 4.7, "тел" 4.5; 3 is once per million words).
+SHORT_ZIPF = 3.0
+
+
+def short_tokens():
+    """cyr-short.bin: sorted u32 hashes (little-endian) of the lower-case Cyrillic words of
+    one to four letters with Zipf >= SHORT_ZIPF in any of ru, uk, bg, sr, mk: the units,
+    currencies and abbreviations that prices and addresses hold ("47319 руб.", "ул.")."""
+    keys = set()
+    for lang in ["ru", "uk", "bg", "sr", "mk"]:
+        src = "sh" if lang == "sr" else lang
+        for w in wordfreq.top_n_list(src, 100000, wordlist="best"):
+            if wordfreq.zipf_frequency(w, src, wordlist="best") < SHORT_ZIPF:
+                break
+            w = sr_cyr(w) if lang == "sr" else w
+            if not w or len(w) > 4:
+                continue
+            idx = [cyr_index(c) for c in w]
+            if any(i is None for i in idx):
+                continue
+            keys.add(fnv32(idx))
+    write("cyr-short.bin", b"".join(k.to_bytes(4, "little") for k in sorted(keys)))
+
+
 def be_forms():
     """Belarusian word forms: each training-split stem of hunspell-be (every 10th stem held
     out, as for the bigrams) with the forms its suffix flags (SFX rules) make; prefixes are
@@ -263,6 +292,9 @@ def write(name, data):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    short_tokens()
+    if "--only-short" in sys.argv:
+        return
     lexicon()
     be_lexicon()
     if "--only-lexicon" in sys.argv:

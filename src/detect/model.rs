@@ -29,6 +29,7 @@ static LATIN: &[u8; LATIN_N * LATIN_N] = include_bytes!("models/latin.bin");
 static VI: &[u8] = include_bytes!("models/vi.bin");
 static CYR_WORDS: &[u8] = include_bytes!("models/cyr-words.bin");
 static BE_WORDS: &[u8] = include_bytes!("models/be-words.bin");
+static CYR_SHORT: &[u8] = include_bytes!("models/cyr-short.bin");
 static VI_ALPHABET: &str = include_str!("models/vi-alphabet.txt");
 static VI_SYLLABLES: &str = include_str!("models/vi-syllables.txt");
 static VI_BASE: &str = include_str!("models/vi-base.txt");
@@ -202,6 +203,31 @@ pub fn cyr_known(hash: u32) -> Known {
         Some(_) => Known::Frequent,
         None => Known::No,
     }
+}
+
+/// True when the Cyrillic word with this [`word_hash`] is a frequent word of one to four
+/// letters (`models/cyr-short.bin`: units, currencies, abbreviations). Asked only for short
+/// lower-case words in a unit's place, so a binary search over the sorted hashes suffices.
+pub fn cyr_short(hash: u32) -> bool {
+    let n = CYR_SHORT.len() / 4;
+    let at = |i: usize| {
+        u32::from_le_bytes([
+            CYR_SHORT[4 * i],
+            CYR_SHORT[4 * i + 1],
+            CYR_SHORT[4 * i + 2],
+            CYR_SHORT[4 * i + 3],
+        ])
+    };
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match at(mid).cmp(&hash) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 /// The Vietnamese model: alphabet lookup, cost table and known syllables.

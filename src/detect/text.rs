@@ -53,6 +53,25 @@ const TOP_WORD: f32 = 2.5;
 /// every ё the toll was one more miss and one less wrong rewrite, but "Ёж" in a KOI8-R
 /// column was no longer decided.
 const YO_TOLL: f32 = 3.0;
+/// Evidence (nats) a lower-case Cyrillic token of two to four letters earns where units and
+/// abbreviations stand (after a number, before a full stop) when it is a frequent short word
+/// (`model::cyr_short`: "руб", "ул", "тел", "кг"): a price column of "47319 руб." read as
+/// KOI8-R "47319 ПСА." had scored the wrong table 2 nats ahead.
+const SHORT_TOKEN: f32 = 2.5;
+/// The same for one letter ("д.", "г.", "5 л"): most single letters are such tokens, in the
+/// right reading and a wrong one alike.
+const SHORT_TOKEN_ONE: f32 = 1.0;
+
+/// What came just before the current character, for [`SHORT_TOKEN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Number {
+    None,
+    /// Digits, with any decimal separator between them.
+    Digits,
+    /// Digits and one space.
+    Space,
+}
+
 /// Cost (nats) of a letter a model has no index for.
 const UNSEEN: u32 = (10.0 * SCALE) as u32;
 
@@ -276,6 +295,8 @@ struct Word {
     cyr_cost: [u32; NL],
     /// `model::word_hash` of the word's Cyrillic letters.
     cyr_hash: u32,
+    /// The word follows a number and a space ("47319 руб", "5 кг"): a unit's place.
+    after_number: bool,
     /// A symbol that does not sit beside words in text touches the word ([`glues`]).
     glued: bool,
     lat_prev: usize,
@@ -312,6 +333,7 @@ impl Word {
             cyr_prev: CYR_N - 1,
             cyr_cost: [0; NL],
             cyr_hash: model::WORD_HASH0,
+            after_number: false,
             glued: false,
             lat_prev: LATIN_N - 1,
             lat_cost: 0,
@@ -347,6 +369,7 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
     let mut w = Word::new(vi.n);
 
     let finish = |w: &mut Word,
+                  next: char,
                   out: &mut TextScore,
                   common: &mut f32,
                   cyr_total: &mut [f32; NL],
@@ -403,6 +426,17 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
                     }
                     _ => 0.0,
                 };
+            }
+            // A unit, currency or abbreviation in its place: a lower-case short token after a
+            // number or before a full stop ("47319 руб.", "ул.", "5 кг"). A wrong table's
+            // reading of it is mostly upper case ("ПСА."), which such places do not hold.
+            if n <= 4
+                && w.upper == 0
+                && !w.glued
+                && (next == '.' || w.after_number)
+                && model::cyr_short(w.cyr_hash)
+            {
+                *common += if n == 1 { SHORT_TOKEN_ONE } else { SHORT_TOKEN };
             }
             for (l, total) in cyr_total.iter_mut().enumerate() {
                 let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
@@ -465,6 +499,8 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
     let mut glued_run = 0u32;
     // The previous character was a symbol that [`glues`].
     let mut glue_before = false;
+    // Whether a number (and one space) came just before: a unit's place.
+    let mut number = Number::None;
     for c in chars {
         let k = kind(c);
         if matches!(k, Kind::Other) {
@@ -472,7 +508,19 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             let glue = glues(c);
             w.glued |= glue;
             glue_before = glue;
-            finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+            finish(
+                &mut w,
+                c,
+                &mut out,
+                &mut common,
+                &mut cyr_total,
+                &mut any_cyr,
+            );
+            number = match (c, number) {
+                ('0'..='9', _) | ('.' | ',', Number::Digits) => Number::Digits,
+                (' ', Number::Digits) => Number::Space,
+                _ => Number::None,
+            };
             let (s, odd) = symbol_score(c);
             common += s;
             out.odd_symbols += odd as u32;
@@ -508,7 +556,14 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             let cyr_before = w.cyr > 0;
             let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
             if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
-                finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+                finish(
+                    &mut w,
+                    c,
+                    &mut out,
+                    &mut common,
+                    &mut cyr_total,
+                    &mut any_cyr,
+                );
                 common -= SCRIPT_SWITCH;
                 out.mixed_words += 1;
             }
@@ -517,6 +572,8 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
         if w.letters == 0 {
             w.first_upper = upper;
             w.glued = glue_before;
+            w.after_number = number == Number::Space;
+            number = Number::None;
         } else if upper != w.last_upper {
             w.case_breaks += 1;
         }
@@ -591,7 +648,14 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
             _ => w.other += 1,
         }
     }
-    finish(&mut w, &mut out, &mut common, &mut cyr_total, &mut any_cyr);
+    finish(
+        &mut w,
+        '\0',
+        &mut out,
+        &mut common,
+        &mut cyr_total,
+        &mut any_cyr,
+    );
     let mut best = 0.0;
     if any_cyr {
         let (l, s) =
@@ -645,6 +709,26 @@ mod tests {
         assert_eq!(s("№ ДЛЯ") - s("№ДЛЯ"), 0.0);
         assert_eq!(s("№ на") - s("№на"), 0.0);
         assert_eq!(s("№ фаыл") - s("№фаыл"), 0.0);
+    }
+
+    #[test]
+    fn units_and_abbreviations_count_in_their_place() {
+        let sym = |c: char| symbol_score(c).0;
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-3;
+        // Before a full stop, against the same word before a comma.
+        let stop = s("руб.") - s("руб,") - (sym('.') - sym(','));
+        assert!(close(stop, SHORT_TOKEN), "{stop}");
+        // After a number, against the word alone.
+        let unit = s("5 кг") - s("кг") - sym('5') - sym(' ');
+        assert!(close(unit, SHORT_TOKEN), "{unit}");
+        let one = s("д.") - s("д,") - (sym('.') - sym(','));
+        assert!(close(one, SHORT_TOKEN_ONE), "{one}");
+        // The wrong table's upper-case reading earns nothing, nor a fragment glued to a symbol,
+        // nor a rare word ("пса" read from KOI8 is not lower case here, "ъыь" is no word).
+        for t in ["ПСА", "№руб", "ъыь"] {
+            let d = s(&format!("{t}.")) - s(&format!("{t},")) - (sym('.') - sym(','));
+            assert!(close(d, 0.0), "{t}: {d}");
+        }
     }
 
     #[test]
