@@ -48,8 +48,9 @@ pub enum Event<'a> {
     CutOver {
         /// The tables swapped.
         tables: &'a [String],
-        /// How long their reads and writes were paused.
-        pause: Duration,
+        /// How long their reads and writes were paused (`None`: the run that renamed them
+        /// lost its connection before it could record it).
+        pause: Option<Duration>,
         /// Their cut-over group (`None`: the job names none).
         group: Option<&'a str>,
     },
@@ -96,11 +97,14 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             pause,
             group,
         } => format!(
-            "cut-over: {}{} now {} the recoded columns, swapped at one instant; reads and writes paused {:.1} ms; each original is kept as <table>{} for rollback until `myrecode cleanup`",
+            "cut-over: {}{} now {} the recoded columns, swapped at one instant; {}; each original is kept as <table>{} for rollback until `myrecode cleanup`",
             group_prefix(*group),
             tables.join(", "),
             if tables.len() == 1 { "has" } else { "have" },
-            pause.as_secs_f64() * 1000.0,
+            match pause {
+                Some(p) => format!("reads and writes paused {:.1} ms", p.as_secs_f64() * 1000.0),
+                None => "reads and writes paused for a time not measured (the run that renamed them lost its connection before recording it)".to_string(),
+            },
             "_myrecode_old"
         ),
         Event::CopyAborted { table } => {
@@ -137,7 +141,7 @@ mod tests {
         let tables = ["posts".to_string(), "users".to_string()];
         let e = Event::CutOver {
             tables: &tables,
-            pause: Duration::from_micros(12_345),
+            pause: Some(Duration::from_micros(12_345)),
             group: None,
         };
         assert_eq!(
@@ -146,12 +150,21 @@ mod tests {
         );
         let e = Event::CutOver {
             tables: &tables[..1],
-            pause: Duration::from_micros(4_000),
+            pause: Some(Duration::from_micros(4_000)),
             group: Some("forum"),
         };
         assert_eq!(
             line(&e).unwrap(),
             "cut-over: group 'forum': posts now has the recoded columns, swapped at one instant; reads and writes paused 4.0 ms; each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
+        );
+        let e = Event::CutOver {
+            tables: &tables[..1],
+            pause: None,
+            group: None,
+        };
+        assert_eq!(
+            line(&e).unwrap(),
+            "cut-over: posts now has the recoded columns, swapped at one instant; reads and writes paused for a time not measured (the run that renamed them lost its connection before recording it); each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
         );
         assert_eq!(
             line(&Event::Ready {
