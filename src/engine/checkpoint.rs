@@ -29,7 +29,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
                 rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
-                cutover_pause_us BIGINT NULL,
+                cutover_pause_us BIGINT NULL, checked_under_start BIGINT NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             quote::table(schema, CHECKPOINT)
@@ -78,6 +78,7 @@ pub const CHECKPOINT_ADDED: &[(&str, &str)] = &[
     ("rate_rows", "BIGINT NOT NULL DEFAULT 0"),
     ("rate_at", "TIMESTAMP(6) NULL"),
     ("cutover_pause_us", "BIGINT NULL"),
+    ("checked_under_start", "BIGINT NULL"),
 ];
 
 /// Records, on the checkpoint row of each table `?` job and `?` table, how long its cut-over
@@ -449,7 +450,8 @@ mod tests {
             add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &first).unwrap(),
             "ALTER TABLE `s`.`_myrecode_checkpoint` ADD COLUMN `phase` VARCHAR(16) NOT NULL DEFAULT '', \
              ADD COLUMN `rows_per_sec` DOUBLE NULL, ADD COLUMN `rate_rows` BIGINT NOT NULL DEFAULT 0, \
-             ADD COLUMN `rate_at` TIMESTAMP(6) NULL, ADD COLUMN `cutover_pause_us` BIGINT NULL"
+             ADD COLUMN `rate_at` TIMESTAMP(6) NULL, ADD COLUMN `cutover_pause_us` BIGINT NULL, \
+             ADD COLUMN `checked_under_start` BIGINT NULL"
         );
         // The catalog may spell names in another case.
         let mut now = first.clone();
@@ -459,6 +461,7 @@ mod tests {
             "rate_rows",
             "rate_at",
             "cutover_pause_us",
+            "checked_under_start",
         ]));
         assert_eq!(
             add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &now),
@@ -485,7 +488,7 @@ mod tests {
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
                 rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
-                cutover_pause_us BIGINT NULL,
+                cutover_pause_us BIGINT NULL, checked_under_start BIGINT NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );

@@ -30,6 +30,17 @@ pub enum Event<'a> {
         /// Rows that differed (changed since copied) and were queued for replay.
         differed: u64,
     },
+    /// A copied table without transactions is compared with its copy again: the server
+    /// started since it last was (a crash's repair, or a statement failed in its trigger
+    /// chain, may have changed it unlogged).
+    Rechecked {
+        /// Table name.
+        table: &'a str,
+        /// Its storage engine.
+        engine: &'a str,
+        /// What `CHECK TABLE … QUICK` said of it ("OK", or its warnings and errors).
+        check: &'a str,
+    },
     /// A table without a usable key waits, its shadow empty, to be rebuilt under the cut-over's lock.
     Rebuilds {
         /// Table name.
@@ -79,6 +90,9 @@ pub fn line(e: &Event<'_>) -> Option<String> {
         Event::Rehearsal { text } => text.trim_end().to_string(),
         Event::Checked { table, differed } => format!(
             "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
+        ),
+        Event::Rechecked { table, engine, check } => format!(
+            "restart: {table} ({engine}, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: {check}; every row is compared again before its cut-over"
         ),
         Event::Rebuilds { table, rows } => format!(
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
@@ -173,6 +187,15 @@ mod tests {
             })
             .unwrap(),
             "ready: group 'forum': posts, users are copied and caught up; replaying writes until `myrecode cutover --group forum` swaps them all at one instant (cutover: manual)"
+        );
+        assert_eq!(
+            line(&Event::Rechecked {
+                table: "film_text",
+                engine: "MyISAM",
+                check: "OK"
+            })
+            .unwrap(),
+            "restart: film_text (MyISAM, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: OK; every row is compared again before its cut-over"
         );
         let s = State::default();
         let batch = Event::Batch {

@@ -22,6 +22,7 @@ use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::names::names;
 use super::replay::{log_len, replay_some};
+use super::restart::recheck_if_restarted;
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
 use crate::db::connect::ConnectionConfig;
@@ -180,8 +181,9 @@ pub async fn cut_over_group(
         }
     }
     // A copy sent back to its check (a cascade may have gone unlogged) is checked before it
-    // is swapped.
+    // is swapped; so is one without transactions the server restarted under.
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        recheck_if_restarted(conn, ctx, job, state, events).await?;
         if Phase::of(state) == Phase::Checking {
             let differed = check_now(conn, ctx, job, state).await?;
             events.event(&Event::Checked {

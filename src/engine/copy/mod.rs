@@ -90,6 +90,7 @@ pub mod own_triggers_sql;
 mod rebuild;
 pub mod rebuild_sql;
 mod replay;
+pub mod restart;
 mod setup;
 pub mod shadow;
 pub mod shadow_sql;
@@ -190,7 +191,11 @@ pub async fn prepare_table(
             .into())
         }
         Some(s) => s,
-        None => start(conn, job, plan, &n).await?,
+        None => {
+            let s = start(conn, job, plan, &n).await?;
+            restart::record_start(conn, job, schema, &plan.table).await?;
+            s
+        }
     };
     if state.done {
         return Ok((TableOutcome::Done, state));

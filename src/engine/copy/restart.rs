@@ -1,0 +1,234 @@
+//! A copied table without transactions (MyISAM, Aria) across server restarts: compared with
+//! its copy again before it is swapped.
+//!
+//! Its change log cannot keep it exact through a crash: a statement the application runs
+//! right after a restart may change the table and then fail in its trigger chain (MariaDB
+//! repairs a crashed MyISAM table on first open, and the first statements through its
+//! triggers fail with 1146 on our log). InnoDB rolls back the log row; the MyISAM change
+//! stays, unlogged. A crash repair may also drop rows the shadow holds. So at its cut-over,
+//! when the server started since such a table was last compared with its copy (the start is
+//! recorded on its checkpoint row), the table is opened by `CHECK TABLE … QUICK` (which
+//! repairs it now, before the application's next statement trips on it; what it says is
+//! printed), then every row is compared again and each difference replayed.
+
+use super::cascade::{check_again_from_start, check_now};
+use super::context::Ctx;
+use super::sql::ENGINE_SQL;
+use crate::db::quote;
+use crate::engine::checkpoint::{self, State};
+use crate::engine::events::{Event, Events};
+use anyhow::{Context, Result};
+use sqlx::{MySqlConnection, Row};
+
+/// Storage engines whose writes roll back with the statement (the change log's row with them).
+const TRANSACTIONAL: &[&str] = &["InnoDB", "TokuDB", "RocksDB", "ndbcluster"];
+
+/// Whether a table of `engine` rolls its writes back with a failed statement.
+pub fn is_transactional(engine: &str) -> bool {
+    TRANSACTIONAL.iter().any(|e| e.eq_ignore_ascii_case(engine))
+}
+
+/// Seconds since the server started (`SHOW GLOBAL STATUS`, on MySQL and MariaDB alike).
+pub const UPTIME_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Uptime'";
+/// The server's clock, in seconds since the epoch.
+pub const NOW_SQL: &str = "SELECT CAST(UNIX_TIMESTAMP() AS SIGNED)";
+
+/// `CHECK TABLE … QUICK` of one table: opening it repairs a crashed MyISAM or Aria table
+/// (`myisam_recover_options`, `aria_recover_options`), and its messages say what it found.
+pub fn check_table_sql(schema: &str, table: &str) -> String {
+    format!("CHECK TABLE {} QUICK", quote::table(schema, table))
+}
+
+/// Records on the checkpoint row (`?` start, `?` job, `?` table) the start of the server
+/// the table's copy began on, or it was last compared on.
+pub fn record_checked_sql(schema: &str) -> String {
+    format!(
+        "UPDATE {} SET checked_under_start = ? WHERE job = ? AND tbl = ?",
+        quote::table(schema, checkpoint::CHECKPOINT)
+    )
+}
+
+/// The recorded start (`?` job, `?` table).
+pub fn recorded_checked_sql(schema: &str) -> String {
+    format!(
+        "SELECT checked_under_start FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, checkpoint::CHECKPOINT)
+    )
+}
+
+/// Whether a table last compared on the server started at `recorded` (none: never, since
+/// the job began) must be compared again on the one started at `now`. The start is computed
+/// from whole seconds of uptime, so it wobbles by one; a restart takes longer than two.
+pub fn restarted_since(recorded: Option<i64>, now: i64) -> bool {
+    recorded.is_none_or(|r| (now - r).abs() > 2)
+}
+
+/// What `CHECK TABLE` said beyond "OK", joined; "OK" when nothing more.
+pub fn check_said(rows: &[(String, String)]) -> String {
+    let said: Vec<String> = rows
+        .iter()
+        .filter(|(kind, text)| !(kind.eq_ignore_ascii_case("status") && text == "OK"))
+        .map(|(kind, text)| format!("{kind}: {text}"))
+        .collect();
+    if said.is_empty() {
+        "OK".to_string()
+    } else {
+        said.join("; ")
+    }
+}
+
+/// When the server started, in seconds since the epoch.
+pub async fn server_started(conn: &mut MySqlConnection) -> Result<i64> {
+    let uptime: String = sqlx::query(UPTIME_SQL)
+        .fetch_one(&mut *conn)
+        .await
+        .context("reading the server's uptime")?
+        .try_get(1)?;
+    let now: i64 = sqlx::query_scalar(NOW_SQL).fetch_one(&mut *conn).await?;
+    Ok(now - uptime.trim().parse::<i64>().unwrap_or(0))
+}
+
+/// Records the server's start on a new copy's checkpoint row: with no restart since, the
+/// copy, its log and its check saw every change, and its cut-over compares nothing again.
+pub(super) async fn record_start(
+    conn: &mut MySqlConnection,
+    job: &str,
+    schema: &str,
+    table: &str,
+) -> Result<()> {
+    let started = server_started(conn).await?;
+    record(conn, job, schema, table, started).await
+}
+
+async fn record(
+    conn: &mut MySqlConnection,
+    job: &str,
+    schema: &str,
+    table: &str,
+    started: i64,
+) -> Result<()> {
+    sqlx::query(&record_checked_sql(schema))
+        .bind(started)
+        .bind(job)
+        .bind(table)
+        .execute(&mut *conn)
+        .await
+        .context("recording the server start the table is compared on")?;
+    Ok(())
+}
+
+/// Compares a table without transactions with its copy again if the server started since it
+/// last was (see the module docs). Keyless tables are rebuilt under the cut-over's lock anyway.
+pub(super) async fn recheck_if_restarted(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+    events: &dyn Events,
+) -> Result<()> {
+    let plan = ctx.plan;
+    if plan.key.is_empty() {
+        return Ok(());
+    }
+    let engine: Option<String> = sqlx::query_scalar(ENGINE_SQL)
+        .bind(&plan.schema)
+        .bind(&plan.table)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let Some(engine) = engine.filter(|e| !is_transactional(e)) else {
+        return Ok(());
+    };
+    let started = server_started(conn).await?;
+    let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
+        .bind(job)
+        .bind(&plan.table)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if !restarted_since(recorded.flatten(), started) {
+        return Ok(());
+    }
+    let rows = sqlx::query(&check_table_sql(&plan.schema, &plan.table))
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("CHECK TABLE {} QUICK", plan.table))?;
+    let said: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let text = |i| {
+                r.try_get::<String, _>(i)
+                    .or_else(|_| {
+                        r.try_get::<Vec<u8>, _>(i)
+                            .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    })
+                    .unwrap_or_default()
+            };
+            (text(2), text(3))
+        })
+        .collect();
+    events.event(&Event::Rechecked {
+        table: &plan.table,
+        engine: &engine,
+        check: &check_said(&said),
+    });
+    // Recorded before the pass: a restart during it changes the start, and the retried
+    // cut-over compares again; a kill during it resumes the pass (its phase is saved).
+    check_again_from_start(conn, job, plan, state).await?;
+    record(conn, job, &plan.schema, &plan.table, started).await?;
+    let differed = check_now(conn, ctx, job, state).await?;
+    events.event(&Event::Checked {
+        table: &plan.table,
+        differed,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_tables_without_transactions_are_compared_again() {
+        assert!(is_transactional("InnoDB"));
+        assert!(is_transactional("innodb"));
+        for e in ["MyISAM", "Aria", "MEMORY", "CSV", "ARCHIVE", "MRG_MyISAM"] {
+            assert!(!is_transactional(e), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_restart_is_a_start_more_than_two_seconds_away() {
+        assert!(restarted_since(None, 1_000));
+        assert!(!restarted_since(Some(1_000), 1_001));
+        assert!(!restarted_since(Some(1_001), 999));
+        assert!(restarted_since(Some(1_000), 1_003));
+    }
+
+    #[test]
+    fn statements_and_what_check_table_said() {
+        assert_eq!(
+            check_table_sql("a`b", "film text"),
+            "CHECK TABLE `a``b`.`film text` QUICK"
+        );
+        assert_eq!(
+            record_checked_sql("s"),
+            "UPDATE `s`.`_myrecode_checkpoint` SET checked_under_start = ? WHERE job = ? AND tbl = ?"
+        );
+        assert_eq!(
+            recorded_checked_sql("s"),
+            "SELECT checked_under_start FROM `s`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
+        );
+        let ok = [("status".to_string(), "OK".to_string())];
+        assert_eq!(check_said(&ok), "OK");
+        let repaired = [
+            (
+                "warning".to_string(),
+                "1 client is using or hasn't closed the table properly".to_string(),
+            ),
+            ("status".to_string(), "OK".to_string()),
+        ];
+        assert_eq!(
+            check_said(&repaired),
+            "warning: 1 client is using or hasn't closed the table properly"
+        );
+    }
+}
