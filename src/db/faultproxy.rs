@@ -7,7 +7,7 @@
 
 use super::connect::ConnectionConfig;
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, oneshot};
@@ -18,6 +18,7 @@ pub struct FaultProxy {
     cut: broadcast::Sender<()>,
     live: Arc<AtomicUsize>,
     accepted: Arc<AtomicU64>,
+    down: Arc<AtomicBool>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -34,7 +35,9 @@ impl FaultProxy {
         let (stop, stopped) = oneshot::channel();
         let live = Arc::new(AtomicUsize::new(0));
         let accepted = Arc::new(AtomicU64::new(0));
+        let down = Arc::new(AtomicBool::new(false));
         let (cuts, count, total) = (cut.clone(), live.clone(), accepted.clone());
+        let refuse = down.clone();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -47,7 +50,7 @@ impl FaultProxy {
                         return;
                     };
                     tokio::select! {
-                        _ = accept_loop(listener, target, cuts, count, total) => {}
+                        _ = accept_loop(listener, target, cuts, count, total, refuse) => {}
                         _ = stopped => {}
                     }
                 })
@@ -58,6 +61,7 @@ impl FaultProxy {
             cut,
             live,
             accepted,
+            down,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -83,6 +87,12 @@ impl FaultProxy {
         let n = self.live.load(Ordering::SeqCst);
         let _ = self.cut.send(());
         n
+    }
+
+    /// While `down`, every new connection is reset at once, as a server that is not there
+    /// (with [`FaultProxy::cut`], the server gone for as long as the test says).
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
     }
 
     /// Connections passing through now.
@@ -113,11 +123,16 @@ async fn accept_loop(
     cuts: broadcast::Sender<()>,
     live: Arc<AtomicUsize>,
     accepted: Arc<AtomicU64>,
+    down: Arc<AtomicBool>,
 ) {
     loop {
         let Ok((client, _)) = listener.accept().await else {
             continue;
         };
+        if down.load(Ordering::SeqCst) {
+            reset(&client);
+            continue;
+        }
         accepted.fetch_add(1, Ordering::SeqCst);
         let (target, cut, live) = (target.clone(), cuts.subscribe(), live.clone());
         tokio::spawn(async move {

@@ -528,26 +528,45 @@ pub async fn run(
                     }
                 }
                 Err(e) => {
-                    let Some(class) = retry::classify(&e) else {
-                        return Err(e);
-                    };
-                    if events.take() {
-                        streak.succeeded();
-                    }
-                    let (failing, wait) = streak.failed(Instant::now(), began.elapsed());
-                    if failing > opts.retry_for {
-                        return Err(e.context(retry::gave_up(class, failing, opts.retry_for)));
-                    }
-                    tracing::warn!(step = %step, class = %class, backoff_ms = wait.as_millis() as u64, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
-                    tokio::time::sleep(wait).await;
-                    if let Ok(c) = cfg.connect_one().await {
-                        conn = c;
-                    }
+                    conn = reconnect(&cfg, e, &mut streak, began, opts, events, &step).await?;
                 }
             }
         }
     }
     Ok(Outcome::Ran(summaries))
+}
+
+/// After a step's transient failure `e`: waits its backoff and connects again, as often as
+/// it takes within `--retry-for` (a failed connect is one more failure of the streak: the
+/// run gives up naming what kept failing). A definitive failure comes straight back.
+async fn reconnect(
+    cfg: &ConnectionConfig,
+    mut e: anyhow::Error,
+    streak: &mut retry::Streak,
+    mut began: Instant,
+    opts: &RunOptions,
+    events: &Committed<'_>,
+    step: &Step<'_>,
+) -> Result<MySqlConnection> {
+    loop {
+        let Some(class) = retry::classify(&e) else {
+            return Err(e);
+        };
+        if events.take() {
+            streak.succeeded();
+        }
+        let (failing, wait) = streak.failed(Instant::now(), began.elapsed());
+        if failing > opts.retry_for {
+            return Err(e.context(retry::gave_up(class, failing, opts.retry_for)));
+        }
+        tracing::warn!(step = %step, class = %class, backoff_ms = wait.as_millis() as u64, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
+        tokio::time::sleep(wait).await;
+        began = Instant::now();
+        match cfg.connect_one().await {
+            Ok(c) => return Ok(c),
+            Err(failed) => e = failed,
+        }
+    }
 }
 
 /// Passes the engine's events on and notes whether a batch committed since it was last
