@@ -83,6 +83,7 @@ mod foreign;
 pub mod foreign_sql;
 pub mod group;
 pub mod names;
+pub mod nontx;
 pub mod objects;
 pub mod objects_sql;
 mod own_triggers;
@@ -90,7 +91,6 @@ pub mod own_triggers_sql;
 mod rebuild;
 pub mod rebuild_sql;
 mod replay;
-pub mod restart;
 mod setup;
 pub mod shadow;
 pub mod shadow_sql;
@@ -193,7 +193,7 @@ pub async fn prepare_table(
         Some(s) => s,
         None => {
             let s = start(conn, job, plan, &n).await?;
-            restart::record_start(conn, job, schema, &plan.table).await?;
+            nontx::record_start(conn, job, schema, &plan.table).await?;
             s
         }
     };
@@ -203,6 +203,7 @@ pub async fn prepare_table(
     settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     let mut state = state;
+    nontx::end_orphan_writes(conn, &ctx).await?;
     if renamed(conn, &ctx).await? {
         // Swapped by a run that lost its connection or its process before the finish: its
         // cut-over step finishes it and says the cut-over (once, whichever run that is).

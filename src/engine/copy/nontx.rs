@@ -1,15 +1,23 @@
-//! A copied table without transactions (MyISAM, Aria) across server restarts: compared with
-//! its copy again before it is swapped.
+//! A copied table without transactions (MyISAM, Aria) across faults, where no rollback
+//! cleans up after a lost connection or a crash.
 //!
-//! Its change log cannot keep it exact through a crash: a statement the application runs
-//! right after a restart may change the table and then fail in its trigger chain (MariaDB
-//! repairs a crashed MyISAM table on first open, and the first statements through its
-//! triggers fail with 1146 on our log). InnoDB rolls back the log row; the MyISAM change
-//! stays, unlogged. A crash repair may also drop rows the shadow holds. So at its cut-over,
-//! when the server started since such a table was last compared with its copy (the start is
-//! recorded on its checkpoint row), the table is opened by `CHECK TABLE … QUICK` (which
-//! repairs it now, before the application's next statement trips on it; what it says is
-//! printed), then every row is compared again and each difference replayed.
+//! A statement of a connection that was cut (or of a killed run) goes on in the server until
+//! it ends: on an InnoDB shadow its row locks hold the new attempt back and its transaction
+//! rolls back, but on a MyISAM shadow it may write the rows the new attempt has just cleared,
+//! and the new attempt's insert then collides with them. So before a copy touches a shadow
+//! without transactions, every statement of an earlier connection still naming it is killed
+//! and waited out.
+//!
+//! Its change log cannot keep the table itself exact through a crash either: a statement the
+//! application runs right after a restart may change the table and then fail in its trigger
+//! chain (MariaDB repairs a crashed MyISAM table on first open, and the first statements
+//! through its triggers fail with 1146 on our log). InnoDB rolls back the log row; the MyISAM
+//! change stays, unlogged. A crash repair may also drop rows the shadow holds. So at its
+//! cut-over, when the server started since such a table's copy began or it was last compared
+//! with its copy (the start is recorded on its checkpoint row), the table is opened by
+//! `CHECK TABLE … QUICK` (which repairs it now, before the application's next statement trips
+//! on it; what it says is printed), then every row is compared again and each difference
+//! replayed.
 
 use super::cascade::{check_again_from_start, check_now};
 use super::context::Ctx;
@@ -26,6 +34,55 @@ const TRANSACTIONAL: &[&str] = &["InnoDB", "TokuDB", "RocksDB", "ndbcluster"];
 /// Whether a table of `engine` rolls its writes back with a failed statement.
 pub fn is_transactional(engine: &str) -> bool {
     TRANSACTIONAL.iter().any(|e| e.eq_ignore_ascii_case(engine))
+}
+
+/// The other connections of our user running a statement that names `?` (a `LIKE` pattern
+/// from [`orphan_pattern`]).
+pub const ORPHANS_SQL: &str = "SELECT ID FROM information_schema.PROCESSLIST \
+     WHERE ID <> CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND INFO LIKE ?";
+
+/// The `LIKE` pattern of a statement naming `schema`.`table` as our statements quote it.
+pub fn orphan_pattern(schema: &str, table: &str) -> String {
+    format!("%{}%", quote::table(schema, table))
+}
+
+/// Kills and waits out every statement of an earlier connection (cut, or of a killed run)
+/// still naming this copy's shadow, when the shadow has no transactions (see the module docs).
+pub(super) async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+    let schema = ctx.plan.schema.as_str();
+    let engine: Option<String> = sqlx::query_scalar(ENGINE_SQL)
+        .bind(schema)
+        .bind(&ctx.names.shadow)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if engine.is_none_or(|e| is_transactional(&e)) {
+        return Ok(());
+    }
+    let pattern = orphan_pattern(schema, &ctx.names.shadow);
+    for round in 0..100 {
+        let ids: Vec<u64> = sqlx::query_scalar(ORPHANS_SQL)
+            .bind(&pattern)
+            .fetch_all(&mut *conn)
+            .await
+            .context("looking for statements of lost connections on the shadow")?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if round % 10 == 0 {
+            tracing::warn!(shadow = %ctx.names.shadow, statements = ids.len(), "ending statements of lost connections still writing the shadow");
+            for id in ids {
+                // Gone meanwhile, or not ours to kill: the next round sees.
+                let _ = sqlx::query(&super::cutover_sql::kill_query_sql(id))
+                    .execute(&mut *conn)
+                    .await;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    anyhow::bail!(
+        "statements of an earlier connection still write {} after being killed for 10 s. Fix: KILL them (SHOW PROCESSLIST), then run again",
+        ctx.t(&ctx.names.shadow)
+    )
 }
 
 /// Seconds since the server started (`SHOW GLOBAL STATUS`, on MySQL and MariaDB alike).
@@ -193,6 +250,15 @@ mod tests {
         for e in ["MyISAM", "Aria", "MEMORY", "CSV", "ARCHIVE", "MRG_MyISAM"] {
             assert!(!is_transactional(e), "{e}");
         }
+    }
+
+    #[test]
+    fn statements_of_lost_connections_are_found_by_the_shadows_quoted_name() {
+        assert_eq!(
+            orphan_pattern("a`b", "t_myrecode_new"),
+            "%`a``b`.`t_myrecode_new`%"
+        );
+        assert!(ORPHANS_SQL.contains("ID <> CONNECTION_ID()"));
     }
 
     #[test]
