@@ -376,6 +376,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
     let mut child = run_job(&url, &jobp);
     let mut outputs = Vec::new();
     let mut reruns = 0;
+    let mut gave_up: Vec<String> = Vec::new();
     let mut late_restarts = 0;
     let started = Instant::now();
     let finished = loop {
@@ -387,6 +388,12 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             if out.status.code().is_some_and(|c| c <= 1) {
                 break out;
             }
+            gave_up.push(outputs.last().map_or(String::new(), |(_, e)| {
+                e.lines()
+                    .find(|l| l.contains("error:"))
+                    .unwrap_or("")
+                    .to_string()
+            }));
             reruns += 1;
             assert!(reruns < 20, "too many reruns: {:?}", outputs.last());
             child = run_job(&url, &jobp);
@@ -401,6 +408,12 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
                 break out;
             }
             // The run stopped on its own (a fault outlived its retries): run it again.
+            gave_up.push(outputs.last().map_or(String::new(), |(_, e)| {
+                e.lines()
+                    .find(|l| l.contains("error:"))
+                    .unwrap_or("")
+                    .to_string()
+            }));
             reruns += 1;
             assert!(reruns < 20, "too many reruns: {:?}", outputs.last());
             child = run_job(&url, &jobp);
@@ -531,7 +544,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
         );
     }
     println!(
-        "{total} faults in {:.0} s ({faults:?}), {reruns} reruns after a run gave up; application: {} statements, {} retried ({:?}); {}\n{}\n{}",
+        "{total} faults in {:.0} s ({faults:?}), {reruns} reruns after a run gave up {gave_up:?}; application: {} statements, {} retried ({:?}); {}\n{}\n{}",
         started.elapsed().as_secs_f64(),
         app.statements,
         app.retried,
