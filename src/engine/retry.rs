@@ -139,10 +139,20 @@ impl Streak {
     }
 }
 
-/// What a run stops with when a streak outlived `--retry-for`: what kept failing, for how long.
+/// What a run stops with when a streak outlived `--retry-for`: what kept failing, for how
+/// long, and for a class that outlasts a restart, what to do about it.
 pub fn gave_up(class: Transient, lasted: Duration, retry_for: Duration) -> String {
+    let fix = match class {
+        Transient::TableCrashed => {
+            ". Fix: REPAIR TABLE the table the error names (the server repairs it on open only with myisam_recover_options / aria_recover_options set)"
+        }
+        Transient::LogTableMissing => {
+            ". Fix: if the change log the error names is really gone, `myrecode abort` the job and run it again"
+        }
+        _ => "",
+    };
     format!(
-        "gave up retrying: {class} for {:.0} s without a success, past --retry-for {} s; progress is checkpointed",
+        "gave up retrying: {class} for {:.0} s without a success, past --retry-for {} s; progress is checkpointed{fix}",
         lasted.as_secs_f64(),
         retry_for.as_secs()
     )
@@ -273,5 +283,7 @@ mod tests {
             gave_up(Transient::Unreachable, Duration::from_millis(121_400), Duration::from_secs(120)),
             "gave up retrying: server unreachable for 121 s without a success, past --retry-for 120 s; progress is checkpointed"
         );
+        assert!(gave_up(Transient::TableCrashed, Duration::from_secs(200), Duration::from_secs(120))
+            .ends_with("Fix: REPAIR TABLE the table the error names (the server repairs it on open only with myisam_recover_options / aria_recover_options set)"));
     }
 }
