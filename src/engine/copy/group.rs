@@ -21,7 +21,7 @@ use super::cascade::{
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::names::names;
-use super::nontx::{end_orphan_writes, recheck_if_restarted};
+use super::nontx::{recheck_if_restarted, settle_shadow};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
@@ -101,7 +101,7 @@ pub async fn cut_over_group(
             continue;
         }
         let ctx = context(conn, plan, names(&plan.table), &state).await?;
-        end_orphan_writes(conn, &ctx).await?;
+        settle_shadow(conn, &ctx, job).await?;
         if settle_table(conn, &ctx, job, &mut state).await?.is_some() {
             done.push((plan.table.clone(), state));
             finished_here = true;

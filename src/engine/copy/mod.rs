@@ -203,7 +203,7 @@ pub async fn prepare_table(
     settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     let mut state = state;
-    nontx::end_orphan_writes(conn, &ctx).await?;
+    nontx::settle_shadow(conn, &ctx, job).await?;
     if renamed(conn, &ctx).await? {
         // Swapped by a run that lost its connection or its process before the finish: its
         // cut-over step finishes it and says the cut-over (once, whichever run that is).

@@ -46,9 +46,75 @@ pub fn orphan_pattern(schema: &str, table: &str) -> String {
     format!("%{}%", quote::table(schema, table))
 }
 
+/// `REPAIR TABLE` of one table (our shadow, after a server crash).
+pub fn repair_table_sql(schema: &str, table: &str) -> String {
+    format!("REPAIR TABLE {}", quote::table(schema, table))
+}
+
+/// Settles a shadow without transactions before a copy touches it (see the module docs):
+/// every statement of an earlier connection still naming it killed and waited out; and when
+/// the server restarted since the copy began or was last compared, the shadow repaired (a
+/// crash leaves its index out of step with its rows: a delete then fails with 1032). What a
+/// crash or the repair lost of its rows the cut-over's comparison finds and replays.
+pub(super) async fn settle_shadow(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+) -> Result<()> {
+    if !end_orphan_writes(conn, ctx).await? {
+        return Ok(());
+    }
+    let plan = ctx.plan;
+    if !restarted_since(
+        recorded_start(conn, job, plan).await?,
+        server_started(conn).await?,
+    ) {
+        return Ok(());
+    }
+    let rows = sqlx::query(&repair_table_sql(&plan.schema, &ctx.names.shadow))
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("REPAIR TABLE {}", ctx.names.shadow))?;
+    let said = check_said(&messages(&rows));
+    tracing::warn!(shadow = %ctx.names.shadow, repair = %said, "the server restarted since the copy began: its shadow without transactions repaired");
+    Ok(())
+}
+
+/// Each row's message type and text, of a `CHECK TABLE` or `REPAIR TABLE`.
+fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
+    rows.iter()
+        .map(|r| {
+            let text = |i| {
+                r.try_get::<String, _>(i)
+                    .or_else(|_| {
+                        r.try_get::<Vec<u8>, _>(i)
+                            .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    })
+                    .unwrap_or_default()
+            };
+            (text(2), text(3))
+        })
+        .collect()
+}
+
+/// The server start recorded on the table's checkpoint row, if any.
+async fn recorded_start(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plan: &crate::engine::plan::TablePlan,
+) -> Result<Option<i64>> {
+    let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
+        .bind(job)
+        .bind(&plan.table)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(recorded.flatten())
+}
+
 /// Kills and waits out every statement of an earlier connection (cut, or of a killed run)
-/// still naming this copy's shadow, when the shadow has no transactions (see the module docs).
-pub(super) async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+/// still naming this copy's shadow, when the shadow has no transactions (see the module
+/// docs). Returns whether it has none.
+async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<bool> {
     let schema = ctx.plan.schema.as_str();
     let engine: Option<String> = sqlx::query_scalar(ENGINE_SQL)
         .bind(schema)
@@ -56,7 +122,7 @@ pub(super) async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>)
         .fetch_optional(&mut *conn)
         .await?;
     if engine.is_none_or(|e| is_transactional(&e)) {
-        return Ok(());
+        return Ok(false);
     }
     let pattern = orphan_pattern(schema, &ctx.names.shadow);
     for round in 0..100 {
@@ -66,7 +132,7 @@ pub(super) async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>)
             .await
             .context("looking for statements of lost connections on the shadow")?;
         if ids.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         if round % 10 == 0 {
             tracing::warn!(shadow = %ctx.names.shadow, statements = ids.len(), "ending statements of lost connections still writing the shadow");
@@ -196,32 +262,14 @@ pub(super) async fn recheck_if_restarted(
         return Ok(());
     };
     let started = server_started(conn).await?;
-    let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
-        .bind(job)
-        .bind(&plan.table)
-        .fetch_optional(&mut *conn)
-        .await?;
-    if !restarted_since(recorded.flatten(), started) {
+    if !restarted_since(recorded_start(conn, job, plan).await?, started) {
         return Ok(());
     }
     let rows = sqlx::query(&check_table_sql(&plan.schema, &plan.table))
         .fetch_all(&mut *conn)
         .await
         .with_context(|| format!("CHECK TABLE {} QUICK", plan.table))?;
-    let said: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| {
-            let text = |i| {
-                r.try_get::<String, _>(i)
-                    .or_else(|_| {
-                        r.try_get::<Vec<u8>, _>(i)
-                            .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    })
-                    .unwrap_or_default()
-            };
-            (text(2), text(3))
-        })
-        .collect();
+    let said = messages(&rows);
     events.event(&Event::Rechecked {
         table: &plan.table,
         engine: &engine,
@@ -259,6 +307,10 @@ mod tests {
             "%`a``b`.`t_myrecode_new`%"
         );
         assert!(ORPHANS_SQL.contains("ID <> CONNECTION_ID()"));
+        assert_eq!(
+            repair_table_sql("s", "t_myrecode_new"),
+            "REPAIR TABLE `s`.`t_myrecode_new`"
+        );
     }
 
     #[test]
