@@ -28,6 +28,8 @@ pub const TABLE_ACCESS_DENIED: u16 = 1142;
 pub const NO_SUCH_TABLE: u16 = 1146;
 /// `ER_UNKNOWN_SYSTEM_VARIABLE`: a variable this server does not have (MariaDB's on MySQL).
 pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+/// `ER_CRASHED_ON_USAGE`: a MyISAM or Aria table marked crashed, to be repaired.
+pub const CRASHED_ON_USAGE: u16 = 1194;
 /// `ER_LOCK_WAIT_TIMEOUT`: a row or metadata lock wait timed out.
 pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
 /// `ER_LOCK_DEADLOCK`: chosen as a deadlock's victim.
@@ -42,18 +44,6 @@ pub const SERVER_GONE: u16 = 2006;
 pub const SERVER_LOST: u16 = 2013;
 /// MySQL 8's `ER_CLIENT_INTERACTION_TIMEOUT`: disconnected by the server.
 pub const CLIENT_INTERACTION_TIMEOUT: u16 = 4031;
-
-/// Errors a retry can outlive: lost connections, restarts, deadlocks, lock wait timeouts.
-pub const TRANSIENT: &[u16] = &[
-    LOCK_WAIT_TIMEOUT,
-    LOCK_DEADLOCK,
-    SERVER_SHUTDOWN,
-    CONNECTION_KILLED,
-    SERVER_GONE,
-    SERVER_LOST,
-    CLIENT_INTERACTION_TIMEOUT,
-    TOO_MANY_CONNECTIONS,
-];
 
 /// Errors that say the target definitions make an index or the row too large.
 pub const TOO_LARGE: &[u16] = &[TOO_LONG_KEY, INDEX_COLUMN_TOO_LONG, TOO_BIG_ROWSIZE];

@@ -3,6 +3,7 @@
 pub mod connect;
 pub mod credentials;
 pub mod errno;
+pub mod faultproxy;
 pub mod keyset;
 mod localserver;
 pub mod optionfile;

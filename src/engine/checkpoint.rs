@@ -29,6 +29,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
                 rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
+                cutover_pause_us BIGINT NULL, checked_under_start BIGINT NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
             quote::table(schema, CHECKPOINT)
@@ -76,7 +77,66 @@ pub const CHECKPOINT_ADDED: &[(&str, &str)] = &[
     ("rows_per_sec", "DOUBLE NULL"),
     ("rate_rows", "BIGINT NOT NULL DEFAULT 0"),
     ("rate_at", "TIMESTAMP(6) NULL"),
+    ("cutover_pause_us", "BIGINT NULL"),
+    ("checked_under_start", "BIGINT NULL"),
 ];
+
+/// Records, on the checkpoint row of each table `?` job and `?` table, how long its cut-over
+/// paused reads and writes: whichever run finishes the swap prints it from here (a
+/// connection cut right after the rename leaves the finish, and the line, to a retry).
+pub fn record_pause_sql(schema: &str) -> String {
+    format!(
+        "UPDATE {} SET cutover_pause_us = ? WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// The recorded cut-over pause of `?` job and `?` table, in microseconds (NULL: not recorded).
+pub fn recorded_pause_sql(schema: &str) -> String {
+    format!(
+        "SELECT cutover_pause_us FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// Records the cut-over's `pause` on every table of `tables` (see [`record_pause_sql`]).
+pub async fn record_pause(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    tables: &[&str],
+    pause: std::time::Duration,
+) -> Result<()> {
+    let sql = record_pause_sql(schema);
+    for t in tables {
+        sqlx::query(&sql)
+            .bind(pause.as_micros() as i64)
+            .bind(job)
+            .bind(t)
+            .execute(&mut *conn)
+            .await
+            .context("recording the cut-over's pause")?;
+    }
+    Ok(())
+}
+
+/// The cut-over pause recorded for `table`, if the run that swapped it could record one.
+pub async fn recorded_pause(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+) -> Result<Option<std::time::Duration>> {
+    let us: Option<Option<i64>> = sqlx::query_scalar(&recorded_pause_sql(schema))
+        .bind(job)
+        .bind(table)
+        .fetch_optional(&mut *conn)
+        .await
+        .context("reading the cut-over's recorded pause")?;
+    Ok(us
+        .flatten()
+        .map(|u| std::time::Duration::from_micros(u.max(0) as u64)))
+}
 
 /// The column names of a table, `?` schema and `?` table.
 pub const COLUMNS_SQL: &str = "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
@@ -324,6 +384,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_cutover_pause_is_recorded_on_the_checkpoint_row() {
+        assert_eq!(
+            record_pause_sql("a`b"),
+            "UPDATE `a``b`.`_myrecode_checkpoint` SET cutover_pause_us = ? WHERE job = ? AND tbl = ?"
+        );
+        assert_eq!(
+            recorded_pause_sql("s"),
+            "SELECT cutover_pause_us FROM `s`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
+        );
+        assert!(ddl("s")[0].contains("cutover_pause_us BIGINT NULL"));
+        assert!(CHECKPOINT_ADDED.contains(&("cutover_pause_us", "BIGINT NULL")));
+    }
+
+    #[test]
     fn checkpoint_statements_quote_the_schema() {
         assert_eq!(
             load_sql("my`db"),
@@ -376,11 +450,19 @@ mod tests {
             add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &first).unwrap(),
             "ALTER TABLE `s`.`_myrecode_checkpoint` ADD COLUMN `phase` VARCHAR(16) NOT NULL DEFAULT '', \
              ADD COLUMN `rows_per_sec` DOUBLE NULL, ADD COLUMN `rate_rows` BIGINT NOT NULL DEFAULT 0, \
-             ADD COLUMN `rate_at` TIMESTAMP(6) NULL"
+             ADD COLUMN `rate_at` TIMESTAMP(6) NULL, ADD COLUMN `cutover_pause_us` BIGINT NULL, \
+             ADD COLUMN `checked_under_start` BIGINT NULL"
         );
         // The catalog may spell names in another case.
         let mut now = first.clone();
-        now.extend(have(&["PHASE", "rows_per_sec", "rate_rows", "rate_at"]));
+        now.extend(have(&[
+            "PHASE",
+            "rows_per_sec",
+            "rate_rows",
+            "rate_at",
+            "cutover_pause_us",
+            "checked_under_start",
+        ]));
         assert_eq!(
             add_columns_sql("s", CHECKPOINT, CHECKPOINT_ADDED, &now),
             None
@@ -406,6 +488,7 @@ mod tests {
                 phase VARCHAR(16) NOT NULL DEFAULT '',
                 updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6),
                 rows_per_sec DOUBLE NULL, rate_rows BIGINT NOT NULL DEFAULT 0, rate_at TIMESTAMP(6) NULL,
+                cutover_pause_us BIGINT NULL, checked_under_start BIGINT NULL,
                 PRIMARY KEY (job, tbl)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );

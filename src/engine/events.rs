@@ -30,6 +30,17 @@ pub enum Event<'a> {
         /// Rows that differed (changed since copied) and were queued for replay.
         differed: u64,
     },
+    /// A copied table without transactions is compared with its copy again: the server
+    /// started since it last was (a crash's repair, or a statement failed in its trigger
+    /// chain, may have changed it unlogged).
+    Rechecked {
+        /// Table name.
+        table: &'a str,
+        /// Its storage engine.
+        engine: &'a str,
+        /// What `CHECK TABLE … QUICK` said of it ("OK", or its warnings and errors).
+        check: &'a str,
+    },
     /// A table without a usable key waits, its shadow empty, to be rebuilt under the cut-over's lock.
     Rebuilds {
         /// Table name.
@@ -48,8 +59,9 @@ pub enum Event<'a> {
     CutOver {
         /// The tables swapped.
         tables: &'a [String],
-        /// How long their reads and writes were paused.
-        pause: Duration,
+        /// How long their reads and writes were paused (`None`: the run that renamed them
+        /// lost its connection before it could record it).
+        pause: Option<Duration>,
         /// Their cut-over group (`None`: the job names none).
         group: Option<&'a str>,
     },
@@ -79,6 +91,9 @@ pub fn line(e: &Event<'_>) -> Option<String> {
         Event::Checked { table, differed } => format!(
             "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
         ),
+        Event::Rechecked { table, engine, check } => format!(
+            "restart: {table} ({engine}, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: {check}; every row is compared again before its cut-over"
+        ),
         Event::Rebuilds { table, rows } => format!(
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
             crate::engine::copy::rebuild_sql::pause_words(*rows)
@@ -96,11 +111,14 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             pause,
             group,
         } => format!(
-            "cut-over: {}{} now {} the recoded columns, swapped at one instant; reads and writes paused {:.1} ms; each original is kept as <table>{} for rollback until `myrecode cleanup`",
+            "cut-over: {}{} now {} the recoded columns, swapped at one instant; {}; each original is kept as <table>{} for rollback until `myrecode cleanup`",
             group_prefix(*group),
             tables.join(", "),
             if tables.len() == 1 { "has" } else { "have" },
-            pause.as_secs_f64() * 1000.0,
+            match pause {
+                Some(p) => format!("reads and writes paused {:.1} ms", p.as_secs_f64() * 1000.0),
+                None => "reads and writes paused for a time not measured (the run that renamed them lost its connection before recording it)".to_string(),
+            },
             "_myrecode_old"
         ),
         Event::CopyAborted { table } => {
@@ -137,7 +155,7 @@ mod tests {
         let tables = ["posts".to_string(), "users".to_string()];
         let e = Event::CutOver {
             tables: &tables,
-            pause: Duration::from_micros(12_345),
+            pause: Some(Duration::from_micros(12_345)),
             group: None,
         };
         assert_eq!(
@@ -146,12 +164,21 @@ mod tests {
         );
         let e = Event::CutOver {
             tables: &tables[..1],
-            pause: Duration::from_micros(4_000),
+            pause: Some(Duration::from_micros(4_000)),
             group: Some("forum"),
         };
         assert_eq!(
             line(&e).unwrap(),
             "cut-over: group 'forum': posts now has the recoded columns, swapped at one instant; reads and writes paused 4.0 ms; each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
+        );
+        let e = Event::CutOver {
+            tables: &tables[..1],
+            pause: None,
+            group: None,
+        };
+        assert_eq!(
+            line(&e).unwrap(),
+            "cut-over: posts now has the recoded columns, swapped at one instant; reads and writes paused for a time not measured (the run that renamed them lost its connection before recording it); each original is kept as <table>_myrecode_old for rollback until `myrecode cleanup`"
         );
         assert_eq!(
             line(&Event::Ready {
@@ -160,6 +187,15 @@ mod tests {
             })
             .unwrap(),
             "ready: group 'forum': posts, users are copied and caught up; replaying writes until `myrecode cutover --group forum` swaps them all at one instant (cutover: manual)"
+        );
+        assert_eq!(
+            line(&Event::Rechecked {
+                table: "film_text",
+                engine: "MyISAM",
+                check: "OK"
+            })
+            .unwrap(),
+            "restart: film_text (MyISAM, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: OK; every row is compared again before its cut-over"
         );
         let s = State::default();
         let batch = Event::Batch {

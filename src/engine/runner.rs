@@ -460,10 +460,12 @@ pub async fn run(
         }));
     }
     let mut summaries: Vec<TableSummary> = Vec::new();
+    let events = &Committed::new(events);
     for step in steps {
         let mut streak = retry::Streak::default();
         loop {
             let began = Instant::now();
+            events.take();
             let ran = match step {
                 Step::Table(plan, table) if plan.strategy == Strategy::InPlace => {
                     inplace::run_table(
@@ -522,25 +524,76 @@ pub async fn run(
                         TableOutcome::Done => break,
                     }
                 }
-                Err(e) if retry::is_transient(&e) => {
-                    let (failing, wait) = streak.failed(Instant::now(), began.elapsed());
-                    if failing > opts.retry_for {
-                        return Err(e.context(format!(
-                            "the server kept failing for {:?}; progress is checkpointed",
-                            opts.retry_for
-                        )));
-                    }
-                    tracing::warn!(step = %step, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
-                    tokio::time::sleep(wait).await;
-                    if let Ok(c) = cfg.connect_one().await {
-                        conn = c;
-                    }
+                Err(e) => {
+                    conn = reconnect(&cfg, e, &mut streak, began, opts, events, &step).await?;
                 }
-                Err(e) => return Err(e),
             }
         }
     }
     Ok(Outcome::Ran(summaries))
+}
+
+/// After a step's transient failure `e`: waits its backoff and connects again, as often as
+/// it takes within `--retry-for` (a failed connect is one more failure of the streak: the
+/// run gives up naming what kept failing). A definitive failure comes straight back.
+async fn reconnect(
+    cfg: &ConnectionConfig,
+    mut e: anyhow::Error,
+    streak: &mut retry::Streak,
+    mut began: Instant,
+    opts: &RunOptions,
+    events: &Committed<'_>,
+    step: &Step<'_>,
+) -> Result<MySqlConnection> {
+    loop {
+        let Some(class) = retry::classify(&e) else {
+            return Err(e);
+        };
+        if events.take() {
+            streak.succeeded();
+        }
+        let (failing, wait) = streak.failed(Instant::now(), began.elapsed());
+        if failing > opts.retry_for {
+            return Err(e.context(retry::gave_up(class, failing, opts.retry_for)));
+        }
+        tracing::warn!(step = %step, class = %class, backoff_ms = wait.as_millis() as u64, error = %crate::db::redact::redact_error(&e), "transient failure; retrying");
+        tokio::time::sleep(wait).await;
+        began = Instant::now();
+        match cfg.connect_one().await {
+            Ok(c) => return Ok(c),
+            Err(failed) => e = failed,
+        }
+    }
+}
+
+/// Passes the engine's events on and notes whether a batch committed since it was last
+/// asked: a success, which ends the step's streak of retries.
+struct Committed<'a> {
+    inner: &'a dyn Events,
+    seen: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Committed<'a> {
+    fn new(inner: &'a dyn Events) -> Self {
+        Committed {
+            inner,
+            seen: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a batch committed since the last call.
+    fn take(&self) -> bool {
+        self.seen.swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Events for Committed<'_> {
+    fn event(&self, e: &Event<'_>) {
+        if matches!(e, Event::Batch { .. }) {
+            self.seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.event(e);
+    }
 }
 
 /// One step of a run: a table (in place to the end, a copy up to ready), or one group's cut-over.

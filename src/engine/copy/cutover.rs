@@ -59,7 +59,8 @@ pub(super) async fn settle_leftover_cutover(
 }
 
 /// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
-/// how long the tables were locked. `logged`: the copies still to be swapped, this cut-over's
+/// how long the tables were locked (`None`: the rename ran but its run could not measure or
+/// record the pause). `logged`: the copies still to be swapped, this cut-over's
 /// among them (whose cascades must stay logged until their own cut-over).
 pub(super) async fn cut_over(
     conn: &mut MySqlConnection,
@@ -69,20 +70,21 @@ pub(super) async fn cut_over(
     foreign_keys: bool,
     states: &mut [State],
     logged: &[TablePlan],
-) -> Result<Duration> {
+) -> Result<Option<Duration>> {
     let schema = ctxs[0].plan.schema.as_str();
     let mut attempt = 0;
     loop {
         let e = match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states, logged).await {
-            Ok(d) => return Ok(d),
+            Ok(d) => return Ok(Some(d)),
             Err(e) => e,
         };
         tracing::warn!(tables = ctxs.len(), error = %crate::db::redact::redact_error(&e), "cut-over failed");
         attempt += 1;
         settle_leftover_cutover(conn, schema).await?;
         if !table_exists(conn, schema, &ctxs[0].names.shadow).await? {
-            // The rename did happen (its reply was lost): every table is swapped.
-            return Ok(Duration::ZERO);
+            // The rename did happen (its reply was lost): every table is swapped, and its
+            // pause is known if the renaming connection could record it.
+            return checkpoint::recorded_pause(conn, schema, job, &ctxs[0].plan.table).await;
         }
         carried::settle(conn, schema, job, false).await?;
         // Cascade logging ended under the lock comes back; what went unlogged is checked again.
@@ -268,10 +270,38 @@ pub(super) async fn try_cut_over(
     };
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
+    if renamed.is_ok() {
+        let swapped: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
+        record_pause(&mut renamer, cfg, schema, job, &swapped, pause).await;
+    }
     released?;
     renamed?;
     states.clone_from_slice(&next);
     Ok(pause)
+}
+
+/// Records the cut-over's pause right after its rename, on the connection that renamed (the
+/// run's own may be the one a fault cut), else on a fresh one; unrecorded if neither answers
+/// (the rerun that finishes the swap then says the pause was not measured).
+async fn record_pause(
+    renamer: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    schema: &str,
+    job: &str,
+    tables: &[&str],
+    pause: Duration,
+) {
+    if checkpoint::record_pause(renamer, schema, job, tables, pause)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    if let Ok(mut fresh) = cfg.connect_one().await {
+        if let Err(e) = checkpoint::record_pause(&mut fresh, schema, job, tables, pause).await {
+            tracing::warn!(error = %crate::db::redact::redact_error(&e), "the cut-over's pause could not be recorded");
+        }
+    }
 }
 
 /// After the rename: drop the triggers (now on the old table); mark the table done.

@@ -21,6 +21,7 @@ use super::cascade::{
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
 use super::names::names;
+use super::nontx::{recheck_if_restarted, settle_shadow};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
@@ -84,6 +85,8 @@ pub async fn cut_over_group(
     let mut done: Vec<(String, State)> = Vec::new();
     let mut ctxs: Vec<Ctx<'_>> = Vec::new();
     let mut states: Vec<State> = Vec::new();
+    // Tables an earlier try swapped and this one finishes: then this run says the cut-over.
+    let mut finished_here = false;
     for plan in plans {
         let mut state = checkpoint::load(conn, schema, job, &plan.table)
             .await?
@@ -98,8 +101,10 @@ pub async fn cut_over_group(
             continue;
         }
         let ctx = context(conn, plan, names(&plan.table), &state).await?;
+        settle_shadow(conn, &ctx, job).await?;
         if settle_table(conn, &ctx, job, &mut state).await?.is_some() {
             done.push((plan.table.clone(), state));
+            finished_here = true;
             continue;
         }
         ensure_triggers(conn, &ctx).await?;
@@ -121,6 +126,18 @@ pub async fn cut_over_group(
     // The rename swaps all or none: with none left to swap, it ran.
     carried::settle(conn, schema, job, ctxs.is_empty()).await?;
     if ctxs.is_empty() {
+        if finished_here {
+            // The rename ran in a try that lost its connection (or its process) before the
+            // finish: the run that marks the last table swapped prints the line, with the
+            // pause the renaming connection recorded.
+            let tables: Vec<String> = plans.iter().map(|p| p.table.clone()).collect();
+            let pause = checkpoint::recorded_pause(conn, schema, job, &first.table).await?;
+            events.event(&Event::CutOver {
+                tables: &tables,
+                pause,
+                group: group.name,
+            });
+        }
         if last {
             drop_cascade_triggers(conn, schema).await?;
             after_last(conn, schema, job, plans).await?;
@@ -165,8 +182,9 @@ pub async fn cut_over_group(
         }
     }
     // A copy sent back to its check (a cascade may have gone unlogged) is checked before it
-    // is swapped.
+    // is swapped; so is one without transactions the server restarted under.
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        recheck_if_restarted(conn, ctx, job, state, events).await?;
         if Phase::of(state) == Phase::Checking {
             let differed = check_now(conn, ctx, job, state).await?;
             events.event(&Event::Checked {

@@ -83,6 +83,7 @@ mod foreign;
 pub mod foreign_sql;
 pub mod group;
 pub mod names;
+pub mod nontx;
 pub mod objects;
 pub mod objects_sql;
 mod own_triggers;
@@ -190,7 +191,11 @@ pub async fn prepare_table(
             .into())
         }
         Some(s) => s,
-        None => start(conn, job, plan, &n).await?,
+        None => {
+            let s = start(conn, job, plan, &n).await?;
+            nontx::record_start(conn, job, schema, &plan.table).await?;
+            s
+        }
     };
     if state.done {
         return Ok((TableOutcome::Done, state));
@@ -198,6 +203,12 @@ pub async fn prepare_table(
     settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     let mut state = state;
+    nontx::settle_shadow(conn, &ctx, job).await?;
+    if renamed(conn, &ctx).await? {
+        // Swapped by a run that lost its connection or its process before the finish: its
+        // cut-over step finishes it and says the cut-over (once, whichever run that is).
+        return Ok((TableOutcome::Done, state));
+    }
     if let Some(done) = settle_table(conn, &ctx, job, &mut state).await? {
         return Ok((done, state));
     }
@@ -284,6 +295,15 @@ async fn forget_uncheckpointed(
     Ok(())
 }
 
+/// Whether the cut-over's rename ran for this table: its shadow is gone and its original is
+/// kept (no sentry in its place).
+async fn renamed(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<bool> {
+    let schema = ctx.plan.schema.as_str();
+    Ok(!table_exists(conn, schema, &ctx.names.shadow).await?
+        && table_exists(conn, schema, &ctx.names.old).await?
+        && !is_sentry(conn, schema, &ctx.names.old).await?)
+}
+
 /// What an earlier run left of this table's cut-over, settled: swapped already (the rename
 /// ran; finished now, `Some(Done)`), or the sentry of a cut-over interrupted before its
 /// rename (dropped; the copy goes on, `None`).
@@ -294,13 +314,11 @@ async fn settle_table(
     state: &mut State,
 ) -> Result<Option<TableOutcome>> {
     let (schema, plan) = (ctx.plan.schema.as_str(), ctx.plan);
+    if renamed(conn, ctx).await? {
+        finish(conn, ctx, job, state).await?;
+        return Ok(Some(TableOutcome::Done));
+    }
     if !table_exists(conn, schema, &ctx.names.shadow).await? {
-        if table_exists(conn, schema, &ctx.names.old).await?
-            && !is_sentry(conn, schema, &ctx.names.old).await?
-        {
-            finish(conn, ctx, job, state).await?;
-            return Ok(Some(TableOutcome::Done));
-        }
         return Err(EngineError::ShadowGone {
             table: plan.table.clone(),
             shadow: ctx.names.shadow.clone(),
