@@ -65,11 +65,12 @@ impl Reliability {
         let _ = write!(s, "{title:<14}");
         for (i, e) in CONFIDENCE_EDGES.iter().enumerate() {
             let hi = CONFIDENCE_EDGES.get(i + 1).copied().unwrap_or(1.0);
-            let _ = write!(
-                s,
-                " | {:^22}",
-                format!("[{e:.2}, {hi:.2}{})", if hi == 1.0 { "]" } else { "" }).replace(")]", "]")
-            );
+            let close = if i + 1 == CONFIDENCE_EDGES.len() {
+                ']'
+            } else {
+                ')'
+            };
+            let _ = write!(s, " | {:^22}", format!("[{e:.2}, {hi:.2}{close}"));
         }
         s.push('\n');
         for (l, row) in self.cells.iter().enumerate() {
@@ -106,6 +107,11 @@ mod tests {
         let f = r.failures();
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].starts_with("11+ words at confidence >= 0.99"), "{f:?}");
-        assert!(r.render("alone").contains("99/100 (99.00%)"));
+        let table = r.render("alone");
+        assert!(table.contains("99/100 (99.00%)"), "{table}");
+        assert!(
+            table.contains("[0.95, 0.99)") && table.contains("[0.99, 1.00]"),
+            "{table}"
+        );
     }
 }
