@@ -159,6 +159,28 @@ pub fn column_prior(values: &[&[u8]]) -> ColumnPrior {
     prior_of(&analyses)
 }
 
+/// The soft label counts of a column's values decided so far, for a column read in batches.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnVotes(Vec<(Label, f32)>);
+
+/// [`detect_column`] for a column read in batches: each batch is decided under the votes of
+/// the batches before it and its own, then adds its votes. A short value in the last few
+/// rows of a table reads in the light of the whole column, not of its batch alone.
+pub fn detect_column_batch(values: &[&[u8]], seen: &mut ColumnVotes) -> Vec<Verdict> {
+    let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
+    add_votes(&analyses, &mut seen.0);
+    let prior = ColumnPrior::from_counts(&seen.0);
+    let ctx = Context {
+        threshold: DEFAULT_THRESHOLD,
+        prior: Some(&prior),
+    };
+    values
+        .iter()
+        .zip(analyses)
+        .map(|(v, a)| decide(v, a, &ctx))
+        .collect()
+}
+
 /// Detects every value of one column, each read in the light of the others.
 pub fn detect_column(values: &[&[u8]]) -> Vec<Verdict> {
     detect_column_with(values, DEFAULT_THRESHOLD)
@@ -219,6 +241,35 @@ mod tests {
         // "Ёж" alone is too short to call; in this KOI8-R column it is KOI8-R.
         let v = super::super::detect(&encoding_rs::KOI8_R.encode("Ёж").0, &ctx);
         assert_eq!(v.label.to_string(), "koi8-r", "{v:?}");
+    }
+
+    #[test]
+    fn a_column_read_in_batches_lends_its_last_batch_the_whole_column() {
+        let rows: Vec<Vec<u8>> = [
+            "Привет, как дела?",
+            "Москва, ул. Ленина, д. 5",
+            "Иванов Иван",
+            "Доставка курьером",
+            "Заказ отменён по просьбе покупателя",
+            "Петрова Анна Сергеевна",
+            "Ключи оставить у консьержа",
+        ]
+        .iter()
+        .cycle()
+        .take(70)
+        .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
+        .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let last_batch = [&rows[0][..], &encoding_rs::KOI8_R.encode("Ёж").0[..]];
+        // Alone, a batch of two rows lends "Ёж" too little.
+        let alone = detect_column(&last_batch);
+        assert_eq!(alone[1].label, Label::Unknown, "{alone:?}");
+        let mut seen = ColumnVotes::default();
+        for chunk in refs.chunks(32) {
+            detect_column_batch(chunk, &mut seen);
+        }
+        let v = detect_column_batch(&last_batch, &mut seen);
+        assert_eq!(v[1].label.to_string(), "koi8-r", "{v:?}");
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub mod stress;
 pub mod tables;
 pub mod text;
 
-pub use column::{column_prior, detect_column, detect_column_with, ColumnPrior};
+pub use column::{
+    column_prior, detect_column, detect_column_batch, detect_column_with, ColumnPrior, ColumnVotes,
+};
 pub use label::{Label, RepairStep};
 
 use crate::codec::Encoding;

@@ -14,6 +14,8 @@ pub const UNDECIDED_KEEP: usize = 1000;
 /// Running totals for one column.
 #[derive(Debug, Default, Clone)]
 pub struct ColumnTally {
+    /// The detector's votes of the batches read so far: the column's prior for the next.
+    pub votes: crate::detect::ColumnVotes,
     /// Rows seen.
     pub rows: u64,
     /// NULL values.

@@ -307,7 +307,8 @@ fn read_key(row: &MySqlRow, n: usize) -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
-/// Detects and tallies a batch, column by column (each column's batch forms its own prior); returns the last key.
+/// Detects and tallies a batch, column by column (each column's batches so far form its
+/// prior); returns the last key.
 fn tally_rows(
     rows: &[MySqlRow],
     key_len: usize,
@@ -324,7 +325,7 @@ fn tally_rows(
             .collect::<std::result::Result<_, _>>()
             .context("reading a value")?;
         let present: Vec<&[u8]> = values.iter().flatten().map(|v| v.as_slice()).collect();
-        let verdicts = detect::detect_column(&present);
+        let verdicts = detect::detect_column_batch(&present, &mut tally.votes);
         let mut it = verdicts.iter();
         for (row, v) in values.iter().enumerate() {
             match v {
