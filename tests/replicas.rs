@@ -7,7 +7,10 @@
 //! table on each replica equals the primary's, and the primary's equal a control schema born
 //! utf8mb4. STATEMENT is refused before any write, saying why. A replica whose SQL thread
 //! stops throttles the job within a batch, `status` shows it, and once it has been down
-//! longer than `max_replica_down` the job stops; the rerun finishes.
+//! longer than `max_replica_down` the job stops; the rerun finishes. A replica delayed on
+//! purpose (`MASTER_DELAY`) throttles the job within a batch, and the lag whenever a batch
+//! commits stays within `max_replica_lag` plus one batch. `cleanup` drops the replicas'
+//! bookkeeping once the job is done.
 
 mod common;
 
@@ -257,6 +260,22 @@ async fn equal_everywhere(format: BinlogFormat) {
     let want =
         format!("replica 127.0.0.1:{p1}: differs from the primary: notes: {NOTES} rows, checksum ");
     assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
+    // The job done, `cleanup` drops the replicas' bookkeeping, `verify`'s checksums too.
+    let out = common::myrecode(Some(&url), &["cleanup", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let left = own_objects(&mut c, &db.name).await;
+    for t in [
+        "_myrecode_heartbeat",
+        "_myrecode_replicas",
+        "_myrecode_checksums",
+    ] {
+        assert!(
+            stdout.contains(&format!("dropped {t} (the replicas' bookkeeping)")),
+            "{t}: {stdout}\n{stderr}"
+        );
+        assert!(!left.contains(&t.to_string()), "{t} left: {left:?}");
+    }
     // The replicas kept up: the job throttles at 500 ms; a batch, a replay round or a
     // cut-over in flight when the lag crosses it goes on (measured: 100 to 650 ms here).
     assert!(
@@ -444,6 +463,205 @@ async fn a_stopped_replica_throttles_within_a_batch_then_stops_the_job_and_the_r
     for (id, body) in bodies {
         assert_eq!(body, text(50_000 + id as u64), "note {id} recoded");
     }
+    // The job done, `cleanup` drops the heartbeat and the replicas' samples; `rollback`'s
+    // backup stays.
+    let out = common::myrecode(Some(&url), &["cleanup", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let left = own_objects(&mut c, &db.name).await;
+    for t in ["_myrecode_heartbeat", "_myrecode_replicas"] {
+        assert!(
+            stdout.contains(&format!("dropped {t} (the replicas' bookkeeping)")),
+            "{t}: {stdout}\n{stderr}"
+        );
+        assert!(!left.contains(&t.to_string()), "{t} left: {left:?}");
+    }
+    assert!(left.contains(&"_myrecode_backup".to_string()), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delayed_replica_throttles_within_a_batch_and_the_lag_at_every_batch_stays_within_the_limit_plus_a_batch(
+) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let set = topology(BinlogFormat::Row, &[None]);
+    let db = set.primary.fresh_database("rep_delay").unwrap();
+    let mut c = legacy_schema(&db.config).await;
+    let dir = tempfile::tempdir().unwrap();
+    let jobf = dir.path().join("notes.yaml");
+    let max_lag = Duration::from_millis(400);
+    // Small batches (tuned toward 2 ms) and a pause: the job takes a few seconds, many
+    // batches before the delay and after it.
+    let notes_only = format!(
+        "version: 1\nschema: {}\ndefaults:\n  batch_size: 20\n  target_batch_time: 2ms\n  pause_between_batches: 30ms\n  \
+         max_replica_lag: {}ms\n  max_replica_down: 60s\ntables:\n  - name: notes\n    strategy: in-place\n    columns:\n      \
+         - name: body\n        source: cp1251>latin1\n        target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+        db.name,
+        max_lag.as_millis()
+    );
+    std::fs::write(&jobf, notes_only).unwrap();
+    let jobp = jobf.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let replica = format!("127.0.0.1:{}", set.replica(0).port);
+    let mut r = set.replica(0).connect_one().await.unwrap();
+
+    let t0 = Instant::now();
+    let steer = Arc::new(Steer::default());
+    let sampler = {
+        let (p, rc, steer) = (
+            db.config.clone(),
+            set.replica(0).with_database(Some(&db.name)),
+            steer.clone(),
+        );
+        tokio::spawn(async move { sample_job(p, rc, t0, steer).await })
+    };
+    let mut run = spawn_run(&url, jobp, None);
+    while rows_read(&mut c).await < 400 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no progress");
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Delayed on purpose: every event applied 3 s after it was logged. The replica goes on
+    // replicating (no stopped thread for the job to see), only its heartbeat falls behind.
+    let delaying_at = t0.elapsed();
+    for s in [
+        "STOP SLAVE",
+        "CHANGE MASTER TO MASTER_DELAY = 3",
+        "START SLAVE",
+    ] {
+        r.execute(s).await.unwrap();
+    }
+    let delayed_at = t0.elapsed();
+    // `status` shows the lag throttle and the replica's lag (its samples are written every
+    // second).
+    wait_status(&url, jobp, &mut run, "the replica lag throttle", |s| {
+        s["waiting"]["reason"].as_str().is_some_and(|w| {
+            w.starts_with(&format!("throttled: replica {replica} lags "))
+                && w.ends_with(", over max_replica_lag 400 ms")
+        })
+    })
+    .await;
+    let (r2, name) = (url.clone(), replica.clone());
+    wait_status(&url, jobp, &mut run, "the replica's lag", move |_| {
+        replica_states(&r2, jobp)
+            .iter()
+            .any(|(n, s, lag)| *n == name && s == "replicating" && lag.is_some_and(|l| l > 400))
+    })
+    .await;
+    // Held a while past the first throttle, then the delay is lifted and the job finishes.
+    while t0.elapsed() < delayed_at + Duration::from_millis(3500) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lifted_at = t0.elapsed();
+    for s in [
+        "STOP SLAVE",
+        "CHANGE MASTER TO MASTER_DELAY = 0",
+        "START SLAVE",
+    ] {
+        r.execute(s).await.unwrap();
+    }
+    let restarted_at = t0.elapsed();
+    let out = tokio::task::spawn_blocking(move || run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    succeeded(out, &mut c).await;
+    steer.stop.store(true, Ordering::SeqCst);
+    let samples = sampler.await.unwrap();
+
+    // Each commit of a batch as the readings saw it: the reading that first shows it.
+    let commits: Vec<usize> = (1..samples.len())
+        .filter(|&i| samples[i].rows != samples[i - 1].rows)
+        .collect();
+    let over = |s: &Sample| s.lag.is_some_and(|l| l > max_lag);
+    // The readings' resolution: the longest span from one reading's start to the next's end.
+    let step = samples
+        .windows(2)
+        .map(|w| w[1].end - w[0].at)
+        .max()
+        .unwrap();
+    // One batch: the longest span between two commits seen while the replica was within the
+    // limit (a batch begins after the commit before it, so it took at most that plus a step);
+    // not across the test's own STOP SLAVE, which throttles the job for a wait step.
+    let stopping = |a: Duration, b: Duration| {
+        [(delaying_at, delayed_at), (lifted_at, restarted_at)]
+            .iter()
+            .any(|&(x, y)| a <= y && x <= b)
+    };
+    let free: Vec<Duration> = commits
+        .windows(2)
+        .filter(|w| !samples[w[0]..=w[1]].iter().any(over))
+        .filter(|w| !stopping(samples[w[0]].at, samples[w[1]].end))
+        .map(|w| samples[w[1]].at - samples[w[0]].at)
+        .collect();
+    assert!(
+        free.len() >= 10,
+        "too few batches to measure: {}",
+        free.len()
+    );
+    let batch = *free.iter().max().unwrap() + step;
+    // The job's own sample is taken just before its batch (a beat's worth of slack for the
+    // pacer's control-row queries between them).
+    let slack = Duration::from_millis(100);
+    let first_over = samples
+        .iter()
+        .find(|s| s.at > delayed_at && over(s))
+        .unwrap_or_else(|| panic!("the delayed replica never lagged over the limit"));
+    // Throttled within one batch: after the lag crossed the limit, only the batch then in
+    // flight commits until the delay is lifted.
+    let late: Vec<_> = commits
+        .iter()
+        .map(|&i| samples[i])
+        .filter(|s| s.at > first_over.end + batch + step && s.end < lifted_at)
+        .collect();
+    assert!(
+        late.is_empty(),
+        "batches committed while the replica lagged over {} ms (first over at {:?}, one batch {} ms): {late:?}",
+        max_lag.as_millis(),
+        first_over.at,
+        batch.as_millis()
+    );
+    // The lag whenever a batch committed stays within the limit plus one batch: a batch
+    // begins only on a sample within the limit, and the lag grows no faster than time.
+    let at_commits = commits
+        .iter()
+        .filter_map(|&i| samples[i].lag)
+        .max()
+        .unwrap();
+    let bound = max_lag + batch + step + slack;
+    assert!(
+        at_commits <= bound,
+        "peak heartbeat lag at a commit {} ms, over max_replica_lag {} ms + one batch {} ms + a reading {} ms + {} ms",
+        at_commits.as_millis(),
+        max_lag.as_millis(),
+        batch.as_millis(),
+        step.as_millis(),
+        slack.as_millis()
+    );
+    let peak = samples.iter().filter_map(|s| s.lag).max().unwrap();
+    eprintln!(
+        "delayed replica: peak heartbeat lag at a commit {} ms (bound {} ms: max_replica_lag {} ms + one batch {} ms + \
+         a reading {} ms + {} ms); peak while delayed {} ms; {} batches seen, {} readings",
+        at_commits.as_millis(),
+        bound.as_millis(),
+        max_lag.as_millis(),
+        batch.as_millis(),
+        step.as_millis(),
+        slack.as_millis(),
+        peak.as_millis(),
+        commits.len(),
+        samples.len()
+    );
+    set.sync(Duration::from_secs(60)).unwrap();
+    let mut rd = set
+        .replica(0)
+        .with_database(Some(&db.name))
+        .connect_one()
+        .await
+        .unwrap();
+    assert_eq!(
+        differs(&mut c, &mut rd, "notes", "id, user_id, body").await,
+        None
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,6 +6,7 @@ use super::EXIT_OK;
 use crate::engine::checkpoint;
 use crate::engine::copy;
 use crate::engine::pace::{self, Command};
+use crate::engine::replicas;
 use crate::engine::runner;
 use crate::job::groups;
 use crate::job::model::{Job, Strategy};
@@ -135,7 +136,8 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
     })
 }
 
-/// Drops the originals kept by finished copies (and their drained change logs).
+/// Drops the originals kept by finished copies (and their drained change logs), and once
+/// the job is done the replicas' bookkeeping tables.
 pub fn cleanup(args: JobArgs) -> Result<u8> {
     let job = runner::load_job(&args.job)?;
     block_on(async {
@@ -144,6 +146,26 @@ pub fn cleanup(args: JobArgs) -> Result<u8> {
         for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
             for dropped in copy::cleanup_table(&mut conn, &job.schema, &t.name, &id).await? {
                 println!("dropped {dropped} (kept for rollback of {})", t.name);
+                any = true;
+            }
+        }
+        // The replicas' bookkeeping only once every table is done: a run still under way
+        // writes its heartbeat there. `rollback` needs none of it. A checkpoint that cannot
+        // be read (a job never run has no checkpoint table) counts as not done: kept.
+        let mut finished = true;
+        for t in &job.tables {
+            finished = checkpoint::load(&mut conn, &job.schema, &id, &t.name)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|s| s.done);
+            if !finished {
+                break;
+            }
+        }
+        if finished {
+            for dropped in replicas::cleanup(&mut conn, &job.schema, &id).await? {
+                println!("dropped {dropped} (the replicas' bookkeeping)");
                 any = true;
             }
         }

@@ -214,3 +214,53 @@ pub async fn memo_charset(c: &mut MySqlConnection, schema: &str) -> String {
     .await
     .unwrap()
 }
+
+/// Rows the job has committed so far by its checkpoints (every batch advances its table's).
+pub async fn rows_read(c: &mut MySqlConnection) -> i64 {
+    sqlx::query_scalar::<_, i64>(
+        "SELECT CAST(COALESCE(SUM(rows_read), 0) AS SIGNED) FROM _myrecode_checkpoint",
+    )
+    .fetch_one(c)
+    .await
+    .unwrap_or(0)
+}
+
+/// One reading of a job under watch: when (since the test began), the rows its checkpoints
+/// had committed, and the replica's heartbeat lag read after them.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// When the reading began.
+    pub at: Duration,
+    /// When it ended (the lag was read last).
+    pub end: Duration,
+    /// Rows committed by then.
+    pub rows: i64,
+    /// The heartbeat lag (`None` before the first beat reached the replica).
+    pub lag: Option<Duration>,
+}
+
+/// Readings every ~10 ms of the rows committed on `p` and the lag of `r`, until `steer` stops.
+pub async fn sample_job(
+    p: ConnectionConfig,
+    r: ConnectionConfig,
+    t0: std::time::Instant,
+    steer: Arc<Steer>,
+) -> Vec<Sample> {
+    let mut p = p.connect_one().await.unwrap();
+    let mut r = r.connect_one().await.unwrap();
+    let mut out = Vec::new();
+    while !steer.stop.load(Ordering::SeqCst) {
+        let at = t0.elapsed();
+        // Rows before lag: a commit seen here happened before the lag is read.
+        let rows = rows_read(&mut p).await;
+        let lag = beat_lag(&mut p, &mut r).await;
+        out.push(Sample {
+            at,
+            end: t0.elapsed(),
+            rows,
+            lag,
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    out
+}

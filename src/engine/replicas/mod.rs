@@ -93,3 +93,98 @@ pub async fn watch(
     .await
     .map(Some)
 }
+
+/// The replicas' bookkeeping tables: the heartbeat, the samples `status` reads and the
+/// checksums `verify` compares. `rollback` reads none of them.
+pub const BOOKKEEPING: [&str; 3] = [lag::HEARTBEAT, watch::REPLICA_STATE, checksum::CHECKSUMS];
+
+/// Deletes `?` job's rows from the bookkeeping table `table`.
+pub fn forget_sql(schema: &str, table: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ?",
+        crate::db::quote::table(schema, table)
+    )
+}
+
+/// Whether the bookkeeping table `table` still holds rows (another job's).
+pub fn holds_rows_sql(schema: &str, table: &str) -> String {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM {})",
+        crate::db::quote::table(schema, table)
+    )
+}
+
+/// Drops the bookkeeping table `table` if it is there.
+pub fn drop_sql(schema: &str, table: &str) -> String {
+    format!(
+        "DROP TABLE IF EXISTS {}",
+        crate::db::quote::table(schema, table)
+    )
+}
+
+/// Removes a finished job's rows from the replicas' bookkeeping tables, and drops each table
+/// no other job has rows in (another job's watch writes its heartbeat there). Returns the
+/// tables dropped.
+pub async fn cleanup(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<Vec<String>> {
+    use anyhow::Context;
+    let mut dropped = Vec::new();
+    for table in BOOKKEEPING {
+        let there: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+        )
+        .bind(schema)
+        .bind(table)
+        .fetch_optional(&mut *conn)
+        .await
+        .context("reading information_schema.TABLES")?;
+        if there.is_none() {
+            continue;
+        }
+        sqlx::query(&forget_sql(schema, table))
+            .bind(job)
+            .execute(&mut *conn)
+            .await
+            .with_context(|| format!("deleting the job's rows from {table}"))?;
+        let others: i64 = sqlx::query_scalar(&holds_rows_sql(schema, table))
+            .fetch_one(&mut *conn)
+            .await
+            .with_context(|| format!("reading {table}"))?;
+        if others == 0 {
+            sqlx::query(&drop_sql(schema, table))
+                .execute(&mut *conn)
+                .await
+                .with_context(|| format!("dropping {table}"))?;
+            dropped.push(table.to_string());
+        }
+    }
+    Ok(dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bookkeeping_statements_quote_the_schema() {
+        assert_eq!(
+            BOOKKEEPING,
+            [
+                "_myrecode_heartbeat",
+                "_myrecode_replicas",
+                "_myrecode_checksums"
+            ]
+        );
+        assert_eq!(
+            forget_sql("a`b", "_myrecode_heartbeat"),
+            "DELETE FROM `a``b`.`_myrecode_heartbeat` WHERE job = ?"
+        );
+        assert_eq!(
+            holds_rows_sql("s", "_myrecode_replicas"),
+            "SELECT EXISTS (SELECT 1 FROM `s`.`_myrecode_replicas`)"
+        );
+        assert_eq!(
+            drop_sql("s", "_myrecode_checksums"),
+            "DROP TABLE IF EXISTS `s`.`_myrecode_checksums`"
+        );
+    }
+}

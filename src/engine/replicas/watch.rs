@@ -12,6 +12,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::{errno, quote};
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{watch, Notify};
@@ -90,6 +91,8 @@ pub struct Watch {
     wake: Arc<Notify>,
     /// How many samples were taken, so a caller can wait for one begun after it asked.
     taken: watch::Receiver<u64>,
+    /// How many samples were begun: one begun and not yet taken began before a caller asked.
+    begun: Arc<AtomicU64>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     down: DownClock,
     started: Instant,
@@ -158,10 +161,16 @@ async fn beating(cfg: ConnectionConfig, schema: String, job: String, latest: Sha
     }
 }
 
+/// The sampling task's counts of samples begun and taken, for [`Watch::fresh`].
+struct Tally {
+    begun: Arc<AtomicU64>,
+    taken: watch::Sender<u64>,
+}
+
 /// The sampling task: every replica every [`SAMPLE_EVERY`], or at once when woken.
 async fn sampling(
     wake: Arc<Notify>,
-    taken: watch::Sender<u64>,
+    tally: Tally,
     mut replicas: Vec<Watched>,
     schema: String,
     job: String,
@@ -169,6 +178,7 @@ async fn sampling(
     latest: Shared,
 ) {
     loop {
+        tally.begun.fetch_add(1, Ordering::SeqCst);
         let mut readings = Vec::with_capacity(replicas.len());
         for w in replicas.iter_mut() {
             let r = match tokio::time::timeout(ANSWER_WITHIN, read(w, &schema, &job, first_beat_us))
@@ -183,7 +193,7 @@ async fn sampling(
             readings.push((w.name.clone(), r));
         }
         latest.lock().expect("not poisoned").readings = readings;
-        taken.send_modify(|n| *n += 1);
+        tally.taken.send_modify(|n| *n += 1);
         tokio::select! {
             _ = wake.notified() => {}
             _ = tokio::time::sleep(SAMPLE_EVERY) => {}
@@ -256,6 +266,7 @@ impl Watch {
         let latest: Shared = Arc::default();
         let wake = Arc::new(Notify::new());
         let (count, taken) = watch::channel(0u64);
+        let begun = Arc::new(AtomicU64::new(0));
         let watched = replicas
             .into_iter()
             .map(|(name, cfg)| Watched {
@@ -273,7 +284,10 @@ impl Watch {
             )),
             tokio::spawn(sampling(
                 wake.clone(),
-                count,
+                Tally {
+                    begun: begun.clone(),
+                    taken: count,
+                },
                 watched,
                 schema.to_string(),
                 job.to_string(),
@@ -287,6 +301,7 @@ impl Watch {
             latest,
             wake,
             taken,
+            begun,
             tasks,
             down: DownClock::default(),
             started: Instant::now(),
@@ -297,11 +312,13 @@ impl Watch {
 
     /// Waits for a sample taken after this call.
     async fn fresh(&mut self) {
-        let asked = *self.taken.borrow_and_update();
+        // A sample begun and not yet taken began before the call: wait for the one after
+        // it; none under way, the next begins after the call. (Waiting for two samples
+        // always would add a sampling interval to every batch.)
+        let begun = self.begun.load(Ordering::SeqCst);
         self.wake.notify_one();
-        // The sample under way may have begun before the call: the one after it did not.
         // The sender lives as long as its task, which `Drop` alone ends.
-        let _ = self.taken.wait_for(|n| *n >= asked + 2).await;
+        let _ = self.taken.wait_for(|n| *n > begun).await;
     }
 
     /// The verdict of the last sample (taken at most [`SAMPLE_EVERY`] ago, no query here):
