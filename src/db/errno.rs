@@ -24,6 +24,10 @@ pub const TOO_BIG_ROWSIZE: u16 = 1118;
 pub const HOST_NOT_PRIVILEGED: u16 = 1130;
 /// `ER_TABLEACCESS_DENIED_ERROR`: a privilege on the table is missing (`TRIGGER`, say).
 pub const TABLE_ACCESS_DENIED: u16 = 1142;
+/// `ER_KEY_NOT_FOUND`: a row the index names is not there (a MyISAM index out of step).
+pub const KEY_NOT_FOUND: u16 = 1032;
+/// `ER_NOT_KEYFILE`: an index file the server cannot use.
+pub const NOT_KEYFILE: u16 = 1034;
 /// `ER_NO_SUCH_TABLE`.
 pub const NO_SUCH_TABLE: u16 = 1146;
 /// `ER_UNKNOWN_SYSTEM_VARIABLE`: a variable this server does not have (MariaDB's on MySQL).

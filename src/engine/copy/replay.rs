@@ -42,9 +42,19 @@ pub(super) async fn replay_chunk(
     }
     let cond = any_of(&b.key, keys.len());
     let binds: Vec<Vec<u8>> = keys.concat();
-    let present = read_locked(conn, ctx, &cond, &binds)
-        .await
-        .context("re-reading changed rows")?;
+    let present = match read_locked(conn, ctx, &cond, &binds).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            let out_of_step = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<sqlx::Error>())
+                .and_then(|s| crate::engine::error::index_out_of_step(s, &b.schema, &b.table));
+            return Err(match out_of_step {
+                Some(stop) => anyhow::Error::new(stop),
+                None => e.context("re-reading changed rows"),
+            });
+        }
+    };
     // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
     let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
     state.rows_quarantined += q;
