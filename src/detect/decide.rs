@@ -65,9 +65,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             }
         }
         if ctx.prior.is_some() {
-            if let Some(v) = lookalike::in_legacy_column(bytes, ctx)
-                .or_else(|| lookalike::doubt_in_column(bytes, &cands, ctx))
-            {
+            if let Some(v) = lookalike::in_column(bytes, &cands, ctx) {
                 return v;
             }
         }
@@ -180,9 +178,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             .and_then(|p| p.dominant())
             .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
         if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
-            if let Some(v) = lookalike::in_legacy_column(bytes, ctx)
-                .or_else(|| lookalike::doubt_in_column(bytes, &cands, ctx))
-            {
+            if let Some(v) = lookalike::in_column(bytes, &cands, ctx) {
                 return v;
             }
             let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);

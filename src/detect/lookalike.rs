@@ -98,6 +98,12 @@ pub(crate) fn in_legacy_column(bytes: &[u8], ctx: &Context) -> Option<Verdict> {
     })
 }
 
+/// Valid UTF-8 about to be kept as UTF-8 under a column's prior: [`in_legacy_column`], else
+/// [`doubt_in_column`].
+pub(crate) fn in_column(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Option<Verdict> {
+    in_legacy_column(bytes, ctx).or_else(|| doubt_in_column(bytes, cands, ctx))
+}
+
 /// Valid UTF-8 about to be kept as UTF-8 in a column that nearly all reads as one mojibake
 /// chain, when the chain reads it as clean text too: `unknown`, listed, rather than kept in
 /// silence. Both readings are text ("Potosí" as stored, or the TCVN3 the column holds read
