@@ -270,7 +270,7 @@ impl std::fmt::Display for Dec {
 /// ("PÝsek"), or a symbol odd in text glued to a letter ("C¸diz"). Genuine text almost never
 /// is.
 fn reads_broken(t: &TextScore, bytes: &[u8]) -> bool {
-    t.odd_case_words > 0 || std::str::from_utf8(bytes).is_ok_and(text::glued_odd_symbol)
+    t.odd_case_words > 0 || std::str::from_utf8(bytes).is_ok_and(symbols::glued_odd_symbol)
 }
 
 /// True when a reading is well-formed text: no odd case, symbol or script switch in a word.

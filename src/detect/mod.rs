@@ -26,6 +26,8 @@ pub mod label;
 mod lookalike;
 pub mod model;
 pub mod stress;
+mod syllables;
+mod symbols;
 pub mod tables;
 pub mod text;
 

@@ -9,6 +9,8 @@
 
 use super::chars;
 use super::model::{self, CYR_N, LATIN_N, SCALE};
+use super::syllables::{fnv, has_tone, vi_syllable_hashes, FNV0};
+use super::symbols::{glues, kind, symbol_score, Kind};
 
 /// Baseline per transition for the Cyrillic models (nats): genuine text costs
 /// about 2.6 per transition, a wrong Cyrillic decoding 4.4 or more.
@@ -101,183 +103,6 @@ pub struct TextScore {
     /// [`FOREIGN_IN_VI`] each ("Cádiz"); saturates at 255 (a byte keeps `TextScore` as small
     /// as it was: a larger one cost a percent of detection time in copies).
     pub foreign_words: u8,
-}
-
-/// Cost (nats, negative) of a non-letter character in running text.
-#[inline]
-fn symbol_score(c: char) -> (f32, bool) {
-    let o = c as u32;
-    if o < 0x80 {
-        // ASCII controls other than whitespace never occur in real text.
-        return if o < 0x20 && !matches!(o, 0x09 | 0x0A | 0x0D) || o == 0x7F {
-            (-12.0, true)
-        } else {
-            (0.0, false)
-        };
-    }
-    match o {
-        // NBSP, «», °, §, ©, ·, –, —, ‘’“”„, …, №, €: all at home in text.
-        0xA0 | 0xAB | 0xBB | 0xB0 | 0xA7 | 0xA9 | 0xB7 | 0x2013 | 0x2014 | 0x2018 | 0x2019
-        | 0x201C | 0x201D | 0x201E | 0x2026 | 0x2116 | 0x20AC => (-1.0, false),
-        0x80..=0x9F | 0xFFFD => (-14.0, true),
-        0x2500..=0x25FF | 0x2219 | 0x221A | 0x2248 | 0x2264 | 0x2265 | 0x2320 | 0x2321 => {
-            (-7.0, true)
-        }
-        0xAD => (-5.0, true),
-        // Superscripts, fractions, ±, ×, µ, ®, ™: unusual but honest in text.
-        0xB2 | 0xB3 | 0xB9 | 0xBC..=0xBE | 0xB1 | 0xD7 | 0xB5 | 0xAE | 0x2122 => (-1.5, false),
-        _ => (-4.0, true),
-    }
-}
-
-/// True for a non-ASCII symbol that does not sit right beside a word in text: quotes,
-/// dashes, the apostrophe, the ellipsis and the no-break space do.
-#[inline]
-fn glues(c: char) -> bool {
-    !c.is_ascii()
-        && !matches!(
-            c,
-            '\u{A0}' | '«' | '»' | '„' | '“' | '”' | '‘' | '’' | '\u{2BC}' | '–' | '—' | '…'
-        )
-}
-
-/// True when a symbol odd in text sits right before or after a letter ("C¸diz", "£Á"); one
-/// beside a digit or a space ("£5") does not count. Asked only of a UTF-8 reading in a
-/// column's context, so the scorer's loop does not pay for it.
-pub fn glued_odd_symbol(s: &str) -> bool {
-    let mut prev_letter = false;
-    let mut odd_pending = false;
-    for c in s.chars() {
-        let letter = !matches!(kind(c), Kind::Other);
-        if letter {
-            if odd_pending {
-                return true;
-            }
-            prev_letter = true;
-        } else {
-            let odd = symbol_score(c).1;
-            if odd && prev_letter {
-                return true;
-            }
-            odd_pending = odd;
-            prev_letter = false;
-        }
-    }
-    false
-}
-
-/// What kind of letter a character is, for word segmentation.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Cyr,
-    AsciiLetter,
-    LatinExt,
-    OtherLetter,
-    Other,
-}
-
-#[inline]
-fn kind(c: char) -> Kind {
-    let o = c as u32;
-    if o < 0x80 {
-        return if c.is_ascii_alphabetic() {
-            Kind::AsciiLetter
-        } else {
-            Kind::Other
-        };
-    }
-    match o {
-        // ª and º are letters to Unicode but never sit inside a word.
-        0xAA | 0xBA => Kind::Other,
-        0x400..=0x45F | 0x490 | 0x491 => Kind::Cyr,
-        0xC0..=0x24F if o != 0xD7 && o != 0xF7 => Kind::LatinExt,
-        0x1E00..=0x1EFF => Kind::LatinExt,
-        _ if chars::is_alphabetic(c) => Kind::OtherLetter,
-        _ => Kind::Other,
-    }
-}
-
-/// FNV-1a over the lower-case letters of a syllable, for the syllable set.
-#[inline]
-fn fnv(h: u64, c: char) -> u64 {
-    (h ^ c as u64).wrapping_mul(0x100000001b3)
-}
-
-const FNV0: u64 = 0xcbf29ce484222325;
-
-/// A hasher that takes a key that is already a hash (FNV-1a of a syllable) as it is: SipHash
-/// over it had been a fortieth of detection time.
-#[derive(Default, Clone, Copy)]
-struct PreHashed(u64);
-
-impl std::hash::Hasher for PreHashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = fnv(self.0, b as char);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-/// A set of syllable hashes.
-type SyllableSet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<PreHashed>>;
-
-/// Hashes of the known Vietnamese syllables.
-fn vi_syllable_hashes() -> &'static SyllableSet {
-    static SET: std::sync::OnceLock<SyllableSet> = std::sync::OnceLock::new();
-    SET.get_or_init(|| {
-        model::vietnamese()
-            .syllables
-            .iter()
-            .map(|s| s.chars().fold(FNV0, fnv))
-            .collect()
-    })
-}
-
-/// True when a character carries a Vietnamese tone mark.
-#[inline]
-fn has_tone(c: char) -> bool {
-    let o = c as u32;
-    // Precomposed toned vowels: Latin-1 (à á ã è é ì í ò ó õ ù ú ý), ĩ ũ, and
-    // the Vietnamese block except the plain circumflex/breve/horn letters.
-    matches!(
-        o,
-        0xC0 | 0xC1
-            | 0xC3
-            | 0xC8
-            | 0xC9
-            | 0xCC
-            | 0xCD
-            | 0xD2
-            | 0xD3
-            | 0xD5
-            | 0xD9
-            | 0xDA
-            | 0xDD
-            | 0xE0
-            | 0xE1
-            | 0xE3
-            | 0xE8
-            | 0xE9
-            | 0xEC
-            | 0xED
-            | 0xF2
-            | 0xF3
-            | 0xF5
-            | 0xF9
-            | 0xFA
-            | 0xFD
-            | 0x128
-            | 0x129
-            | 0x168
-            | 0x169
-            | 0x1EA0..=0x1EF9
-    )
 }
 
 /// Accumulates one word's evidence under every model at once.
@@ -729,19 +554,6 @@ mod tests {
             let d = s(&format!("{t}.")) - s(&format!("{t},")) - (sym('.') - sym(','));
             assert!(close(d, 0.0), "{t}: {d}");
         }
-    }
-
-    #[test]
-    fn odd_symbols_glued_to_letters_are_found() {
-        let glued = glued_odd_symbol;
-        // A cedilla or a pound sign against a letter is mojibake ("C¸diz" is TCVN3 "Cádiz"
-        // read as latin1); beside a digit or a space it may be genuine.
-        assert!(glued("C¸diz"));
-        assert!(glued("£Á"));
-        assert!(glued("x£5"));
-        assert!(!glued("£5"));
-        assert!(!glued("cost £ 5"));
-        assert!(!glued("Cádiz"));
     }
 
     #[test]
