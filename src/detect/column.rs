@@ -205,22 +205,26 @@ pub fn detect_column_with(values: &[&[u8]], threshold: f32) -> Vec<Verdict> {
 mod tests {
     use super::*;
 
+    /// Rows of a Russian column: addresses, names, delivery notes.
+    const RUSSIAN: [&str; 8] = [
+        "Привет, как дела?",
+        "Москва, ул. Ленина, д. 5",
+        "Иванов Иван",
+        "Доставка курьером",
+        "Заказ отменён по просьбе покупателя",
+        "Петрова Анна Сергеевна",
+        "Ключи оставить у консьержа",
+        "Смирнова Ольга",
+    ];
+
     #[test]
     fn a_sampled_prior_carries_over_to_single_values() {
-        let rows: Vec<Vec<u8>> = [
-            "Привет, как дела?",
-            "Москва, ул. Ленина, д. 5",
-            "Иванов Иван",
-            "Доставка курьером",
-            "Заказ отменён по просьбе покупателя",
-            "Петрова Анна Сергеевна",
-            "Ключи оставить у консьержа",
-        ]
-        .iter()
-        .cycle()
-        .take(70)
-        .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
-        .collect();
+        let rows: Vec<Vec<u8>> = RUSSIAN[..7]
+            .iter()
+            .cycle()
+            .take(70)
+            .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
+            .collect();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         // Seven rows are too few to lend a two-letter value its lead (the pseudo-counts keep a
         // small column from over-trusting itself, and "Ёж" stays undecided); seventy are not.
@@ -245,20 +249,12 @@ mod tests {
 
     #[test]
     fn a_column_read_in_batches_lends_its_last_batch_the_whole_column() {
-        let rows: Vec<Vec<u8>> = [
-            "Привет, как дела?",
-            "Москва, ул. Ленина, д. 5",
-            "Иванов Иван",
-            "Доставка курьером",
-            "Заказ отменён по просьбе покупателя",
-            "Петрова Анна Сергеевна",
-            "Ключи оставить у консьержа",
-        ]
-        .iter()
-        .cycle()
-        .take(70)
-        .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
-        .collect();
+        let rows: Vec<Vec<u8>> = RUSSIAN[..7]
+            .iter()
+            .cycle()
+            .take(70)
+            .map(|s| encoding_rs::KOI8_R.encode(s).0.into_owned())
+            .collect();
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         let last_batch = [&rows[0][..], &encoding_rs::KOI8_R.encode("Ёж").0[..]];
         // Alone, a batch of two rows lends "Ёж" too little.
@@ -280,21 +276,7 @@ mod tests {
             let raw = encoding_rs::IBM866.encode(s).0;
             encoding_rs::WINDOWS_1252.decode(&raw).0.into_owned()
         };
-        let mut rows: Vec<String> = [
-            "Привет, как дела?",
-            "Москва, ул. Ленина, д. 5",
-            "Иванов Иван",
-            "Доставка курьером",
-            "Заказ отменён по просьбе покупателя",
-            "Петрова Анна Сергеевна",
-            "Ключи оставить у консьержа",
-            "Смирнова Ольга",
-        ]
-        .iter()
-        .cycle()
-        .take(60)
-        .map(|s| chain(s))
-        .collect();
+        let mut rows: Vec<String> = RUSSIAN.iter().cycle().take(60).map(|s| chain(s)).collect();
         rows.push("Malmø".to_owned());
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_bytes()).collect();
         let verdicts = detect_column(&refs);
@@ -318,21 +300,7 @@ mod tests {
                 raw
             }
         };
-        let mut rows: Vec<Vec<u8>> = [
-            "Привет, как дела?",
-            "Москва, ул. Ленина, д. 5",
-            "Иванов Иван",
-            "Доставка курьером",
-            "Заказ отменён по просьбе покупателя",
-            "Петрова Анна Сергеевна",
-            "Ключи оставить у консьержа",
-            "Смирнова Ольга",
-        ]
-        .iter()
-        .cycle()
-        .take(300)
-        .map(|s| store(s))
-        .collect();
+        let mut rows: Vec<Vec<u8>> = RUSSIAN.iter().cycle().take(300).map(|s| store(s)).collect();
         rows.push(store(extra));
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         detect_column(&refs).pop().unwrap()

@@ -166,7 +166,7 @@ impl Script {
             let o = c as u32;
             let rare = chars::rare_in_text(c);
             k.rare += u32::from(rare);
-            let cyrillic = matches!(o, 0x400..=0x45F | 0x490 | 0x491);
+            let cyrillic = symbols::kind(c) == symbols::Kind::Cyr;
             // The letters the Latin and Vietnamese models score; the rest of Latin Extended-B
             // ("ǰȰ", ISO-8859-5 "ЧАША") is no text of ours.
             let latin = matches!(o, 0xC0..=0x17F | 0x1A0 | 0x1A1 | 0x1AF | 0x1B0 | 0x1EA0..=0x1EF9)
