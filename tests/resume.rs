@@ -302,12 +302,35 @@ async fn the_job_survives_a_server_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_the_batch_and_says_how_to_resume() {
     let db = test_database("sigterm");
-    seed(&db.config, 5000).await;
+    // Big enough that the job is still running when its first checkpoint shows, however fast
+    // the machine (5,000 rows once finished inside the 700 ms a fixed sleep gave it).
+    seed(&db.config, 50_000).await;
     let dir = tempfile::tempdir().unwrap();
     let job = posts_job(dir.path(), &db.name, 100, 20, 50);
     let url = db.config.url_with_secret();
-    let child = run_child(&url, job.to_str().unwrap());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let mut child = run_child(&url, job.to_str().unwrap());
+    let mut c = db.config.connect_one().await.unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let read: Option<i64> = sqlx::query("SELECT rows_read FROM _myrecode_checkpoint")
+            .fetch_optional(&mut c)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        if read.unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the job ended before its first checkpoint"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no checkpoint after 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
