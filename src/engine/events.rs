@@ -29,6 +29,9 @@ pub enum Event<'a> {
         table: &'a str,
         /// Rows that differed (changed since copied) and were queued for replay.
         differed: u64,
+        /// Batches proven by the copy's own decisions, and batches compared on the server
+        /// (`None`: the check did not trail the copy, every batch was compared on the server).
+        batches: Option<(u64, u64)>,
     },
     /// A copied table without transactions is compared with its copy again: the server
     /// started since it last was (a crash's repair, or a statement failed in its trigger
@@ -88,8 +91,16 @@ pub fn line(e: &Event<'_>) -> Option<String> {
     Some(match e {
         Event::Batch { .. } => return None,
         Event::Rehearsal { text } => text.trim_end().to_string(),
-        Event::Checked { table, differed } => format!(
-            "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay"
+        Event::Checked {
+            table,
+            differed,
+            batches,
+        } => format!(
+            "check: {table}: every row compared with its copy; {differed} differed (changed since copied) and were queued for replay{}",
+            batches.map_or(String::new(), |(own, server)| format!(
+                "; {own} of {} batches proven by the copy's own decisions, without reading their values again",
+                own + server
+            ))
         ),
         Event::Rechecked { table, engine, check } => format!(
             "restart: {table} ({engine}, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: {check}; every row is compared again before its cut-over"

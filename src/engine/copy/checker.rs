@@ -4,7 +4,8 @@
 use super::check_sql::{count_where_sql, Compare, CompareLayout};
 use super::context::Ctx;
 use super::copier::KEYS_PER_CHUNK;
-use super::sql::{any_of, key_range, log_insert_sql};
+use super::expect::{self, Expected};
+use super::sql::{any_of, key_range, log_insert_sql, log_read_sql};
 use super::Phase;
 use crate::db::keyset;
 use crate::engine::checkpoint::{self, State};
@@ -14,6 +15,12 @@ use crate::engine::recode;
 use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, MySqlConnection, Row};
+use std::collections::{HashMap, HashSet};
+
+/// Changed keys beyond which a batch is left to the server-side comparison: the change log's
+/// backlog read, and the rows left out of the sums (each one more term in their condition).
+const MAX_CHANGED: usize = 2000;
+const MAX_LEFT_OUT: usize = 200;
 
 /// One batch of a comparison in key order: how many source rows were read, the last key,
 /// and the keys whose rows differ (or exist on one side only).
@@ -72,15 +79,7 @@ pub(super) async fn compare_range(
     let nc = b.columns.len();
     let (range, binds) = key_range(&b.key, last, upper);
     let rows = count_in(conn, ctx, src, &range, &binds).await?;
-    let cmp = Compare {
-        schema: &b.schema,
-        src,
-        dst,
-        key: &b.key,
-        all_columns: &ctx.all_columns,
-        job: &ctx.job_columns,
-        target_charsets: &ctx.target_charsets,
-    };
+    let cmp = compare(ctx, src, dst);
     let (sql, at) = cmp.suspects_sql(&range);
     let suspects = bind_all(sqlx::query(&sql), &binds)
         .fetch_all(&mut *conn)
@@ -140,6 +139,80 @@ fn judge(r: &MySqlRow, at: CompareLayout, nc: usize) -> Result<(bool, bool)> {
     Ok((gone, same))
 }
 
+/// The comparison of `src` with `dst`, two tables of the copy.
+fn compare<'a>(ctx: &'a Ctx<'_>, src: &'a str, dst: &'a str) -> Compare<'a> {
+    let b = ctx.plan;
+    Compare {
+        schema: &b.schema,
+        src,
+        dst,
+        key: &b.key,
+        all_columns: &ctx.all_columns,
+        job: &ctx.job_columns,
+        target_charsets: &ctx.target_charsets,
+    }
+}
+
+/// Whether the rows of the table after `p.lo` up to `p.hi` are in the shadow as the copy
+/// decided them (`expected`), by sums neither of which reads the table's job values again
+/// ([`Compare::light_sums_sql`]): the table's and the shadow's counts and hashes of the key
+/// and the other columns agree, and the shadow's hashes of the key and job values are those
+/// of the decisions. The rows the application changed since they were decided (in the
+/// change log now, or `replayed` since) are left out: the replay copies them afresh from a
+/// locked read. `false` (a difference, or more changes than a sum should leave out) leaves
+/// the batch to the server-side comparison, which finds the rows.
+async fn decisions_agree(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    p: &Pending,
+    expected: &Expected,
+    replayed: &HashSet<Vec<u8>>,
+) -> Result<bool> {
+    let b = ctx.plan;
+    let logged = sqlx::query(&log_read_sql(&b.schema, &ctx.names.log, MAX_CHANGED + 1))
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the change log's keys for the check")?;
+    if logged.len() + replayed.len() > MAX_CHANGED {
+        return Ok(false);
+    }
+    let mut changed: HashMap<u64, Key> = HashMap::new();
+    let packed = logged
+        .iter()
+        .map(|r| r.try_get::<Vec<u8>, _>(1))
+        .collect::<Result<Vec<_>, _>>()?;
+    for k in packed.iter().chain(replayed) {
+        let Some(key) = keycodec::unpack(k) else {
+            return Ok(false);
+        };
+        changed.insert(expect::key_tag(&key), key);
+    }
+    let tags: HashSet<u64> = changed.keys().copied().collect();
+    let (rows, want, left_out) = expect::sums_without(expected, &tags);
+    if left_out.len() > MAX_LEFT_OUT {
+        return Ok(false);
+    }
+    let (range, mut binds) = key_range(&b.key, p.lo.as_deref(), Some(&p.hi));
+    let cond = if left_out.is_empty() {
+        range
+    } else {
+        binds.extend(left_out.iter().flat_map(|t| changed[t].iter().cloned()));
+        format!("{range} AND NOT ({})", any_of(&b.key, left_out.len()))
+    };
+    let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
+    let sql = compare(ctx, &b.table, &ctx.names.shadow).light_sums_sql(&cond);
+    let sums = bind_all(sqlx::query(&sql), &twice)
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("summing a batch of {} and its copy", b.table))?;
+    let sum = |i: usize| -> Result<(i64, u64, u64)> {
+        let r = sums.get(i).context("a checksum row is missing")?;
+        Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
+    };
+    let ((n_src, others_src, _), (n_dst, others_dst, job_dst)) = (sum(0)?, sum(1)?);
+    Ok(n_src == rows && n_dst == rows && others_src == others_dst && job_dst == want)
+}
+
 /// Compares the rows of `src` after `last` up to `upper` with the same range of `dst` by
 /// checksums ([`super::checksum_sql`]): the rows in `staged` (the keys the copy wrote
 /// otherwise than by default) are judged one by one and their hashes accounted for; only when
@@ -154,15 +227,7 @@ pub(super) async fn compare_by_sums(
     let b = ctx.plan;
     let nc = b.columns.len();
     let (range, binds) = key_range(&b.key, last, Some(upper));
-    let cmp = Compare {
-        schema: &b.schema,
-        src,
-        dst,
-        key: &b.key,
-        all_columns: &ctx.all_columns,
-        job: &ctx.job_columns,
-        target_charsets: &ctx.target_charsets,
-    };
+    let cmp = compare(ctx, src, dst);
     let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
     let sums = bind_all(sqlx::query(&cmp.sums_sql(&range)), &twice)
         .fetch_all(&mut *conn)
@@ -284,11 +349,24 @@ pub(super) struct Trailing {
     pub(super) conn: MySqlConnection,
     /// Every row up to this key (from the table's start) was compared.
     pub(super) done_upto: Option<Key>,
-    /// The last batch copied and not yet compared: (after this key, up to that key], and
-    /// the keys in it the copy wrote otherwise than by the column's default.
-    pub(super) pending: Option<(Option<Key>, Key, Vec<Key>)>,
+    /// The last batch copied and not yet compared.
+    pub(super) pending: Option<Pending>,
     /// Rows that differed and were queued for replay.
     pub(super) differed: u64,
+    /// Batches proven by the copy's own decisions ([`decisions_agree`]), and batches the
+    /// server compared (the decisions could not tell, or the sums differed).
+    pub(super) by_decisions: u64,
+    pub(super) by_server: u64,
+}
+
+/// A batch copied and not yet compared: the rows after `lo` up to `hi`.
+pub(super) struct Pending {
+    pub(super) lo: Option<Key>,
+    pub(super) hi: Key,
+    /// The keys the copy wrote otherwise than by the column's default.
+    pub(super) staged: Vec<Key>,
+    /// The rows as the shadow should hold them, when the decisions tell ([`expect`]).
+    pub(super) expected: Option<Expected>,
 }
 
 impl Trailing {
@@ -299,28 +377,45 @@ impl Trailing {
             done_upto: None,
             pending: None,
             differed: 0,
+            by_decisions: 0,
+            by_server: 0,
         }
     }
 
-    /// Compares the pending batch, if any, and queues its differences for replay.
-    pub(super) async fn check_pending(&mut self, ctx: &Ctx<'_>) -> Result<()> {
-        let Some((lo, hi, staged)) = self.pending.take() else {
+    /// Compares the pending batch, if any, and queues its differences for replay: by the
+    /// copy's decisions where they tell, else on the server. `replayed`: the keys replayed
+    /// since the batch was copied.
+    pub(super) async fn check_pending(
+        &mut self,
+        ctx: &Ctx<'_>,
+        replayed: &HashSet<Vec<u8>>,
+    ) -> Result<()> {
+        let Some(p) = self.pending.take() else {
             return Ok(());
         };
         let b = ctx.plan;
         let mut tx = self.conn.begin().await?;
-        let c = compare_by_sums(
-            &mut tx,
-            ctx,
-            (&b.table, &ctx.names.shadow),
-            (lo.as_deref(), &hi),
-            &staged,
-        )
-        .await?;
-        queue_for_replay(&mut tx, ctx, &c.differ).await?;
+        let proven = match &p.expected {
+            Some(e) => decisions_agree(&mut tx, ctx, &p, e, replayed).await?,
+            None => false,
+        };
+        if proven {
+            self.by_decisions += 1;
+        } else {
+            self.by_server += 1;
+            let c = compare_by_sums(
+                &mut tx,
+                ctx,
+                (&b.table, &ctx.names.shadow),
+                (p.lo.as_deref(), &p.hi),
+                &p.staged,
+            )
+            .await?;
+            queue_for_replay(&mut tx, ctx, &c.differ).await?;
+            self.differed += c.differ.len() as u64;
+        }
         tx.commit().await.context("committing a check batch")?;
-        self.differed += c.differ.len() as u64;
-        self.done_upto = Some(hi);
+        self.done_upto = Some(p.hi);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
+use super::expect::{self, Target};
 use super::names::Names;
 use super::own_triggers_sql::Recode;
 use super::sql::{JobColumn, TABLE_COMMENT_SQL, TRIGGERS_SQL};
@@ -32,6 +33,9 @@ pub(super) struct Ctx<'a> {
     pub(super) target_charsets: Vec<Option<String>>,
     /// Decides values (shared with the read-ahead's blocking thread).
     pub(super) decider: Arc<Decider>,
+    /// How each job column's shadow bytes follow from a decision, when they do for every
+    /// column (the check then sums the decisions, [`super::expect`]).
+    pub(super) targets: Option<Vec<Target>>,
 }
 
 impl Ctx<'_> {
@@ -172,8 +176,12 @@ pub(super) async fn context<'a>(
         threshold: plan.threshold,
         seen: Mutex::new(vec![HashMap::new(); plan.columns.len()]),
     });
+    let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
+    let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();
+    let targets = expect::targets(&target_charsets, &key_names, &job_names);
     Ok(Ctx {
         plan,
+        targets,
         job_columns,
         all_columns: cols.into_iter().map(|c| c.0).collect(),
         key_types,

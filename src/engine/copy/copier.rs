@@ -1,9 +1,10 @@
 //! The copier: batches in key order into the shadow, each in one transaction with its
 //! checkpoint, the next batch read and decided ahead while the current one is written.
 
-use super::checker::Trailing;
+use super::checker::{Pending, Trailing};
 use super::context::Ctx;
 use super::decide::{gather, stored_rows, Decided, Decisions};
+use super::expect::{self, Expected};
 use super::setup::clear_stage;
 use super::sql::{
     any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql,
@@ -54,6 +55,12 @@ pub(super) async fn copy_rows(
 /// judges them one by one).
 pub(super) fn staged_keys(decided: &Decided) -> Vec<Key> {
     decided.staged.iter().map(|(k, _)| k.clone()).collect()
+}
+
+/// The batch's rows as the shadow should hold them, when the table's targets and every
+/// decision tell ([`expect`]); `None` leaves the batch's check to the server.
+pub(super) fn expected_of(ctx: &Ctx<'_>, rows: &[(Key, Decisions)]) -> Option<Expected> {
+    expect::batch(rows, ctx.targets.as_deref()?)
 }
 
 /// Rows read and decided ahead of their batch, in key order, and how many were asked for
@@ -283,12 +290,14 @@ pub(super) async fn copy_batch(
         Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
         _ => None,
     };
+    let replayed: &HashSet<Vec<u8>> = replayed;
     let check = async {
         match trailing.as_mut() {
-            Some(t) if !end => t.check_pending(ctx).await,
+            Some(t) if !end => t.check_pending(ctx, replayed).await,
             _ => Ok(()),
         }
     };
+    let expected = expected_of(ctx, &rows);
     let write = async {
         let mut staged = Vec::new();
         if let Some(upper) = &upper {
@@ -319,7 +328,12 @@ pub(super) async fn copy_batch(
     checked?;
     if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
         if !end {
-            t.pending = Some((last.clone(), upper.clone(), staged));
+            t.pending = Some(Pending {
+                lo: last.clone(),
+                hi: upper.clone(),
+                staged,
+                expected,
+            });
         }
     }
     // A failed read-ahead costs only its head start: the next batch decides for itself.

@@ -20,8 +20,9 @@ use std::sync::Mutex;
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Stage {
     /// The column's default: the server's conversion ([`JobColumn::default_expr`]), which
-    /// gives exactly our decision.
-    Server,
+    /// gives exactly our decision: the recoded bytes when it recodes (for the check's sums,
+    /// [`super::expect`]), `None` when it keeps them.
+    Server(Option<Vec<u8>>),
     /// These bytes, staged.
     Value(Vec<u8>),
     /// The server's conversion from the declared charset (the latin1 reading: kept, reversible).
@@ -108,17 +109,19 @@ impl Decider {
         let declared = if server.is_some() {
             Stage::Declared
         } else {
-            Stage::Server
+            Stage::Server(None)
         };
         match recode::decide(source, prior.as_ref(), self.threshold, stored) {
             // A PHP-serialized value's counts change with its strings: never the server's CONVERT.
-            Action::Rewrite { label, .. }
+            Action::Rewrite { label, new }
                 if by_server(Some(label)) && !serialized::looks_serialized(stored) =>
             {
-                r(Stage::Server, true, None)
+                r(Stage::Server(Some(new)), true, None)
             }
             Action::Rewrite { new, .. } => r(Stage::Value(new), true, None),
-            Action::Keep if stored.is_ascii() && by_server(None) => r(Stage::Server, false, None),
+            Action::Keep if stored.is_ascii() && by_server(None) => {
+                r(Stage::Server(None), false, None)
+            }
             // UTF-8 already (written through a latin1 connection): its text, not its latin1 reading.
             Action::Keep if !stored.is_ascii() && std::str::from_utf8(stored).is_ok() => {
                 r(Stage::Value(stored.to_vec()), false, None)
@@ -186,7 +189,7 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>) -> Dec
                 });
             }
             values.push(match r.stage {
-                Stage::Server => (None, 0),
+                Stage::Server(_) => (None, 0),
                 Stage::Value(v) => (Some(v), STAGED_VALUE),
                 Stage::Declared => (None, STAGED_DECLARED),
             });

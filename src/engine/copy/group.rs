@@ -190,6 +190,7 @@ pub async fn cut_over_group(
             events.event(&Event::Checked {
                 table: &ctx.plan.table,
                 differed,
+                batches: None,
             });
         }
     }

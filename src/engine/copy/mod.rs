@@ -79,6 +79,7 @@ mod copier;
 mod cutover;
 pub mod cutover_sql;
 mod decide;
+mod expect;
 mod foreign;
 pub mod foreign_sql;
 pub mod group;
@@ -251,6 +252,7 @@ pub async fn prepare_table(
         pipe,
         state,
         differed: 0,
+        batches: None,
         events,
     };
     let outcome = batch::run(
@@ -348,6 +350,9 @@ struct Copy<'a, 'c> {
     state: State,
     /// Rows the check pass found different (and queued for replay).
     differed: u64,
+    /// Batches the trailing check proved by the copy's decisions and compared on the server
+    /// (`None`: no check trailed the copy in this process).
+    batches: Option<(u64, u64)>,
     events: &'a dyn Events,
 }
 
@@ -363,18 +368,25 @@ impl Batches for Copy<'_, '_> {
             Phase::Copying => {
                 copy_batch(conn, &mut self.pipe, ctx, job, size, &mut self.state).await?;
                 if Phase::of(&self.state) != Phase::Copying {
-                    self.differed += self.pipe.trailing.take().map_or(0, |t| t.differed);
+                    if let Some(t) = self.pipe.trailing.take() {
+                        self.differed += t.differed;
+                        self.batches = Some((t.by_decisions, t.by_server));
+                    }
                 }
                 self.pipe.replayed.clear();
                 replay_some(conn, ctx, job, &mut self.state, 1, &mut self.pipe.replayed).await?;
             }
             Phase::Checking => {
                 self.differed += check_batch(conn, ctx, job, size, &mut self.state).await?;
+                if let Some((_, server)) = self.batches.as_mut() {
+                    *server += 1;
+                }
                 replay_some(conn, ctx, job, &mut self.state, 1, &mut HashSet::new()).await?;
                 if Phase::of(&self.state) != Phase::Checking {
                     self.events.event(&Event::Checked {
                         table: &plan.table,
                         differed: self.differed,
+                        batches: self.batches,
                     });
                 }
             }

@@ -283,6 +283,7 @@ pub(super) async fn recheck_if_restarted(
     events.event(&Event::Checked {
         table: &plan.table,
         differed,
+        batches: None,
     });
     Ok(())
 }

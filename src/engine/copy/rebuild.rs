@@ -125,7 +125,7 @@ async fn stage(conn: &mut MySqlConnection, i: usize, decided: &Decided) -> Resul
         let staged: Vec<MapRow<'_>> = values
             .iter()
             .filter_map(|(old, r)| match &r.stage {
-                Stage::Server => None,
+                Stage::Server(_) => None,
                 Stage::Value(v) => Some((old, Some(v), STAGED_VALUE)),
                 Stage::Declared => Some((old, None, STAGED_DECLARED)),
             })

@@ -20,10 +20,11 @@
 //! the server may log
 //! such writes (not under a statement-based binary log).
 
-use super::checker::Trailing;
+use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{locked_batch, staged_keys, write_rows, Ahead, Locked};
+use super::copier::{expected_of, locked_batch, staged_keys, write_rows, Ahead, Locked};
 use super::decide::{gather, stored_rows, Decisions};
+use super::expect::Expected;
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
 use super::Phase;
@@ -215,14 +216,14 @@ fn split(last: Option<Key>, rows: Vec<(Key, Decisions)>, parts: usize) -> Vec<Pa
 }
 
 /// Copies one stream's range in its own transaction; returns (values recoded, quarantined,
-/// the keys staged).
+/// the keys staged, the rows as the shadow should hold them when the decisions tell).
 async fn write_part(
     w: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     (lo, hi, rows): Part,
     replayed: &HashSet<Vec<u8>>,
-) -> Result<(u64, u64, Vec<Key>)> {
+) -> Result<(u64, u64, Vec<Key>, Option<Expected>)> {
     let b = ctx.plan;
     let count = rows.len();
     let mut tx = w.begin().await?;
@@ -230,6 +231,7 @@ async fn write_part(
     let Locked { rows, .. } =
         locked_batch(&mut tx, ctx, lo.as_deref(), count, Some(ahead), replayed).await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
+    let expected = expected_of(ctx, &rows);
     let decided = gather(&b.columns, rows);
     let changed = decided.changed;
     let staged = staged_keys(&decided);
@@ -238,7 +240,7 @@ async fn write_part(
         .await
         .context("committing a copy stream's range")?;
     clear_stage(w).await?;
-    Ok((changed, quarantined, staged))
+    Ok((changed, quarantined, staged, expected))
 }
 
 /// What a wide step works with beside the main connection.
@@ -285,7 +287,7 @@ pub(super) async fn copy_wide(
     );
     let check = async {
         match w.trailing.as_mut() {
-            Some(t) if !end => t.check_pending(ctx).await,
+            Some(t) if !end => t.check_pending(ctx, replayed).await,
             _ => Ok(()),
         }
     };
@@ -301,11 +303,16 @@ pub(super) async fn copy_wide(
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
     let mut next = state.clone();
     let mut staged = Vec::new();
+    let mut expected = Some(Vec::new());
     for r in written {
-        let (changed, quarantined, keys) = r?;
+        let (changed, quarantined, keys, part) = r?;
         next.rows_changed += changed;
         next.rows_quarantined += quarantined;
         staged.extend(keys);
+        expected = expected.zip(part).map(|(mut all, part)| {
+            all.extend(part);
+            all
+        });
     }
     checked?;
     if let Some(upper) = &upper {
@@ -321,7 +328,12 @@ pub(super) async fn copy_wide(
     tx.commit().await.context("committing a copy step")?;
     if let (Some(t), Some(upper)) = (w.trailing.as_mut(), &upper) {
         if !end {
-            t.pending = Some((last, upper.clone(), staged));
+            t.pending = Some(Pending {
+                lo: last,
+                hi: upper.clone(),
+                staged,
+                expected,
+            });
         }
     }
     // A failed read-ahead costs only its head start: the next step reads for itself.
