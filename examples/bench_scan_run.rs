@@ -22,8 +22,8 @@ mod common;
 
 use anyhow::{anyhow, bail, Context, Result};
 use common::{
-    check_bin, command_line, default_bin, encode, measure, myrecode_command, parse_count, tail,
-    ChildCost, RUSSIAN,
+    check_bin, command_line, default_bin, encode, execute_retrying, measure, myrecode_command,
+    parse_count, tail, ChildCost, RUSSIAN,
 };
 use myrecode::codec::{self, Encoding};
 use myrecode::db::connect::ConnectionConfig;
@@ -245,12 +245,15 @@ async fn seed(cfg: &ConnectionConfig, rows: i64) -> Result<Duration> {
                     "INSERT INTO posts (id, body, title) VALUES {}",
                     vec!["(?, ?, ?)"; (end - start) as usize].join(", ")
                 );
-                let mut q = sqlx::query(&sql);
-                for id in start..end {
-                    let (body, title) = seeded(id);
-                    q = q.bind(id).bind(body).bind(title);
-                }
-                q.execute(&mut c).await?;
+                execute_retrying(&mut c, || {
+                    let mut q = sqlx::query(&sql);
+                    for id in start..end {
+                        let (body, title) = seeded(id);
+                        q = q.bind(id).bind(body).bind(title);
+                    }
+                    q
+                })
+                .await?;
                 start += workers * INSERT_ROWS;
             }
             anyhow::Ok(())

@@ -1,7 +1,7 @@
 //! The application of the bench: its seeded rows, the writer that changes them during a
 //! tool's run (open loop, at a fixed rate), and the check of every row afterwards.
 
-use crate::common::{encode, RUSSIAN};
+use crate::common::{encode, execute_retrying, RUSSIAN};
 use anyhow::Result;
 use futures_util::StreamExt;
 use myrecode::codec::{self, Encoding};
@@ -103,16 +103,19 @@ pub(crate) async fn seed(cfg: &ConnectionConfig, rows: i64) -> Result<()> {
                     ]
                     .join(", ")
                 );
-                let mut q = sqlx::query(&sql);
-                for id in start..end {
-                    let s = seeded(id);
-                    q = q
-                        .bind(id)
-                        .bind(s.stored(&s.author))
-                        .bind(s.stored(&s.body))
-                        .bind(id);
-                }
-                q.execute(&mut c).await?;
+                execute_retrying(&mut c, || {
+                    let mut q = sqlx::query(&sql);
+                    for id in start..end {
+                        let s = seeded(id);
+                        q = q
+                            .bind(id)
+                            .bind(s.stored(&s.author))
+                            .bind(s.stored(&s.body))
+                            .bind(id);
+                    }
+                    q
+                })
+                .await?;
                 start += workers * INSERT_ROWS;
             }
             anyhow::Ok(())

@@ -142,3 +142,31 @@ pub fn command_line(cmd: &str, args: &[&str]) -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "?".into())
 }
+
+/// Runs the statement `make` builds, building and running it again while the server asks
+/// for a retry (1213 deadlock, 1205 lock wait timeout: two seeding connections inserting
+/// into one table with a secondary index deadlock now and then), at most five times.
+#[allow(dead_code)] // the benches that seed over one connection do not need it
+pub async fn execute_retrying<'q, F>(c: &mut sqlx::MySqlConnection, mut make: F) -> Result<()>
+where
+    F: FnMut() -> sqlx::query::Query<'q, sqlx::MySql, sqlx::mysql::MySqlArguments>,
+{
+    let mut tries = 0;
+    loop {
+        match make().execute(&mut *c).await {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                let number = e
+                    .as_database_error()
+                    .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+                    .map(|m| m.number());
+                let again = matches!(number, Some(1213 | 1205));
+                if !again || tries >= 5 {
+                    return Err(e.into());
+                }
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@ pub mod chars;
 pub mod column;
 mod decide;
 pub mod eval;
+pub mod fast;
 pub mod label;
 mod lookalike;
 pub mod model;

@@ -157,6 +157,12 @@ pub fn decide(
             *label
         }
         Source::Auto => {
+            // Plainly the column's text: its one reading, proven by the round trip below.
+            if let Some(label) = prior.and_then(|p| detect::fast::in_column(stored, p, threshold)) {
+                if let Some(new) = rewrite(label, stored) {
+                    return Action::Rewrite { new, label };
+                }
+            }
             let v = detect::detect(stored, &Context { threshold, prior });
             match v.label {
                 Label::Ascii | Label::Utf8 | Label::Binary => return Action::Keep,

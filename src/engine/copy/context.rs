@@ -2,7 +2,7 @@
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
 use super::cutover_sql::SENTRY_COMMENT;
-use super::decide::Decider;
+use super::decide::{Decider, Memory};
 use super::expect::{self, Target};
 use super::names::Names;
 use super::own_triggers_sql::Recode;
@@ -174,7 +174,7 @@ pub(super) async fn context<'a>(
             })
             .collect(),
         threshold: plan.threshold,
-        seen: Mutex::new(vec![HashMap::new(); plan.columns.len()]),
+        seen: Mutex::new(vec![Memory::default(); plan.columns.len()]),
     });
     let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
     let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();

@@ -47,8 +47,13 @@ pub(super) struct Decider {
     pub(super) columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
     pub(super) threshold: f32,
     /// Per job column, decisions on short values already seen (see [`Decider::decide_all`]).
-    pub(super) seen: Mutex<Vec<HashMap<Vec<u8>, Recoded>>>,
+    pub(super) seen: Mutex<Vec<Memory>>,
 }
+
+/// A column's remembered decisions. foldhash, not SipHash: the keys are the table's own
+/// values, hashed once per row, and SipHash's defence against chosen keys cost a percent of
+/// a copy's CPU.
+pub(super) type Memory = HashMap<Vec<u8>, Recoded, foldhash::fast::RandomState>;
 
 /// Values up to this long are remembered: names, cities, statuses repeat across rows, and a
 /// decision depends on nothing but the bytes and the column (its prior is fixed at job start).

@@ -96,10 +96,11 @@ pub(super) fn key_tag(key: &Key) -> u64 {
     tagger().hash_one(key)
 }
 
-/// One hasher for every tag of the process: tags are compared within it only.
-fn tagger() -> &'static std::collections::hash_map::RandomState {
-    static T: std::sync::OnceLock<std::collections::hash_map::RandomState> =
-        std::sync::OnceLock::new();
+/// One hasher for every tag of the process: tags are compared within it only. A collision
+/// costs no correctness: a row left out on our side and not on the server's is a difference,
+/// and the batch goes to the server-side comparison.
+fn tagger() -> &'static foldhash::fast::RandomState {
+    static T: std::sync::OnceLock<foldhash::fast::RandomState> = std::sync::OnceLock::new();
     T.get_or_init(Default::default)
 }
 

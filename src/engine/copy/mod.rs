@@ -20,10 +20,13 @@
 //!    checkpoint advances in the batch's transaction.
 //! 3. Check: every row of the table is compared with the shadow (other columns equal, job
 //!    columns the server's conversion or a lossless reading of the stored bytes: a label's
-//!    round trip gives them back); the server compares, and only rows that differ from the
-//!    column's default conversion travel to be judged here. It trails the copy one batch
-//!    behind on a connection of its own and finishes after it; a difference (a write since
-//!    the copy, or a miss) is queued in the change log for replay.
+//!    round trip gives them back). It trails the copy one batch behind on a connection of
+//!    its own and finishes after it. A batch is proven first by the copy's own decisions
+//!    ([`expect`]: the shadow's key and job values summed against what the copy decided,
+//!    the other columns summed on both sides, rows changed since left to the replay); where
+//!    that fails or cannot tell, the server compares, and only rows that differ from the
+//!    column's default conversion travel to be judged here. A difference (a write since the
+//!    copy, or a miss) is queued in the change log for replay.
 //! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until

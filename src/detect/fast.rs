@@ -1,0 +1,135 @@
+//! The column's own reading, taken in one pass where the value is plainly that text.
+//!
+//! The full decision scores every legacy reading of a value (five tables, each with its word
+//! models) and weighs them under the column's prior; in a copy of a column that is nearly
+//! all one Cyrillic table, nearly every value ends as that table's reading, after four
+//! readings scored for nothing. Here a value is given its column's label after scoring that
+//! one reading, only when the value leaves no room for another: the column is at least
+//! [`UNIFORM_SHARE`] that table; the bytes are not valid UTF-8; every byte is printable
+//! ASCII or one of the table's Cyrillic letters (no symbol another table would read as a
+//! letter); and the reading is long text of sound words, at [`FAST_PER_LETTER`] nats a letter
+//! or more with no word of odd case, none mixing scripts, no odd symbol. Anything else, and
+//! every value under another prior, goes the whole way ([`super::detect`]). The caller still
+//! proves the rewrite by its round trip.
+//!
+//! A wrong table's reading of real text breaks case in nearly every word and scores far
+//! below zero a letter; a value in another table read through the column's (a KOI8-R row in
+//! a cp1251 column) does the same, so it fails the bar and is decided whole. The bar is set
+//! where `tests/detect_fast.rs` finds the full decision giving the same label for every value
+//! the fast one takes, on the held-out set and the stress sets in every column.
+
+use super::column::ColumnPrior;
+use super::tables::{self, UNMAPPED};
+use super::text;
+use super::{model, Label, UNIFORM_SHARE};
+use crate::codec::Encoding;
+
+/// Nats a letter the column's reading must earn (genuine text earns about 0.9, a wrong
+/// table's reading of it far below zero).
+pub const FAST_PER_LETTER: f32 = 0.5;
+/// Letters outside ASCII the reading must hold: shorter values are decided whole (and
+/// remembered per column by the copy, so they cost little).
+pub const FAST_MIN_LETTERS: u32 = 12;
+/// A threshold above this asks for more certainty than the bar gives: decided whole.
+const FAST_MAX_THRESHOLD: f32 = 0.99;
+
+/// The single-byte Cyrillic tables the fast reading serves.
+const TABLES: [Encoding; 4] = [
+    Encoding::Windows1251,
+    Encoding::Koi8R,
+    Encoding::Ibm866,
+    Encoding::Iso8859_5,
+];
+
+/// The column's label for `bytes` when the value is plainly the column's text (see the
+/// module's note); `None`: decide it whole.
+pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<Label> {
+    if threshold > FAST_MAX_THRESHOLD {
+        return None;
+    }
+    let (label, share) = prior.dominant()?;
+    let Label::Legacy(enc) = label else {
+        return None;
+    };
+    if share < UNIFORM_SHARE || !TABLES.contains(&enc) || bytes.is_ascii() {
+        return None;
+    }
+    // KOI8-R's column may hold KOI8-U rows: its eight bytes differ, decide those whole.
+    if enc == Encoding::Koi8R
+        && bytes
+            .iter()
+            .any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD))
+    {
+        return None;
+    }
+    let table = tables::decode_table(enc);
+    let printable = |b: u8| (0x20..0x7F).contains(&b) || matches!(b, b'\t' | b'\n' | b'\r');
+    let letter = |b: u8| {
+        let c = table[(b - 0x80) as usize];
+        c != UNMAPPED && model::cyr_index(c).is_some()
+    };
+    if !bytes
+        .iter()
+        .all(|&b| if b < 0x80 { printable(b) } else { letter(b) })
+    {
+        return None;
+    }
+    if std::str::from_utf8(bytes).is_ok() {
+        return None;
+    }
+    let t = text::score_chars(bytes.iter().map(|&b| {
+        if b < 0x80 {
+            b as char
+        } else {
+            table[(b - 0x80) as usize]
+        }
+    }));
+    let plain = t.odd_case_words == 0 && t.mixed_words == 0 && t.odd_symbols == 0;
+    (plain
+        && t.non_ascii_letters >= FAST_MIN_LETTERS
+        && t.score >= FAST_PER_LETTER * t.non_ascii_letters as f32)
+        .then_some(label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::column_prior;
+
+    fn enc(e: Encoding, s: &str) -> Vec<u8> {
+        crate::codec::encode(e, s).unwrap()
+    }
+
+    #[test]
+    fn plain_text_of_the_columns_table_takes_the_columns_label() {
+        let texts = [
+            "Доставка по Москве в течение двух дней",
+            "Спасибо за быстрый ответ и хорошую работу",
+            "Оплата при получении заказа курьеру",
+        ];
+        // A column of some size: a prior from three rows says little.
+        let col: Vec<Vec<u8>> = texts
+            .iter()
+            .cycle()
+            .take(300)
+            .map(|t| enc(Encoding::Windows1251, t))
+            .collect();
+        let refs: Vec<&[u8]> = col.iter().map(Vec::as_slice).collect();
+        let prior = column_prior(&refs);
+        let cp1251 = Label::Legacy(Encoding::Windows1251);
+        for v in &col[..3] {
+            assert_eq!(in_column(v, &prior, 0.95), Some(cp1251));
+        }
+        // A KOI8-R row in the cp1251 column reads with broken case: decided whole.
+        let koi = enc(Encoding::Koi8R, "Доставка по Москве в течение двух дней");
+        assert_eq!(in_column(&koi, &prior, 0.95), None);
+        // Short values, symbols another table reads as letters, a stricter threshold: whole.
+        assert_eq!(
+            in_column(&enc(Encoding::Windows1251, "Москва"), &prior, 0.95),
+            None
+        );
+        let quoted = enc(Encoding::Windows1251, "«Доставка по Москве в течение дня»");
+        assert_eq!(in_column(&quoted, &prior, 0.95), None);
+        assert_eq!(in_column(&col[0], &prior, 0.999), None);
+    }
+}

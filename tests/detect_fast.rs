@@ -1,0 +1,137 @@
+//! Issue 31: the fast reading (`detect::fast::in_column`) gives a value its column's label
+//! only where the full decision under the same prior gives that label too. Checked on every
+//! value of the held-out set, the development set and the stress sets put into every
+//! Cyrillic column of the held-out set (its own values, the same language under other
+//! tables, genuine UTF-8 and ASCII), and on the units set's own columns.
+
+use myrecode::detect::{column_prior, detect, eval, fast, ColumnPrior, Context, Label};
+use std::collections::BTreeMap;
+
+fn corpus(name: &str) -> Vec<eval::Row> {
+    let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    eval::parse_corpus(&std::fs::read_to_string(&path).expect(&path)).expect("parse")
+}
+
+/// Values the fast reading took, and those among them the full decision reads otherwise.
+#[derive(Default)]
+struct Agreement {
+    taken: usize,
+    disagree: Vec<String>,
+    /// Values taken whose text is not what the column's reading gives (another table, or
+    /// text in no table we read): wrong even where the full decision would agree.
+    wrong: Vec<String>,
+}
+
+impl Agreement {
+    fn check(&mut self, column: &str, row: &eval::Row, prior: &ColumnPrior) {
+        let Some(label) = fast::in_column(&row.bytes, prior, 0.95) else {
+            return;
+        };
+        self.taken += 1;
+        // KOI8-U text without its eight letters is KOI8-R byte for byte: the text decides.
+        if label.repair(&row.bytes).as_deref() != Some(row.text.as_str()) {
+            self.wrong.push(format!(
+                "{column}: {} {:?} taken as {label}",
+                row.expected, row.text
+            ));
+        }
+        let v = detect(
+            &row.bytes,
+            &Context {
+                threshold: 0.95,
+                prior: Some(prior),
+            },
+        );
+        if v.label != label || !v.actionable() {
+            self.disagree.push(format!(
+                "{column}: {} {:?}: fast {label}, full {} {:.2}",
+                row.expected, row.text, v.label, v.confidence
+            ));
+        }
+    }
+}
+
+/// Each (label, language) group of `rows` whose label is a single-byte Cyrillic table.
+fn cyrillic_columns(rows: &[eval::Row]) -> BTreeMap<(String, String), Vec<&eval::Row>> {
+    let mut groups: BTreeMap<(String, String), Vec<&eval::Row>> = BTreeMap::new();
+    for r in rows {
+        if matches!(
+            r.expected.as_str(),
+            "windows-1251" | "koi8-r" | "ibm866" | "iso-8859-5"
+        ) {
+            groups
+                .entry((r.expected.clone(), r.lang.clone()))
+                .or_default()
+                .push(r);
+        }
+    }
+    groups
+}
+
+fn prior_of(members: &[&eval::Row]) -> ColumnPrior {
+    let values: Vec<&[u8]> = members.iter().map(|r| r.bytes.as_slice()).collect();
+    column_prior(&values)
+}
+
+#[test]
+fn the_fast_reading_agrees_with_the_full_decision_in_every_column() {
+    let heldout = corpus("heldout_corpus.tsv");
+    let others: Vec<eval::Row> = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
+        .iter()
+        .flat_map(|n| corpus(n))
+        .collect();
+    let columns = cyrillic_columns(&heldout);
+    assert!(columns.len() >= 8, "{} Cyrillic columns", columns.len());
+    let (mut own, mut foreign) = (Agreement::default(), Agreement::default());
+    let mut long_own = 0;
+    for ((label, lang), members) in &columns {
+        let prior = prior_of(members);
+        let name = format!("{label} {lang}");
+        assert!(
+            matches!(prior.dominant(), Some((Label::Legacy(_), _))),
+            "{name}"
+        );
+        for r in members {
+            long_own += (r.text.chars().filter(|c| !c.is_ascii()).count() >= 12) as usize;
+            own.check(&name, r, &prior);
+        }
+        // Every other value: another table's text, another language, genuine UTF-8, ASCII.
+        for r in heldout.iter().chain(&others) {
+            if !(r.expected == *label && r.lang == *lang) {
+                foreign.check(&name, r, &prior);
+            }
+        }
+    }
+    println!(
+        "fast reading: {} of the columns' own values ({} with 12 letters or more), {} others",
+        own.taken, long_own, foreign.taken
+    );
+    assert!(own.disagree.is_empty(), "{:#?}", own.disagree);
+    assert!(foreign.disagree.is_empty(), "{:#?}", foreign.disagree);
+    assert!(own.wrong.is_empty(), "{:#?}", own.wrong);
+    assert!(foreign.wrong.is_empty(), "{:#?}", foreign.wrong);
+    // It serves: most long values of a column take it.
+    assert!(own.taken * 2 >= long_own, "{} of {long_own}", own.taken);
+}
+
+#[test]
+fn the_fast_reading_agrees_on_columns_of_prices_addresses_and_initials() {
+    let rows = corpus("stress_units.tsv");
+    let mut groups: BTreeMap<String, Vec<&eval::Row>> = BTreeMap::new();
+    for r in &rows {
+        groups
+            .entry(format!("{} {} {}", r.expected, r.lang, r.shape))
+            .or_default()
+            .push(r);
+    }
+    let mut a = Agreement::default();
+    for (name, members) in &groups {
+        let prior = prior_of(members);
+        for r in members {
+            a.check(name, r, &prior);
+        }
+    }
+    println!("fast reading: {} of {} unit values", a.taken, rows.len());
+    assert!(a.disagree.is_empty(), "{:#?}", a.disagree);
+    assert!(a.wrong.is_empty(), "{:#?}", a.wrong);
+}
