@@ -253,7 +253,8 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
         let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
         let copies = runner::verify_copies(&mut conn, &job, &id).await?;
-        let replicas = crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &id).await?;
+        let replicas =
+            crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &tables).await?;
         anyhow::Ok((f, copies, replicas))
     })?;
     print_findings(&f, "verified");
@@ -265,7 +266,7 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     let mut replicas_differ = false;
     for (replica, c) in &replicas {
         println!("{}", c.describe(replica));
-        replicas_differ |= *c != crate::engine::replicas::verify::Compared::Equal(job.tables.len());
+        replicas_differ |= !c.is_equal();
     }
     if !f.errors.is_empty() {
         anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());
