@@ -7,12 +7,12 @@
 //! table on each replica equals the primary's, and the primary's equal a control schema born
 //! utf8mb4; `verify` says so of both replicas, the chained one included, and names by key
 //! and key range a row changed on the relay and one deleted on the chained replica outside
-//! the binary log, each on its own replica only. STATEMENT is refused before any write, saying why. A replica whose SQL thread
-//! stops throttles the job within a batch, `status` shows it, and once it has been down
-//! longer than `max_replica_down` the job stops; the rerun finishes. A replica delayed on
-//! purpose (`MASTER_DELAY`) throttles the job within a batch, and the lag whenever a batch
-//! commits stays within `max_replica_lag` plus one batch. `cleanup` drops the replicas'
-//! bookkeeping once the job is done.
+//! the binary log, each on its own replica only. STATEMENT is refused before any write,
+//! saying why. A replica whose SQL thread stops throttles the job within a batch, `status`
+//! shows it, and once it has been down longer than `max_replica_down` the job stops; the
+//! rerun finishes. A replica delayed on purpose (`MASTER_DELAY`) throttles the job within a
+//! batch, and the lag whenever a batch commits stays within `max_replica_lag` plus one
+//! batch. `cleanup` drops the replicas' bookkeeping once the job is done.
 
 mod common;
 
@@ -240,6 +240,14 @@ async fn equal_everywhere(format: BinlogFormat) {
     // `verify` says it per replica, the chained one too (each server reads its own rows).
     let out = common::myrecode(Some(&url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
+    eprintln!(
+        "{f}: verify says\n{}",
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("replica "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     for p in [p1, p2] {
         let want =
             format!("replica 127.0.0.1:{p}: every job table equal to the primary's (5 tables in ");
