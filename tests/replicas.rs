@@ -5,7 +5,8 @@
 //! them, cascades, triggers, one cut-over) and one in-place table (a foreign key into a
 //! copied one) runs through SIGKILLs while the application writes; afterwards every job
 //! table on each replica equals the primary's, and the primary's equal a control schema born
-//! utf8mb4; `verify` says so of both replicas, the chained one included, and names by key
+//! utf8mb4; `verify` says so of both replicas, the chained one included (also while the
+//! application writes, pausing a replica at the primary's position), and names by key
 //! and key range a row changed on the relay and one deleted on the chained replica outside
 //! the binary log, each on its own replica only. STATEMENT is refused before any write,
 //! saying why. A replica whose SQL thread stops throttles the job within a batch, `status`
@@ -22,18 +23,20 @@ mod app;
 mod kit;
 #[path = "groups/run.rs"]
 mod run;
+#[path = "replicas/verify.rs"]
+mod verify;
 
 use app::*;
 use common::texts;
 use kit::*;
 use myrecode::codec::Encoding;
 use myrecode::db::replicaset::BinlogFormat;
-use myrecode::engine::replicas::checksum::RANGE_ROWS;
 use run::*;
 use sqlx::Executor;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use verify::verify_names_each_replicas_rows;
 
 async fn equal_everywhere(format: BinlogFormat) {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -237,68 +240,7 @@ async fn equal_everywhere(format: BinlogFormat) {
         );
         assert_eq!(constraints(&mut r, &db.name).await, before, "replica {i}");
     }
-    // `verify` says it per replica, the chained one too (each server reads its own rows).
-    let out = common::myrecode(Some(&url), &["verify", jobp]);
-    let (stdout, stderr) = texts(&out);
-    eprintln!(
-        "{f}: verify says\n{}",
-        stdout
-            .lines()
-            .filter(|l| l.starts_with("replica "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    for p in [p1, p2] {
-        let want =
-            format!("replica 127.0.0.1:{p}: every job table equal to the primary's (5 tables in ");
-        assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
-    }
-    // Rows changed behind the job's back, outside the binary log: one on the relay (not
-    // passed on to the chained replica), one deleted on the chained replica. Each is named
-    // by its key and its key range, on its own replica only.
-    let mut at = Vec::new();
-    for n in [RANGE_ROWS - 1, 2 * RANGE_ROWS - 1, RANGE_ROWS + 500] {
-        let id: i32 = sqlx::query_scalar("SELECT id FROM notes ORDER BY id LIMIT ?, 1")
-            .bind(n as i64)
-            .fetch_one(&mut c)
-            .await
-            .unwrap();
-        at.push(id);
-    }
-    let (first, second, gone) = (at[0], at[1], at[2]);
-    for (i, s) in [
-        (
-            0,
-            "UPDATE notes SET hits = hits + 100 WHERE id = 7".to_string(),
-        ),
-        (1, format!("DELETE FROM notes WHERE id = {gone}")),
-    ] {
-        let mut r = set
-            .replica(i)
-            .with_database(Some(&db.name))
-            .connect_one()
-            .await
-            .unwrap();
-        r.execute("SET SESSION sql_log_bin = 0").await.unwrap();
-        r.execute(s.as_str()).await.unwrap();
-    }
-    let out = common::myrecode(Some(&url), &["verify", jobp]);
-    let (stdout, stderr) = texts(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    eprintln!(
-        "{f}: verify says\n{}",
-        stdout
-            .lines()
-            .filter(|l| l.starts_with("replica "))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    for want in [
-        format!("replica 127.0.0.1:{p1}: differs from the primary: notes, key range id <= [{first}]: key [7] differs\n"),
-        format!("replica 127.0.0.1:{p2}: differs from the primary: notes, key range [{first}] < id <= [{second}]: key [{gone}] missing on the replica\n"),
-    ] {
-        assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
-    }
+    verify_names_each_replicas_rows(&set, &db.config, &mut c, &url, jobp, f).await;
     // `verify` wrote nothing; the job done, `cleanup` drops the replicas' bookkeeping.
     assert!(!own_objects(&mut c, &db.name)
         .await

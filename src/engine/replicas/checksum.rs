@@ -185,6 +185,15 @@ pub fn row_differences(primary: &[(Key, u64)], replica: &[(Key, u64)]) -> Vec<(K
     out
 }
 
+/// A table's range as `verify` names it: `notes, key range id <= [1000]`.
+pub fn range_label(table: &str, key: &[KeyColumn], range: &Range) -> String {
+    if key.is_empty() {
+        format!("{table}: its rows (no key to name them)")
+    } else {
+        format!("{table}, key range {}", describe_range(key, range))
+    }
+}
+
 /// One range that differs, as a line of `verify`: the table, the range, the rows named (at
 /// most [`NAMED_ROWS`]) and how many more.
 pub fn describe_difference(
@@ -193,11 +202,7 @@ pub fn describe_difference(
     range: &Range,
     rows: &[(Key, RowDiff)],
 ) -> String {
-    let what = if key.is_empty() {
-        format!("{table}: its rows (no key to name them)")
-    } else {
-        format!("{table}, key range {}", describe_range(key, range))
-    };
+    let what = range_label(table, key, range);
     if rows.is_empty() {
         return format!("{what}: the checksum differs");
     }

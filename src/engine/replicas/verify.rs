@@ -8,8 +8,8 @@
 //! a relay is compared whatever the relay's binary log format.
 
 use super::checksum::{
-    describe_difference, range_checksum_sql, range_end_sql, range_rows_sql, row_differences,
-    same_position, Key, Range,
+    describe_difference, range_checksum_sql, range_end_sql, range_label, range_rows_sql,
+    row_differences, same_position, Key, Range,
 };
 use crate::db::connect::ConnectionConfig;
 use crate::db::errno;
@@ -186,6 +186,83 @@ async fn replica_snapshot(c: &mut MySqlConnection, flavor: Flavor, pos: &str) ->
     }
 }
 
+/// The last resort for ranges that kept differing while the application wrote: the
+/// replica stopped, a new snapshot of the primary at `P`, the replica let run up to exactly
+/// `P` (`START SLAVE UNTIL master_gtid_pos`, which MariaDB takes with both threads
+/// stopped), its snapshot taken there, and the replica started again at once (the snapshot
+/// stays at `P`): it pauses for the time of two snapshots, never for the reading. MariaDB only, and only a
+/// replica whose threads run (one stopped by the DBA stays as it is). Returns `P`.
+async fn pinned_snapshot(
+    primary: &mut MySqlConnection,
+    c: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+) -> Result<String> {
+    // Replication is stopped and started on a connection of its own: `c` holds the
+    // snapshot's transaction, in which STOP SLAVE is refused.
+    let mut ctl = cfg.connect_one().await?;
+    let ctl = &mut ctl;
+    match super::discover::status(ctl).await? {
+        Some(super::lag::Reading::Replicating(..)) => {}
+        other => anyhow::bail!(
+            "its replication is not running ({other:?}), so it was not paused at a position"
+        ),
+    }
+    ctl.execute("STOP SLAVE")
+        .await
+        .context("pausing the replica (STOP SLAVE; needs REPLICATION SLAVE ADMIN or SUPER)")?;
+    let pinned: Result<String> = async {
+        primary.execute("COMMIT").await?;
+        let pos = primary_snapshot(primary, Flavor::MariaDb).await?;
+        ctl.execute(
+            format!(
+                "START SLAVE UNTIL master_gtid_pos = {}",
+                crate::db::quote::literal(&pos)
+            )
+            .as_str(),
+        )
+        .await
+        .context("letting the replica run up to the primary's position (START SLAVE UNTIL)")?;
+        let at = replica_snapshot(c, Flavor::MariaDb, &pos).await?;
+        anyhow::ensure!(
+            same_position(&pos, &at),
+            "it stopped at {at}, not at the primary's position {pos}"
+        );
+        Ok(pos)
+    }
+    .await;
+    // Whatever happened, the replica replicates again: it was running when we came.
+    let restarted = restart(ctl).await;
+    let pos = pinned?;
+    restarted?;
+    Ok(pos)
+}
+
+/// Starts a replica [`pinned_snapshot`] paused, and waits until both its threads run. A
+/// plain `START SLAVE` is not enough: the SQL thread may still be on its way to stop at
+/// the `UNTIL` position when it comes ("already running", and then it stops), so the
+/// replica is stopped first.
+async fn restart(c: &mut MySqlConnection) -> Result<()> {
+    let fix = "Fix: START SLAVE on it, and check SHOW SLAVE STATUS";
+    c.execute("STOP SLAVE")
+        .await
+        .with_context(|| format!("stopping the paused replica to start it again. {fix}"))?;
+    c.execute("START SLAVE")
+        .await
+        .with_context(|| format!("starting the replica again. {fix}"))?;
+    let since = std::time::Instant::now();
+    loop {
+        match super::discover::status(c).await {
+            Ok(Some(super::lag::Reading::Replicating(..))) => return Ok(()),
+            other if since.elapsed() > std::time::Duration::from_secs(10) => {
+                anyhow::bail!(
+                    "the replica did not start replicating again within 10 s ({other:?}). {fix}"
+                )
+            }
+            _ => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+    }
+}
+
 /// One job table as `verify` reads it.
 struct Subject {
     name: String,
@@ -262,8 +339,49 @@ async fn rows(
         .collect()
 }
 
+/// Reads the ranges `which` of `s` with the replica `c` paused at the primary's position
+/// ([`pinned_snapshot`]); the lines of those that differ, rows named.
+async fn pinned_reading(
+    conn: &mut MySqlConnection,
+    c: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    schema: &str,
+    s: &Subject,
+    cut: &[Range],
+    which: &[usize],
+) -> Result<Vec<String>> {
+    let paused = std::time::Instant::now();
+    let pos = pinned_snapshot(conn, c, cfg).await?;
+    // The operator should know their replica was paused, and for how long.
+    eprintln!(
+        "myrecode: replica {}:{} paused {} ms to be read at the primary's position {pos}: {} key range(s) of {} the application writes to",
+        cfg.host,
+        cfg.port,
+        paused.elapsed().as_millis(),
+        which.len(),
+        s.name
+    );
+    let mut out = Vec::new();
+    for &i in which {
+        if checksum(c, schema, s, &cut[i]).await? == checksum(conn, schema, s, &cut[i]).await? {
+            continue;
+        }
+        let theirs = rows(c, schema, s, &cut[i]).await?;
+        let mine = rows(conn, schema, s, &cut[i]).await?;
+        let diff = if s.key.is_empty() {
+            Vec::new()
+        } else {
+            row_differences(&mine, &theirs)
+        };
+        out.push(describe_difference(&s.name, &s.key, &cut[i], &diff));
+    }
+    c.execute("COMMIT").await?;
+    Ok(out)
+}
+
 /// One replica under comparison.
 struct Replica {
+    cfg: ConnectionConfig,
     conn: Option<MySqlConnection>,
     failed: Option<String>,
     differ: Vec<String>,
@@ -314,11 +432,13 @@ pub async fn verify(
     for rcfg in &cfgs {
         replicas.push(match rcfg.with_database(Some(schema)).connect_one().await {
             Ok(c) => Replica {
+                cfg: rcfg.clone(),
                 conn: Some(c),
                 failed: None,
                 differ: Vec::new(),
             },
             Err(e) => Replica {
+                cfg: rcfg.clone(),
                 conn: None,
                 failed: Some(format!("{e:#}")),
                 differ: Vec::new(),
@@ -416,13 +536,32 @@ async fn compare_table(
         }
     }
     // Ranges that differed at every reading, never at the primary's position: the
-    // application kept writing to them; said so, not settled either way.
+    // application kept writing to them. Read once more with the replica paused at the
+    // primary's position (MariaDB); said unsettled, not different, when that cannot be.
     for (ri, rep) in replicas.iter_mut().enumerate() {
+        if rep.failed.is_some() || pending[ri].is_empty() {
+            continue;
+        }
+        let Some(c) = rep.conn.as_mut() else { continue };
+        let why = if flavor == Flavor::MariaDb {
+            match pinned_reading(conn, c, &rep.cfg, schema, s, &cut, &pending[ri]).await {
+                Ok(lines) => {
+                    rep.differ.extend(lines);
+                    pending[ri].clear();
+                    continue;
+                }
+                Err(e) => format!("{e:#}"),
+            }
+        } else {
+            "MySQL: no replica is paused at a position".to_string()
+        };
+        c.execute("ROLLBACK").await.ok();
         for &i in &pending[ri] {
             rep.differ.push(format!(
                 "{}: differed at each of {READINGS} readings, never read at the primary's position \
-                 (the replica read at {}, the primary at {pos}: the application writes to these rows)",
-                describe_difference(&s.name, &s.key, &cut[i], &[]),
+                 (the replica read at {}, the primary at {pos}: the application writes to these rows; \
+                 not read with the replica paused: {why})",
+                range_label(&s.name, &s.key, &cut[i]),
                 last_at[ri]
             ));
         }
