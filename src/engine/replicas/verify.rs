@@ -2,7 +2,8 @@
 //! primary in a consistent snapshot whose replication position is known, each replica
 //! waited for up to that position and read in a snapshot of its own, range by range; a range
 //! that differs is read row by row when both snapshots stand at the same position, and read
-//! again at a later position when they do not (the application writes meanwhile).
+//! again at a later position when they do not (the application writes meanwhile), at last
+//! with the replica paused at the primary's position for the time of two snapshots.
 //!
 //! Nothing is written anywhere: every server computes its own checksums, so a replica below
 //! a relay is compared whatever the relay's binary log format.
