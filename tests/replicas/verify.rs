@@ -1,7 +1,8 @@
 //! `verify` on a topology whose jobs are done: both replicas equal, also while the
-//! application writes (a replica paused at the primary's position for the ranges it keeps
-//! changing), then rows changed behind replication's back named by key and key range, each
-//! on its own replica only.
+//! application writes (with `--pause-replicas`, a replica paused at the primary's position
+//! for the ranges it keeps changing; without, none paused and such a range said unsettled,
+//! the flag named), then rows changed behind replication's back named by key and key range,
+//! each on its own replica only.
 
 use super::common;
 use super::common::texts;
@@ -31,6 +32,7 @@ pub async fn verify_names_each_replicas_rows(
     // `verify` says it per replica, the chained one too (each server reads its own rows).
     let out = common::myrecode(Some(url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
+    assert!(!stderr.contains("paused"), "{stderr}");
     eprintln!(
         "{f}: verify says\n{}",
         stdout
@@ -44,9 +46,10 @@ pub async fn verify_names_each_replicas_rows(
             format!("replica 127.0.0.1:{p}: every job table equal to the primary's (5 tables in ");
         assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
     }
-    // While the application writes to `notes` (replicated), `verify` still finds both
-    // replicas equal: ranges read at two positions are read again, at last with the replica
-    // paused at the primary's position.
+    // While the application writes to `notes` (replicated), `verify` without
+    // `--pause-replicas` pauses no replica: a range that kept differing is said unsettled,
+    // naming the flag. With it, `verify` finds both replicas equal: ranges read at two
+    // positions are read again, at last with the replica paused at the primary's position.
     let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hammer = {
         let (cfg, busy) = (db.clone(), busy.clone());
@@ -66,14 +69,43 @@ pub async fn verify_names_each_replicas_rows(
     };
     let u = url.to_string();
     let jp = jobp.to_string();
-    let out = tokio::task::spawn_blocking(move || common::myrecode(Some(&u), &["verify", &jp]))
-        .await
-        .unwrap();
+    let (plain, out) = tokio::task::spawn_blocking(move || {
+        let plain = common::myrecode(Some(&u), &["verify", &jp]);
+        let out = common::myrecode(Some(&u), &["verify", &jp, "--pause-replicas"]);
+        (plain, out)
+    })
+    .await
+    .unwrap();
     busy.store(true, Ordering::SeqCst);
     let writes = hammer.await.unwrap();
     // Applied everywhere before rows are changed behind replication's back (under ROW, an
     // update of a row a replica no longer has would stop it).
     set.sync(Duration::from_secs(60)).unwrap();
+    let (stdout, stderr) = texts(&plain);
+    assert!(
+        !stderr.contains("paused"),
+        "no replica is paused without --pause-replicas: {stderr}"
+    );
+    let mut unsettled = 0;
+    for p in [p1, p2] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("replica 127.0.0.1:{p}: ")))
+            .unwrap_or_else(|| panic!("no line for {p}: {stdout}\n{stderr}"));
+        eprintln!("{f}, under writes, without --pause-replicas: {line}");
+        if !line.contains("every job table equal to the primary's") {
+            assert!(
+                line.contains("differed at each of 3 readings")
+                    && line.contains("rerun `myrecode verify JOB --pause-replicas`"),
+                "{line}\n{stderr}"
+            );
+            unsettled += 1;
+        }
+    }
+    if unsettled > 0 {
+        // As for a replica not proven equal.
+        assert_eq!(plain.status.code(), Some(1), "{stdout}\n{stderr}");
+    }
     let (stdout, stderr) = texts(&out);
     // Thousands of writes a second to 3,000 rows: some range of `notes` differs at every
     // lock-free reading, and a replica is paused at the primary's position to read it.

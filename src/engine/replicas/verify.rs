@@ -2,8 +2,9 @@
 //! primary in a consistent snapshot whose replication position is known, each replica
 //! waited for up to that position and read in a snapshot of its own, range by range; a range
 //! that differs is read row by row when both snapshots stand at the same position, and read
-//! again at a later position when they do not (the application writes meanwhile), at last
-//! with the replica paused at the primary's position for the time of two snapshots.
+//! again at a later position when they do not (the application writes meanwhile), at last,
+//! with `--pause-replicas` only, with the replica paused at the primary's position for the
+//! time of two snapshots (started again whatever fails meanwhile).
 //!
 //! Nothing is written anywhere: every server computes its own checksums, so a replica below
 //! a relay is compared whatever the relay's binary log format.
@@ -19,6 +20,7 @@ use crate::inventory::model::Table;
 use crate::job::model::Job;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How long `verify` waits for a replica to reach the primary's position.
 const CATCH_UP: u64 = 60;
@@ -26,6 +28,17 @@ const CATCH_UP: u64 = 60;
 /// How many times a range is read before it is called different while the two snapshots
 /// never stood at the same position.
 const READINGS: usize = 3;
+
+/// The fix for a range that differed at every reading, `verify` run without
+/// `--pause-replicas`.
+const PAUSE_FIX: &str = ". Fix: rerun `myrecode verify JOB --pause-replicas` to read such ranges \
+    with the replica paused at the primary's position for the time of two snapshots, or when \
+    the application writes less";
+
+/// Whether a replica stands paused by [`pinned_snapshot`] now (from `STOP SLAVE` until it
+/// was started again): `verify --pause-replicas` defers Ctrl-C and SIGTERM meanwhile, so
+/// the replica is not left stopped.
+pub static PAUSING: AtomicBool = AtomicBool::new(false);
 
 /// What `verify` found on one replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,8 +204,9 @@ async fn replica_snapshot(c: &mut MySqlConnection, flavor: Flavor, pos: &str) ->
 /// replica stopped, a new snapshot of the primary at `P`, the replica let run up to exactly
 /// `P` (`START SLAVE UNTIL master_gtid_pos`, which MariaDB takes with both threads
 /// stopped), its snapshot taken there, and the replica started again at once (the snapshot
-/// stays at `P`): it pauses for the time of two snapshots, never for the reading. MariaDB only, and only a
-/// replica whose threads run (one stopped by the DBA stays as it is). Returns `P`.
+/// stays at `P`): it pauses for the time of two snapshots, never for the reading. Only with
+/// `verify --pause-replicas`, MariaDB only, and only a replica whose threads run (one
+/// stopped by the DBA stays as it is); [`PAUSING`] meanwhile. Returns `P`.
 async fn pinned_snapshot(
     primary: &mut MySqlConnection,
     c: &mut MySqlConnection,
@@ -208,9 +222,35 @@ async fn pinned_snapshot(
             "its replication is not running ({other:?}), so it was not paused at a position"
         ),
     }
-    ctl.execute("STOP SLAVE")
-        .await
-        .context("pausing the replica (STOP SLAVE; needs REPLICATION SLAVE ADMIN or SUPER)")?;
+    PAUSING.store(true, Ordering::SeqCst);
+    let paused = pause_and_read(primary, c, cfg, ctl).await;
+    PAUSING.store(false, Ordering::SeqCst);
+    paused
+}
+
+/// [`pinned_snapshot`] from `STOP SLAVE` on: the replica is started again whatever fails.
+async fn pause_and_read(
+    primary: &mut MySqlConnection,
+    c: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    ctl: &mut MySqlConnection,
+) -> Result<String> {
+    if let Err(e) = ctl.execute("STOP SLAVE").await {
+        let e = anyhow::Error::new(e)
+            .context("pausing the replica (STOP SLAVE; needs REPLICATION SLAVE ADMIN or SUPER)");
+        // Refused, it still replicates; failed midway (a lost connection), it may not.
+        let running = match cfg.connect_one().await {
+            Ok(mut fresh) => matches!(
+                super::discover::status(&mut fresh).await,
+                Ok(Some(super::lag::Reading::Replicating(..)))
+            ),
+            Err(_) => false,
+        };
+        if !running {
+            start_again(ctl, cfg).await?;
+        }
+        return Err(e);
+    }
     let pinned: Result<String> = async {
         primary.execute("COMMIT").await?;
         let pos = primary_snapshot(primary, Flavor::MariaDb).await?;
@@ -231,11 +271,33 @@ async fn pinned_snapshot(
         Ok(pos)
     }
     .await;
-    // Whatever happened, the replica replicates again: it was running when we came.
-    let restarted = restart(ctl).await;
-    let pos = pinned?;
-    restarted?;
-    Ok(pos)
+    // Whatever happened, the replica replicates again: it was running when we came. A
+    // failure to restart it comes first, whatever else failed.
+    start_again(ctl, cfg).await?;
+    pinned.context("paused (STOP SLAVE) and started again (START SLAVE) at once")
+}
+
+/// Starts a replica [`pinned_snapshot`] stopped: over `ctl`, else over a new connection
+/// (`ctl` may be the one lost). When neither can, says so on stderr at once and in the
+/// error, naming the replica and what to run on it.
+async fn start_again(ctl: &mut MySqlConnection, cfg: &ConnectionConfig) -> Result<()> {
+    let first = match restart(ctl).await {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let again = match cfg.connect_one().await {
+        Ok(mut fresh) => restart(&mut fresh).await,
+        Err(e) => Err(e),
+    };
+    let Err(e) = again else { return Ok(()) };
+    let replica = format!("{}:{}", cfg.host, cfg.port);
+    let msg = format!(
+        "replica {replica} was paused (STOP SLAVE) by myrecode and could not be started again \
+         ({first:#}; again over a new connection: {e:#}): it is NOT replicating. \
+         Fix: run START SLAVE on {replica}, and check SHOW SLAVE STATUS"
+    );
+    eprintln!("myrecode: {msg}");
+    Err(anyhow::anyhow!(msg))
 }
 
 /// Starts a replica [`pinned_snapshot`] paused, and waits until both its threads run. A
@@ -243,21 +305,18 @@ async fn pinned_snapshot(
 /// the `UNTIL` position when it comes ("already running", and then it stops), so the
 /// replica is stopped first.
 async fn restart(c: &mut MySqlConnection) -> Result<()> {
-    let fix = "Fix: START SLAVE on it, and check SHOW SLAVE STATUS";
     c.execute("STOP SLAVE")
         .await
-        .with_context(|| format!("stopping the paused replica to start it again. {fix}"))?;
+        .context("stopping the paused replica to start it again")?;
     c.execute("START SLAVE")
         .await
-        .with_context(|| format!("starting the replica again. {fix}"))?;
+        .context("starting the replica again (START SLAVE)")?;
     let since = std::time::Instant::now();
     loop {
         match super::discover::status(c).await {
             Ok(Some(super::lag::Reading::Replicating(..))) => return Ok(()),
             other if since.elapsed() > std::time::Duration::from_secs(10) => {
-                anyhow::bail!(
-                    "the replica did not start replicating again within 10 s ({other:?}). {fix}"
-                )
+                anyhow::bail!("the replica did not start replicating again within 10 s ({other:?})")
             }
             _ => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
         }
@@ -390,12 +449,15 @@ struct Replica {
 
 /// Compares every job table (`tables`: the inventory of the job's schema) on each replica
 /// found or named with the primary `cfg` (over `conn`, in the job's schema): one verdict
-/// per replica.
+/// per replica. With `pause` (`verify --pause-replicas`), a range that differed at every
+/// reading is read once more with the replica paused at the primary's position; without,
+/// it is said unsettled and the flag named.
 pub async fn verify(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     job: &Job,
     tables: &[Table],
+    pause: bool,
 ) -> Result<Vec<(String, Compared)>> {
     let (topology, cfgs) = super::surveyed(conn, cfg, job).await?;
     if cfgs.is_empty() {
@@ -448,7 +510,7 @@ pub async fn verify(
     }
     let mut total_ranges = 0;
     for s in &subjects {
-        let r = compare_table(conn, flavor, schema, s, &mut replicas).await;
+        let r = compare_table(conn, flavor, schema, s, &mut replicas, pause).await;
         conn.execute("COMMIT").await?;
         total_ranges += r?;
     }
@@ -472,13 +534,15 @@ pub async fn verify(
 }
 
 /// Compares table `s` on every replica still compared: returns its number of ranges; a
-/// replica that fails is marked so, one that differs gets its lines.
+/// replica that fails is marked so, one that differs gets its lines. `pause`: a range that
+/// differed at every reading may be read with the replica paused ([`pinned_reading`]).
 async fn compare_table(
     conn: &mut MySqlConnection,
     flavor: Flavor,
     schema: &str,
     s: &Subject,
     replicas: &mut [Replica],
+    pause: bool,
 ) -> Result<usize> {
     let mut pos = primary_snapshot(conn, flavor).await?;
     let cut = ranges(conn, schema, s).await?;
@@ -537,31 +601,38 @@ async fn compare_table(
         }
     }
     // Ranges that differed at every reading, never at the primary's position: the
-    // application kept writing to them. Read once more with the replica paused at the
-    // primary's position (MariaDB); said unsettled, not different, when that cannot be.
+    // application kept writing to them. With `pause`, read once more with the replica
+    // paused at the primary's position (MariaDB); said unsettled, not different, when that
+    // cannot be, or was not asked for (the fix names the flag).
     for (ri, rep) in replicas.iter_mut().enumerate() {
         if rep.failed.is_some() || pending[ri].is_empty() {
             continue;
         }
         let Some(c) = rep.conn.as_mut() else { continue };
-        let why = if flavor == Flavor::MariaDb {
-            match pinned_reading(conn, c, &rep.cfg, schema, s, &cut, &pending[ri]).await {
-                Ok(lines) => {
-                    rep.differ.extend(lines);
-                    pending[ri].clear();
-                    continue;
+        let why = match (flavor, pause) {
+            (Flavor::MariaDb, true) => {
+                match pinned_reading(conn, c, &rep.cfg, schema, s, &cut, &pending[ri]).await {
+                    Ok(lines) => {
+                        rep.differ.extend(lines);
+                        pending[ri].clear();
+                        continue;
+                    }
+                    Err(e) => format!("; not read with the replica paused: {e:#})"),
                 }
-                Err(e) => format!("{e:#}"),
             }
-        } else {
-            "MySQL: no replica is paused at a position".to_string()
+            (Flavor::MariaDb, false) => ")".to_string() + PAUSE_FIX,
+            (Flavor::MySql, _) => "; MySQL: no replica is paused at a position). \
+                Fix: rerun `myrecode verify JOB` when the application writes less"
+                .to_string(),
         };
         c.execute("ROLLBACK").await.ok();
-        for &i in &pending[ri] {
+        let n = pending[ri].len();
+        for (k, &i) in pending[ri].iter().enumerate() {
+            // The reason and the fix once, after the last range.
+            let tail = if k + 1 == n { why.as_str() } else { ")" };
             rep.differ.push(format!(
                 "{}: differed at each of {READINGS} readings, never read at the primary's position \
-                 (the replica read at {}, the primary at {pos}: the application writes to these rows; \
-                 not read with the replica paused: {why})",
+                 (the replica read at {}, the primary at {pos}: the application writes to these rows{tail}",
                 range_label(&s.name, &s.key, &cut[i]),
                 last_at[ri]
             ));
