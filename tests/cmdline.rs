@@ -1,5 +1,6 @@
 //! A `--url` password leaves the process's command line (`/proc/PID/cmdline`, what `ps`
-//! shows) once myrecode has read its arguments, as the mysql client hides `-p`.
+//! shows) once myrecode has read its arguments, as the mysql client hides `-p`; `verify`
+//! alone takes `--pause-replicas`.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -61,4 +62,31 @@ fn a_url_password_is_hidden_from_the_command_line_while_connecting() {
         assert!(!seen.contains("secretpw42"), "{form}: {seen:?}");
     }
     drop(silent);
+}
+
+/// `verify` pauses replicas only when asked: `--pause-replicas` is its own, listed in its
+/// help, and no other command takes it.
+#[test]
+fn verify_pauses_replicas_only_with_pause_replicas() {
+    let help = Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["verify", "--help"])
+        .output()
+        .expect("the myrecode binary runs");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.status.success(), "{text}");
+    assert!(text.contains("--pause-replicas"), "{text}");
+    assert!(
+        text.contains("paused only for the time of two snapshots"),
+        "{text}"
+    );
+    let other = Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["rollback", "job.yaml", "--pause-replicas"])
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .output()
+        .expect("the myrecode binary runs");
+    assert_eq!(other.status.code(), Some(2), "{other:?}");
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("unexpected argument '--pause-replicas'"),
+        "{other:?}"
+    );
 }

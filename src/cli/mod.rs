@@ -70,7 +70,7 @@ pub enum Command {
     /// List the values a run left undecided, every reading side by side, and write a decision file.
     Review(review::Args),
     /// Prove a run: every changed value decodes from and re-encodes to its backed-up original.
-    Verify(run::JobArgs),
+    Verify(run::VerifyArgs),
     /// Undo a run: put the original bytes back where the application has not changed them since.
     Rollback(run::JobArgs),
     /// Pause a running job after its current batch (a copy's triggers keep logging writes).

@@ -36,7 +36,7 @@ pub struct RunArgs {
     decisions: Option<PathBuf>,
 }
 
-/// Arguments of `verify` and `rollback`.
+/// Arguments of the commands that name a job (`verify` flattens them into [`VerifyArgs`]).
 #[derive(Debug, clap::Args)]
 pub struct JobArgs {
     /// The job file the run used.
@@ -46,6 +46,20 @@ pub struct JobArgs {
     /// The name the run used (default: the job file's name).
     #[arg(long, value_name = "NAME")]
     pub job_id: Option<String>,
+}
+
+/// Arguments of `verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// On replicas (MariaDB), read a key range that differed at every lock-free reading
+    /// (the application writing to it) once more with the replica paused at the primary's
+    /// position: STOP SLAVE, START SLAVE UNTIL that position, START SLAVE again at once, so
+    /// each replica is paused only for the time of two snapshots, said on stderr. Without
+    /// it no replica is ever paused, and such a range is said unsettled.
+    #[arg(long)]
+    pub pause_replicas: bool,
 }
 
 /// The job's name: `--job-id`, else the job file's name.
@@ -244,16 +258,41 @@ async fn job_tables(
 }
 
 /// Runs `verify`: 0 all proven, 1 rows changed or deleted since (listed) or a replica not
-/// equal to the primary (or not compared), 2 a value the backup does not prove.
-pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
+/// equal to the primary (or not compared, or a range of it unsettled), 2 a value the backup
+/// does not prove.
+pub fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
+    let pause = args.pause_replicas;
+    let args = args.job;
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
     let id = job_id(&args.job, &args.job_id);
     let (f, copies, replicas) = block_on(async {
+        if pause {
+            // Not while a replica stands paused: it is started again first.
+            tokio::spawn(async {
+                use crate::engine::replicas::verify::PAUSING;
+                use tokio::signal::unix::{signal, SignalKind};
+                let (Ok(mut int), Ok(mut term)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) else {
+                    return;
+                };
+                tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+                if PAUSING.load(Ordering::SeqCst) {
+                    eprintln!("myrecode: interrupted; starting the paused replica again first...");
+                    while PAUSING.load(Ordering::SeqCst) {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+                std::process::exit(130);
+            });
+        }
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
         let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
         let copies = runner::verify_copies(&mut conn, &job, &id).await?;
-        let replicas = crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &id).await?;
+        let replicas =
+            crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &tables, pause).await?;
         anyhow::Ok((f, copies, replicas))
     })?;
     print_findings(&f, "verified");
@@ -265,7 +304,7 @@ pub fn verify(args: JobArgs) -> anyhow::Result<u8> {
     let mut replicas_differ = false;
     for (replica, c) in &replicas {
         println!("{}", c.describe(replica));
-        replicas_differ |= *c != crate::engine::replicas::verify::Compared::Equal(job.tables.len());
+        replicas_differ |= !c.is_equal();
     }
     if !f.errors.is_empty() {
         anyhow::bail!("{} value(s) are not what their backup recodes to. Fix: inspect them; `myrecode rollback` restores the backups", f.errors.len());

@@ -50,13 +50,24 @@ pub async fn run<B: Batches>(
     let mut size = plan.batch_size.max(1);
     let started = Instant::now();
     let rows_at_start = batches.state().rows_read;
+    // The size of the batch before, for the replicas' verdict on it, and the ceiling their
+    // holds set (none until one).
+    let mut last: Option<usize> = None;
+    let mut ceiling: Option<usize> = None;
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
             Flow::Stop => return Ok(TableOutcome::Interrupted),
             Flow::Abort => return Ok(TableOutcome::Aborted),
         }
+        if let Some(l) = last {
+            ceiling = replica_ceiling(ceiling, l, pacer.held_by_replicas());
+        }
+        if let Some(c) = ceiling {
+            size = size.min(c);
+        }
         let t0 = Instant::now();
+        last = Some(size);
         let next = batches.batch(conn, size).await?;
         let state = batches.state();
         let rate =
@@ -83,9 +94,32 @@ pub fn tune(size: usize, took: Duration, target: Duration) -> usize {
     ((size as f64 * ratio.clamp(0.5, 2.0)) as usize).clamp(10, 20_000)
 }
 
+/// The most rows a batch may take after a batch of `last` rows, by the replicas' verdict on
+/// it (`held`: they held the job back after it), from the ceiling before (`None`: none yet).
+/// The primary's time steers [`tune`], but a replica that applies a batch slower than the
+/// primary wrote it (a weaker host, triggers of its own) lags by a whole batch before the
+/// next sample sees it. So, as TCP does with its window: a hold halves the batch that
+/// caused it, and each batch the replicas take within the limit lets the ceiling grow by a
+/// tenth. The batch settles about the size the slowest replica applies within the limit.
+pub fn replica_ceiling(ceiling: Option<usize>, last: usize, held: bool) -> Option<usize> {
+    if held {
+        Some((last / 2).max(10))
+    } else {
+        ceiling.map(|c| c.saturating_add(c / 10 + 1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hold_by_the_replicas_halves_the_batch_and_the_ceiling_grows_back_by_a_tenth() {
+        assert_eq!(replica_ceiling(None, 20_000, false), None);
+        assert_eq!(replica_ceiling(None, 20_000, true), Some(10_000));
+        assert_eq!(replica_ceiling(Some(10_000), 10_000, false), Some(11_001));
+        assert_eq!(replica_ceiling(Some(10_000), 15, true), Some(10));
+    }
 
     #[test]
     fn tuning_steers_toward_target_within_bounds() {

@@ -265,6 +265,9 @@ pub struct Pacer {
     /// The reason last written to the control row for `status` (`None`: not known yet, so
     /// the first call clears what a killed run may have left).
     noted: Option<Option<String>>,
+    /// Whether the last wait between batches was for a replica (lag over the limit, or
+    /// stopped): the batch before it was more than the replicas could take.
+    held_by_replicas: bool,
 }
 
 /// How often load and lag are sampled (a status query per batch would be load of its own).
@@ -282,7 +285,13 @@ impl Pacer {
             watch,
             last_check: None,
             noted: None,
+            held_by_replicas: false,
         }
+    }
+
+    /// Whether the last [`Pacer::between_batches`] waited for a replica.
+    pub fn held_by_replicas(&self) -> bool {
+        self.held_by_replicas
     }
 
     /// Called between batches: returns once the job may go on, or must stop or abort.
@@ -292,6 +301,7 @@ impl Pacer {
         stop: &AtomicBool,
     ) -> Result<Flow> {
         let mut said: Option<String> = None;
+        self.held_by_replicas = false;
         loop {
             if stop.load(Ordering::SeqCst) {
                 // Best effort: a run that stops waits for nothing; a failure here changes nothing.
@@ -363,6 +373,7 @@ impl Pacer {
         // task's connections): one that fell behind during a batch stops the next.
         if let Some(w) = self.watch.as_mut() {
             if let Some(why) = w.fresh_verdict().await? {
+                self.held_by_replicas = true;
                 return Ok(Some(why));
             }
         }

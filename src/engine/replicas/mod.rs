@@ -94,8 +94,8 @@ pub async fn watch(
     .map(Some)
 }
 
-/// The replicas' bookkeeping tables: the heartbeat, the samples `status` reads and the
-/// checksums `verify` compares. `rollback` reads none of them.
+/// The replicas' bookkeeping tables: the heartbeat, the samples `status` reads, and the
+/// checksums an older `verify` left. `rollback` reads none of them.
 pub const BOOKKEEPING: [&str; 3] = [lag::HEARTBEAT, watch::REPLICA_STATE, checksum::CHECKSUMS];
 
 /// Deletes `?` job's rows from the bookkeeping table `table`.
