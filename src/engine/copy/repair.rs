@@ -87,7 +87,9 @@ pub fn needs_repair(said: &[(String, String)]) -> bool {
 /// The table a server's 1032 or 1034 names: "Can't find record in 'film_text'", "Index for
 /// table './shop/film_text.MYI' is corrupt…": its last path part, without the index's suffix.
 pub fn named_table(message: &str) -> Option<String> {
-    let quoted = message.split('\'').nth(1)?;
+    // The name's opening quote follows a space ("Can't" has an apostrophe of its own).
+    let rest = &message[message.find(" '")? + 2..];
+    let quoted = &rest[..rest.find('\'')?];
     let last = quoted.rsplit('/').next().unwrap_or(quoted);
     let name = last
         .strip_suffix(".MYI")
