@@ -126,7 +126,7 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             check,
             repair,
         } => format!(
-            "repair: {table} ({engine}, no transactions): its index was out of step with its rows after a server crash ({found}; CHECK TABLE: {check}); REPAIR TABLE: {repair}; every row is compared with its copy again before its cut-over"
+            "repair: {table} ({engine}, no transactions): its index was out of step with its rows, as a server crash leaves it ({found}: {check}); REPAIR TABLE: {repair}; every row is compared with its copy again before its cut-over"
         ),
         Event::Rebuilds { table, rows } => format!(
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
@@ -277,12 +277,12 @@ mod tests {
             line(&Event::Repaired {
                 table: "film_text",
                 engine: "MyISAM",
-                found: "1032: Can't find record in 'film_text', then CHECK TABLE … EXTENDED",
+                found: "1032: Can't find record in 'film_text'; CHECK TABLE … EXTENDED",
                 check: "error: Found 2 keys of 3",
                 repair: "OK"
             })
             .unwrap(),
-            "repair: film_text (MyISAM, no transactions): its index was out of step with its rows after a server crash (1032: Can't find record in 'film_text', then CHECK TABLE … EXTENDED; CHECK TABLE: error: Found 2 keys of 3); REPAIR TABLE: OK; every row is compared with its copy again before its cut-over"
+            "repair: film_text (MyISAM, no transactions): its index was out of step with its rows, as a server crash leaves it (1032: Can't find record in 'film_text'; CHECK TABLE … EXTENDED: error: Found 2 keys of 3); REPAIR TABLE: OK; every row is compared with its copy again before its cut-over"
         );
         let s = State::default();
         let batch = Event::Batch {

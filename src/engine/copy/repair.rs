@@ -229,7 +229,7 @@ pub async fn after_out_of_step(
     else {
         return Ok(false);
     };
-    let found = format!("{error}, then CHECK TABLE … EXTENDED");
+    let found = format!("{error}; CHECK TABLE … EXTENDED");
     repair_if_out_of_step(
         conn,
         job,
@@ -260,10 +260,16 @@ pub async fn after_restart(
         return Ok(());
     }
     for plan in copies {
-        if !restarted_since(recorded_start(conn, job, plan).await?, started) {
+        let recorded = recorded_start(conn, job, plan).await?;
+        if !restarted_since(recorded, started) {
             continue;
         }
-        let found = "the server restarted, then CHECK TABLE … MEDIUM";
+        let found = match recorded {
+            Some(_) => {
+                "the server restarted since it was compared with its copy; CHECK TABLE … MEDIUM"
+            }
+            None => "not compared with a copy on this server yet; CHECK TABLE … MEDIUM",
+        };
         repair_if_out_of_step(
             conn,
             job,
