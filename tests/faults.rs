@@ -217,11 +217,15 @@ impl App {
             let kind = number.map_or("io".to_string(), |n| n.to_string());
             *self.errors.entry(kind).or_default() += 1;
             self.retried += 1;
-            // 1032 and 1034: a server crash left film_text's index out of step with its rows
-            // without marking it crashed, so the server does not repair it; the tool finds
-            // and repairs it after the restart (`copy::repair`), and says so.
+            // 1032, 1034 and 126: a server crash left film_text's index out of step with its
+            // rows without marking it crashed, so the server does not repair it (and 1194 once
+            // a write found it corrupt and marked it, while it stays open); the tool finds and
+            // repairs it after the restart or when it meets the error (`copy::repair`), says so.
             let transient = number.is_none_or(|n| {
-                [1146, 1213, 1205, 1927, 1053, 2006, 2013, 1194, 1032, 1034].contains(&n)
+                [
+                    1146, 1213, 1205, 1927, 1053, 2006, 2013, 1194, 1032, 1034, 126,
+                ]
+                .contains(&n)
             });
             assert!(transient, "{op:?}: {e}");
             // A fresh connection and fresh statements: the server may have restarted, and a

@@ -153,7 +153,7 @@ pub enum EngineError {
 }
 
 /// [`EngineError::IndexOutOfStep`] when `err` is the server saying a row its index names is
-/// not there (1032) or the index file is broken (1034), for `schema`.`table`.
+/// not there (1032) or the index file is broken (1034, 126), for `schema`.`table`.
 pub fn index_out_of_step(err: &sqlx::Error, schema: &str, table: &str) -> Option<EngineError> {
     let message = err.as_database_error()?.message();
     out_of_step(crate::db::errno::of(err)?, message, schema, table)
@@ -161,11 +161,13 @@ pub fn index_out_of_step(err: &sqlx::Error, schema: &str, table: &str) -> Option
 
 /// [`index_out_of_step`] from the server's error number and message.
 fn out_of_step(number: u16, message: &str, schema: &str, table: &str) -> Option<EngineError> {
-    use crate::db::errno::{KEY_NOT_FOUND, NOT_KEYFILE};
-    matches!(number, KEY_NOT_FOUND | NOT_KEYFILE).then(|| EngineError::IndexOutOfStep {
-        table: table.to_owned(),
-        quoted: crate::db::quote::table(schema, table),
-        detail: message.to_owned(),
+    use crate::db::errno::{INDEX_CORRUPT, KEY_NOT_FOUND, NOT_KEYFILE};
+    matches!(number, KEY_NOT_FOUND | NOT_KEYFILE | INDEX_CORRUPT).then(|| {
+        EngineError::IndexOutOfStep {
+            table: table.to_owned(),
+            quoted: crate::db::quote::table(schema, table),
+            detail: message.to_owned(),
+        }
     })
 }
 

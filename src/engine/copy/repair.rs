@@ -21,7 +21,9 @@
 //! under is checked (`MEDIUM`: every row read and its keys' checksum compared with the index's)
 //! before its rows are compared again (`nontx::recheck_if_restarted`): the comparison reads by
 //! key ranges, and an index missing entries would hide rows from it. And a step that failed
-//! with 1032 or 1034 naming a table of the job (original or shadow) checks it `EXTENDED` and,
+//! with an error saying a table of the job (original or shadow) needs a repair (1032, 1034,
+//! 126 "Index for table … is corrupt", 1194 marked crashed: `errno::NEEDS_REPAIR`, seen on a
+//! write after a restart) checks it `EXTENDED` and,
 //! if the check finds it out of step, repairs it and runs the step again
 //! ([`after_out_of_step`]); when the check finds nothing the step's error stands.
 //!
@@ -35,7 +37,7 @@ use super::nontx::{
     server_started,
 };
 use super::sql::ENGINE_SQL;
-use crate::db::errno::{self, KEY_NOT_FOUND, NOT_KEYFILE};
+use crate::db::errno::{self, NEEDS_REPAIR};
 use crate::db::quote;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
@@ -84,7 +86,7 @@ pub fn needs_repair(said: &[(String, String)]) -> bool {
     })
 }
 
-/// The table a server's 1032 or 1034 names: "Can't find record in 'film_text'", "Index for
+/// The table a server's 1032, 1034, 126 or 1194 names: "Can't find record in 'film_text'", "Index for
 /// table './shop/film_text.MYI' is corrupt…": its last path part, without the index's suffix.
 pub fn named_table(message: &str) -> Option<String> {
     // The name's opening quote follows a space ("Can't" has an apostrophe of its own).
@@ -98,8 +100,8 @@ pub fn named_table(message: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
-/// The table and the server's words in `err` when it is an index out of step (1032 or 1034,
-/// raw or as [`EngineError::IndexOutOfStep`]).
+/// The table and the server's words in `err` when it says a table needs a repair
+/// ([`errno::NEEDS_REPAIR`], raw or as [`EngineError::IndexOutOfStep`]).
 pub fn out_of_step(err: &anyhow::Error) -> Option<(String, String)> {
     if let Some(EngineError::IndexOutOfStep { table, detail, .. }) = crate::engine::error::find(err)
     {
@@ -108,7 +110,7 @@ pub fn out_of_step(err: &anyhow::Error) -> Option<(String, String)> {
     err.chain()
         .filter_map(|c| c.downcast_ref::<sqlx::Error>())
         .find_map(|e| {
-            let number = errno::of(e).filter(|n| matches!(*n, KEY_NOT_FOUND | NOT_KEYFILE))?;
+            let number = errno::of(e).filter(|n| NEEDS_REPAIR.contains(n))?;
             let message = e.as_database_error()?.message();
             Some((named_table(message)?, format!("{number}: {message}")))
         })
@@ -375,6 +377,11 @@ mod tests {
             named_table("Incorrect key file for table 'film_text_myrecode_new'; try to repair it")
                 .as_deref(),
             Some("film_text_myrecode_new")
+        );
+        assert_eq!(
+            named_table("Table './shop/film_text' is marked as crashed and should be repaired")
+                .as_deref(),
+            Some("film_text")
         );
         assert_eq!(named_table("no table here"), None);
     }
