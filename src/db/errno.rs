@@ -24,6 +24,8 @@ pub const TOO_BIG_ROWSIZE: u16 = 1118;
 pub const HOST_NOT_PRIVILEGED: u16 = 1130;
 /// `ER_TABLEACCESS_DENIED_ERROR`: a privilege on the table is missing (`TRIGGER`, say).
 pub const TABLE_ACCESS_DENIED: u16 = 1142;
+/// `ER_COLUMNACCESS_DENIED_ERROR`: a privilege on the column is missing.
+pub const COLUMN_ACCESS_DENIED: u16 = 1143;
 /// `ER_KEY_NOT_FOUND`: a row the index names is not there (a MyISAM index out of step).
 pub const KEY_NOT_FOUND: u16 = 1032;
 /// `ER_NOT_KEYFILE`: an index file the server cannot use.

@@ -251,12 +251,17 @@ async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Re
             "UPDATE {} SET {c} = {c} WHERE 1 = 0",
             quote::table(&p.schema, &p.table)
         );
+        let t = quote::table(&p.schema, &p.table);
         conn.execute(sql.as_str()).await.map_err(|e| {
-            anyhow!(
-                "missing privilege on {}: {e}. Fix: GRANT SELECT, UPDATE ON {} TO the job's user",
-                quote::table(&p.schema, &p.table),
-                quote::table(&p.schema, &p.table)
-            )
+            use crate::db::errno::{self, COLUMN_ACCESS_DENIED, TABLE_ACCESS_DENIED};
+            // Only the server's refusal is a missing privilege (a connection reset here once
+            // was called one, with a GRANT for its fix).
+            match errno::of(&e) {
+                Some(TABLE_ACCESS_DENIED | COLUMN_ACCESS_DENIED) => anyhow!(
+                    "missing privilege on {t}: {e}. Fix: GRANT SELECT, UPDATE ON {t} TO the job's user"
+                ),
+                _ => anyhow::Error::new(e).context(format!("checking the UPDATE privilege on {t}")),
+            }
         })?;
     }
     Ok(())
