@@ -17,15 +17,18 @@
 //! said). A repair changes the table unlogged by our triggers, so the table is compared row by
 //! row with its copy again before its cut-over: the copy equals the original as repaired.
 //!
-//! Two places check. At the cut-over, every table without transactions the server restarted
-//! under is checked (`MEDIUM`: every row read and its keys' checksum compared with the index's)
-//! before its rows are compared again (`nontx::recheck_if_restarted`): the comparison reads by
-//! key ranges, and an index missing entries would hide rows from it. And a step that failed
-//! with an error saying a table of the job (original or shadow) needs a repair (1032, 1034,
-//! 126 "Index for table … is corrupt", 1194 marked crashed: `errno::NEEDS_REPAIR`, seen on a
-//! write after a restart) checks it `EXTENDED` and,
-//! if the check finds it out of step, repairs it and runs the step again
-//! ([`after_out_of_step`]); when the check finds nothing the step's error stands.
+//! Three places check. Before each step of a run, once per server start: every copied table
+//! without transactions the server started under since it was last compared with its copy
+//! (or that has no copy yet) is checked `MEDIUM` (every row read, its keys' checksum compared
+//! with the index's), since the application's statements fail on such an index too (1032)
+//! and a copy reading by key ranges would miss the rows it lost ([`after_restart`]). At the
+//! cut-over, every table without transactions the server restarted under is checked `MEDIUM`
+//! again before its rows are compared again (`nontx::recheck_if_restarted`). And a step that
+//! failed with an error saying a table of the job (original or shadow) needs a repair (1032,
+//! 1034, 126 "Index for table … is corrupt", 1194 marked crashed: `errno::NEEDS_REPAIR`, 126
+//! seen on a write after a restart) checks it `EXTENDED` and, if the check finds it out of
+//! step, repairs it and runs the step again ([`after_out_of_step`]); when the check finds
+//! nothing the step's error stands.
 //!
 //! The alternative, reading the original by a full scan when its index fails, was not taken:
 //! an index that misses rows fails nothing, the key-range reads of the copy and the check
