@@ -41,6 +41,15 @@ const SCHEMA: &[&str] = &[
     "CREATE TRIGGER film_del AFTER DELETE ON film FOR EACH ROW DELETE FROM film_text WHERE film_id = OLD.id",
 ];
 
+/// The issue's server: the binary log on and every commit durable in it and in InnoDB's redo
+/// log, so a crash recovers through both logs (two-phase commit between them); the
+/// throwaway server's own options turn both off, these follow them and win.
+const BINLOG: [&str; 3] = [
+    "--log-bin",
+    "--sync-binlog=1",
+    "--innodb-flush-log-at-trx-commit=1",
+];
+
 /// The job's tables in its order: the MyISAM one first, so most server crashes land after
 /// its copy began (and its cut-over must compare it again).
 const TABLES: [(&str, &str); 4] = [
@@ -208,8 +217,16 @@ impl App {
             let kind = number.map_or("io".to_string(), |n| n.to_string());
             *self.errors.entry(kind).or_default() += 1;
             self.retried += 1;
-            let transient = number
-                .is_none_or(|n| [1146, 1213, 1205, 1927, 1053, 2006, 2013, 1194].contains(&n));
+            // 1032, 1034 and 126: a server crash left film_text's index out of step with its
+            // rows without marking it crashed, so the server does not repair it (and 1194 once
+            // a write found it corrupt and marked it, while it stays open); the tool finds and
+            // repairs it after the restart or when it meets the error (`copy::repair`), says so.
+            let transient = number.is_none_or(|n| {
+                [
+                    1146, 1213, 1205, 1927, 1053, 2006, 2013, 1194, 1032, 1034, 126,
+                ]
+                .contains(&n)
+            });
             assert!(transient, "{op:?}: {e}");
             // A fresh connection and fresh statements: the server may have restarted, and a
             // statement prepared before the copy's triggers existed is prepared again.
@@ -318,10 +335,14 @@ async fn seed(c: &mut MySqlConnection, films: i64) -> Record {
     for id in 1..=films {
         ops.push(Op::Cast(id, 1 + id % 40, text(9000 + id as u64)));
     }
+    // One transaction: with every commit synced to two logs, 25,000 commits would take
+    // minutes (the MyISAM rows the triggers write are not part of it, and need not be).
+    c.execute("BEGIN").await.unwrap();
     for op in ops {
         op.run(c, true).await.unwrap();
         op.apply(&mut r);
     }
+    c.execute("COMMIT").await.unwrap();
     r
 }
 
@@ -332,11 +353,23 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(24);
-    let server = ThrowawayServer::start_local_with(&[]).unwrap_or_else(|e| {
+    let server = ThrowawayServer::start_local_with(&BINLOG.map(String::from)).unwrap_or_else(|e| {
         panic!("this test crashes its own server: it needs mariadbd or mysqld on the PATH ({e:#})")
     });
     let db = server.fresh_database("faults").unwrap();
     let mut c = db.config.connect_one().await.unwrap();
+    let durable: (i64, i64, i64) = sqlx::query_as(
+        "SELECT CAST(@@log_bin AS SIGNED), CAST(@@sync_binlog AS SIGNED), \
+         CAST(@@innodb_flush_log_at_trx_commit AS SIGNED)",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(
+        durable,
+        (1, 1, 1),
+        "log_bin, sync_binlog, innodb_flush_log_at_trx_commit"
+    );
     // Rows enough for the job to outlast the faults (each fault costs it a second or so).
     let seeded = seed(&mut c, 125 * wanted as i64).await;
     drop(c);
@@ -461,7 +494,11 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
     let restarts: Vec<&str> = outputs
         .iter()
         .flat_map(|(o, _)| o.lines())
-        .filter(|l| l.starts_with("restart:") || l.starts_with("check: film_text"))
+        .filter(|l| {
+            l.starts_with("restart:")
+                || l.starts_with("repair:")
+                || l.starts_with("check: film_text")
+        })
         .collect();
     let mut c = db.config.connect_one().await.unwrap();
     let mut report = Vec::new();

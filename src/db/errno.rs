@@ -24,10 +24,19 @@ pub const TOO_BIG_ROWSIZE: u16 = 1118;
 pub const HOST_NOT_PRIVILEGED: u16 = 1130;
 /// `ER_TABLEACCESS_DENIED_ERROR`: a privilege on the table is missing (`TRIGGER`, say).
 pub const TABLE_ACCESS_DENIED: u16 = 1142;
+/// `ER_COLUMNACCESS_DENIED_ERROR`: a privilege on the column is missing.
+pub const COLUMN_ACCESS_DENIED: u16 = 1143;
 /// `ER_KEY_NOT_FOUND`: a row the index names is not there (a MyISAM index out of step).
 pub const KEY_NOT_FOUND: u16 = 1032;
 /// `ER_NOT_KEYFILE`: an index file the server cannot use.
 pub const NOT_KEYFILE: u16 = 1034;
+/// `HA_ERR_CRASHED` as MariaDB passes a storage engine's error on: "Index for table '…' is
+/// corrupt; try to repair it" (a MyISAM index a crash left out of step, met by a write).
+pub const INDEX_CORRUPT: u16 = 126;
+/// Every error that says a MyISAM or Aria table needs a repair: its index out of step with its
+/// rows ([`KEY_NOT_FOUND`], [`NOT_KEYFILE`], [`INDEX_CORRUPT`]), or marked crashed
+/// ([`CRASHED_ON_USAGE`], which the server repairs only when it opens the table again).
+pub const NEEDS_REPAIR: &[u16] = &[KEY_NOT_FOUND, NOT_KEYFILE, INDEX_CORRUPT, CRASHED_ON_USAGE];
 /// `ER_NO_SUCH_TABLE`.
 pub const NO_SUCH_TABLE: u16 = 1146;
 /// `ER_UNKNOWN_SYSTEM_VARIABLE`: a variable this server does not have (MariaDB's on MySQL).

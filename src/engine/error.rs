@@ -128,11 +128,13 @@ pub enum EngineError {
     },
     /// A table's rows cannot be read by its key: a MyISAM or Aria table's index out of step
     /// with its rows after a server crash, which the server repairs on open only once the
-    /// table is marked crashed (seen under the fault tests: 1032 on every rerun).
+    /// table is marked crashed (seen under the fault tests: 1032 on every rerun). The run
+    /// checks and repairs such a table itself ([`super::copy::repair`]); this is its stop when
+    /// its check finds nothing to repair or its repair does not end in OK.
     #[error(
         "table '{table}': the server cannot read its rows by key ({detail}): a MyISAM or Aria table's index \
-         is out of step with its rows after a crash, and the server does not repair it until it is marked crashed. \
-         Nothing was lost; progress is checkpointed. Fix: CHECK TABLE {quoted} EXTENDED, then REPAIR TABLE {quoted}, and run again"
+         is out of step with its rows after a crash, and the run's CHECK TABLE and REPAIR TABLE did not mend it. \
+         Nothing was lost; progress is checkpointed. Fix: CHECK TABLE {quoted} EXTENDED, then REPAIR TABLE {quoted} EXTENDED, and run again"
     )]
     IndexOutOfStep {
         /// Table.
@@ -151,7 +153,7 @@ pub enum EngineError {
 }
 
 /// [`EngineError::IndexOutOfStep`] when `err` is the server saying a row its index names is
-/// not there (1032) or the index file is broken (1034), for `schema`.`table`.
+/// not there (1032) or the index file is broken (1034, 126), for `schema`.`table`.
 pub fn index_out_of_step(err: &sqlx::Error, schema: &str, table: &str) -> Option<EngineError> {
     let message = err.as_database_error()?.message();
     out_of_step(crate::db::errno::of(err)?, message, schema, table)
@@ -159,11 +161,13 @@ pub fn index_out_of_step(err: &sqlx::Error, schema: &str, table: &str) -> Option
 
 /// [`index_out_of_step`] from the server's error number and message.
 fn out_of_step(number: u16, message: &str, schema: &str, table: &str) -> Option<EngineError> {
-    use crate::db::errno::{KEY_NOT_FOUND, NOT_KEYFILE};
-    matches!(number, KEY_NOT_FOUND | NOT_KEYFILE).then(|| EngineError::IndexOutOfStep {
-        table: table.to_owned(),
-        quoted: crate::db::quote::table(schema, table),
-        detail: message.to_owned(),
+    use crate::db::errno::{INDEX_CORRUPT, KEY_NOT_FOUND, NOT_KEYFILE};
+    matches!(number, KEY_NOT_FOUND | NOT_KEYFILE | INDEX_CORRUPT).then(|| {
+        EngineError::IndexOutOfStep {
+            table: table.to_owned(),
+            quoted: crate::db::quote::table(schema, table),
+            detail: message.to_owned(),
+        }
     })
 }
 
@@ -189,7 +193,7 @@ mod tests {
         .expect("1032 is an index out of step");
         let text = e.to_string();
         assert!(text.starts_with("table 'film_text': the server cannot read its rows by key (Can't find record in 'film_text')"), "{text}");
-        assert!(text.ends_with("Fix: CHECK TABLE `shop`.`film_text` EXTENDED, then REPAIR TABLE `shop`.`film_text`, and run again"), "{text}");
+        assert!(text.ends_with("Fix: CHECK TABLE `shop`.`film_text` EXTENDED, then REPAIR TABLE `shop`.`film_text` EXTENDED, and run again"), "{text}");
         assert!(out_of_step(1034, "Incorrect key file", "s", "t").is_some());
         assert!(out_of_step(1213, "Deadlock found", "s", "t").is_none());
     }

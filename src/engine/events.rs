@@ -41,8 +41,25 @@ pub enum Event<'a> {
         table: &'a str,
         /// Its storage engine.
         engine: &'a str,
-        /// What `CHECK TABLE … QUICK` said of it ("OK", or its warnings and errors).
+        /// What `CHECK TABLE … MEDIUM` said of it ("OK", or its warnings and errors).
         check: &'a str,
+        /// What `REPAIR TABLE` said, when the check found its index out of step with its rows.
+        repair: Option<&'a str>,
+    },
+    /// A table of the job without transactions (an original, or a shadow) had its index out
+    /// of step with its rows after a server crash, and the run repaired it; its rows are
+    /// compared with its copy again before its cut-over.
+    Repaired {
+        /// The table repaired (an original, or a shadow's name).
+        table: &'a str,
+        /// Its storage engine.
+        engine: &'a str,
+        /// How it was found: the check after a restart, or the server's error (1032, 1034).
+        found: &'a str,
+        /// What `CHECK TABLE` said of it.
+        check: &'a str,
+        /// What `REPAIR TABLE` said.
+        repair: &'a str,
     },
     /// A table without a usable key waits, its shadow empty, to be rebuilt under the cut-over's lock.
     Rebuilds {
@@ -102,8 +119,25 @@ pub fn line(e: &Event<'_>) -> Option<String> {
                 own + server
             ))
         ),
-        Event::Rechecked { table, engine, check } => format!(
-            "restart: {table} ({engine}, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: {check}; every row is compared again before its cut-over"
+        Event::Rechecked {
+            table,
+            engine,
+            check,
+            repair,
+        } => format!(
+            "restart: {table} ({engine}, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … MEDIUM: {check}{}; every row is compared again before its cut-over",
+            repair.map_or(String::new(), |r| format!(
+                "; its index was out of step with its rows, REPAIR TABLE: {r}"
+            ))
+        ),
+        Event::Repaired {
+            table,
+            engine,
+            found,
+            check,
+            repair,
+        } => format!(
+            "repair: {table} ({engine}, no transactions): its index was out of step with its rows, as a server crash leaves it ({found}: {check}); REPAIR TABLE: {repair}; every row is compared with its copy again before its cut-over"
         ),
         Event::Rebuilds { table, rows } => format!(
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
@@ -157,6 +191,37 @@ impl Events for Lines {
     }
 }
 
+/// Passes the engine's events on and notes whether a batch committed since it was last
+/// asked: a success, which ends the step's streak of retries.
+pub(super) struct Committed<'a> {
+    inner: &'a dyn Events,
+    seen: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Committed<'a> {
+    /// Wraps `inner`.
+    pub(super) fn new(inner: &'a dyn Events) -> Self {
+        Committed {
+            inner,
+            seen: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a batch committed since the last call.
+    pub(super) fn take(&self) -> bool {
+        self.seen.swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Events for Committed<'_> {
+    fn event(&self, e: &Event<'_>) {
+        if matches!(e, Event::Batch { .. }) {
+            self.seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.event(e);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,10 +268,32 @@ mod tests {
             line(&Event::Rechecked {
                 table: "film_text",
                 engine: "MyISAM",
-                check: "OK"
+                check: "OK",
+                repair: None
             })
             .unwrap(),
-            "restart: film_text (MyISAM, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … QUICK: OK; every row is compared again before its cut-over"
+            "restart: film_text (MyISAM, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … MEDIUM: OK; every row is compared again before its cut-over"
+        );
+        assert_eq!(
+            line(&Event::Rechecked {
+                table: "film_text",
+                engine: "MyISAM",
+                check: "error: Key 1 doesn't point at all records",
+                repair: Some("OK")
+            })
+            .unwrap(),
+            "restart: film_text (MyISAM, no transactions): the server restarted since it was compared with its copy; CHECK TABLE … MEDIUM: error: Key 1 doesn't point at all records; its index was out of step with its rows, REPAIR TABLE: OK; every row is compared again before its cut-over"
+        );
+        assert_eq!(
+            line(&Event::Repaired {
+                table: "film_text",
+                engine: "MyISAM",
+                found: "1032: Can't find record in 'film_text'; CHECK TABLE … EXTENDED",
+                check: "error: Found 2 keys of 3",
+                repair: "OK"
+            })
+            .unwrap(),
+            "repair: film_text (MyISAM, no transactions): its index was out of step with its rows, as a server crash leaves it (1032: Can't find record in 'film_text'; CHECK TABLE … EXTENDED: error: Found 2 keys of 3); REPAIR TABLE: OK; every row is compared with its copy again before its cut-over"
         );
         let s = State::default();
         let batch = Event::Batch {

@@ -2,8 +2,9 @@
 
 use super::checkpoint;
 use super::copy;
+use super::copy::repair::{after_failure, after_restart};
 use super::error::EngineError;
-use super::events::{Event, Events};
+use super::events::{Committed, Event, Events};
 use super::inplace;
 use super::pace::{self, Pacer};
 use super::plan::{ColumnPlan, TableOutcome, TablePlan};
@@ -250,12 +251,17 @@ async fn check_privileges(conn: &mut MySqlConnection, plans: &[TablePlan]) -> Re
             "UPDATE {} SET {c} = {c} WHERE 1 = 0",
             quote::table(&p.schema, &p.table)
         );
+        let t = quote::table(&p.schema, &p.table);
         conn.execute(sql.as_str()).await.map_err(|e| {
-            anyhow!(
-                "missing privilege on {}: {e}. Fix: GRANT SELECT, UPDATE ON {} TO the job's user",
-                quote::table(&p.schema, &p.table),
-                quote::table(&p.schema, &p.table)
-            )
+            use crate::db::errno::{self, COLUMN_ACCESS_DENIED, TABLE_ACCESS_DENIED};
+            // Only the server's refusal is a missing privilege (a connection reset here once
+            // was called one, with a GRANT for its fix).
+            match errno::of(&e) {
+                Some(TABLE_ACCESS_DENIED | COLUMN_ACCESS_DENIED) => anyhow!(
+                    "missing privilege on {t}: {e}. Fix: GRANT SELECT, UPDATE ON {t} TO the job's user"
+                ),
+                _ => anyhow::Error::new(e).context(format!("checking the UPDATE privilege on {t}")),
+            }
         })?;
     }
     Ok(())
@@ -461,11 +467,20 @@ pub async fn run(
     }
     let mut summaries: Vec<TableSummary> = Vec::new();
     let events = &Committed::new(events);
+    let mut checked_under = None;
     for step in steps {
         let mut streak = retry::Streak::default();
+        let mut repairs = 0;
         loop {
             let began = Instant::now();
             events.take();
+            // After a server restart: the job's MyISAM tables checked, repaired if out of step.
+            let job_id = &opts.job_id;
+            let after = after_restart(&mut conn, job_id, &copies, &mut checked_under, events);
+            if let Err(e) = after.await {
+                conn = reconnect(&cfg, e, &mut streak, began, opts, events, &step).await?;
+                continue;
+            }
             let ran = match step {
                 Step::Table(plan, table) if plan.strategy == Strategy::InPlace => {
                     inplace::run_table(
@@ -525,6 +540,14 @@ pub async fn run(
                     }
                 }
                 Err(e) => {
+                    // A MyISAM index a server crash left out of step: repaired, said, run again.
+                    let plans = step.plans();
+                    let job = &opts.job_id;
+                    let Some(e) =
+                        after_failure(&mut conn, job, &plans, e, &mut repairs, events).await
+                    else {
+                        continue;
+                    };
                     conn = reconnect(&cfg, e, &mut streak, began, opts, events, &step).await?;
                 }
             }
@@ -566,41 +589,21 @@ async fn reconnect(
     }
 }
 
-/// Passes the engine's events on and notes whether a batch committed since it was last
-/// asked: a success, which ends the step's streak of retries.
-struct Committed<'a> {
-    inner: &'a dyn Events,
-    seen: std::sync::atomic::AtomicBool,
-}
-
-impl<'a> Committed<'a> {
-    fn new(inner: &'a dyn Events) -> Self {
-        Committed {
-            inner,
-            seen: AtomicBool::new(false),
-        }
-    }
-
-    /// Whether a batch committed since the last call.
-    fn take(&self) -> bool {
-        self.seen.swap(false, std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-impl Events for Committed<'_> {
-    fn event(&self, e: &Event<'_>) {
-        if matches!(e, Event::Batch { .. }) {
-            self.seen.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        self.inner.event(e);
-    }
-}
-
 /// One step of a run: a table (in place to the end, a copy up to ready), or one group's cut-over.
 #[derive(Clone, Copy)]
 enum Step<'a> {
     Table(&'a TablePlan, &'a Table),
     CutOver(copy::group::GroupPlans<'a>),
+}
+
+impl Step<'_> {
+    /// The tables the step reads and writes: a table, or a group's and the later groups'.
+    fn plans(&self) -> Vec<&TablePlan> {
+        match self {
+            Step::Table(p, _) => vec![*p],
+            Step::CutOver(g) => g.plans.iter().chain(g.later).collect(),
+        }
+    }
 }
 
 impl std::fmt::Display for Step<'_> {

@@ -94,6 +94,7 @@ mod own_triggers;
 pub mod own_triggers_sql;
 mod rebuild;
 pub mod rebuild_sql;
+pub mod repair;
 mod replay;
 mod setup;
 pub mod shadow;

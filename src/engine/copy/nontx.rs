@@ -14,13 +14,14 @@
 //! through its triggers fail with 1146 on our log). InnoDB rolls back the log row; the MyISAM
 //! change stays, unlogged. A crash repair may also drop rows the shadow holds. So at its
 //! cut-over, when the server started since such a table's copy began or it was last compared
-//! with its copy (the start is recorded on its checkpoint row), the table is opened by
-//! `CHECK TABLE … QUICK` (which repairs it now, before the application's next statement trips
-//! on it; what it says is printed), then every row is compared again and each difference
-//! replayed.
+//! with its copy (the start is recorded on its checkpoint row), the table is checked by
+//! `CHECK TABLE … MEDIUM` (which repairs a table marked crashed on opening it, and finds an
+//! index out of step with the rows, which is then repaired: see [`super::repair`]; what both
+//! said is printed), then every row is compared again and each difference replayed.
 
 use super::cascade::{check_again_from_start, check_now};
 use super::context::Ctx;
+use super::repair::{check_and_repair, Thoroughness};
 use super::sql::ENGINE_SQL;
 use crate::db::quote;
 use crate::engine::checkpoint::{self, State};
@@ -46,11 +47,6 @@ pub fn orphan_pattern(schema: &str, table: &str) -> String {
     format!("%{}%", quote::table(schema, table))
 }
 
-/// `REPAIR TABLE` of one table (our shadow, after a server crash).
-pub fn repair_table_sql(schema: &str, table: &str) -> String {
-    format!("REPAIR TABLE {}", quote::table(schema, table))
-}
-
 /// Settles a shadow without transactions before a copy touches it (see the module docs):
 /// every statement of an earlier connection still naming it killed and waited out; and when
 /// the server restarted since the copy began or was last compared, the shadow repaired (a
@@ -71,7 +67,7 @@ pub(super) async fn settle_shadow(
     ) {
         return Ok(());
     }
-    let rows = sqlx::query(&repair_table_sql(&plan.schema, &ctx.names.shadow))
+    let rows = sqlx::query(&super::repair::repair_sql(&plan.schema, &ctx.names.shadow))
         .fetch_all(&mut *conn)
         .await
         .with_context(|| format!("REPAIR TABLE {}", ctx.names.shadow))?;
@@ -81,7 +77,7 @@ pub(super) async fn settle_shadow(
 }
 
 /// Each row's message type and text, of a `CHECK TABLE` or `REPAIR TABLE`.
-fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
+pub(super) fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
     rows.iter()
         .map(|r| {
             let text = |i| {
@@ -98,7 +94,7 @@ fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
 }
 
 /// The server start recorded on the table's checkpoint row, if any.
-async fn recorded_start(
+pub(super) async fn recorded_start(
     conn: &mut MySqlConnection,
     job: &str,
     plan: &crate::engine::plan::TablePlan,
@@ -155,12 +151,6 @@ async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<
 pub const UPTIME_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Uptime'";
 /// The server's clock, in seconds since the epoch.
 pub const NOW_SQL: &str = "SELECT CAST(UNIX_TIMESTAMP() AS SIGNED)";
-
-/// `CHECK TABLE … QUICK` of one table: opening it repairs a crashed MyISAM or Aria table
-/// (`myisam_recover_options`, `aria_recover_options`), and its messages say what it found.
-pub fn check_table_sql(schema: &str, table: &str) -> String {
-    format!("CHECK TABLE {} QUICK", quote::table(schema, table))
-}
 
 /// Records on the checkpoint row (`?` start, `?` job, `?` table) the start of the server
 /// the table's copy began on, or it was last compared on.
@@ -265,15 +255,13 @@ pub(super) async fn recheck_if_restarted(
     if !restarted_since(recorded_start(conn, job, plan).await?, started) {
         return Ok(());
     }
-    let rows = sqlx::query(&check_table_sql(&plan.schema, &plan.table))
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("CHECK TABLE {} QUICK", plan.table))?;
-    let said = messages(&rows);
+    // The comparison reads by key ranges: an index out of step would hide rows from it.
+    let verdict = check_and_repair(conn, &plan.schema, &plan.table, Thoroughness::Medium).await?;
     events.event(&Event::Rechecked {
         table: &plan.table,
         engine: &engine,
-        check: &check_said(&said),
+        check: &verdict.check,
+        repair: verdict.repair.as_deref(),
     });
     // Recorded before the pass: a restart during it changes the start, and the retried
     // cut-over compares again; a kill during it resumes the pass (its phase is saved).
@@ -308,10 +296,6 @@ mod tests {
             "%`a``b`.`t_myrecode_new`%"
         );
         assert!(ORPHANS_SQL.contains("ID <> CONNECTION_ID()"));
-        assert_eq!(
-            repair_table_sql("s", "t_myrecode_new"),
-            "REPAIR TABLE `s`.`t_myrecode_new`"
-        );
     }
 
     #[test]
@@ -324,10 +308,6 @@ mod tests {
 
     #[test]
     fn statements_and_what_check_table_said() {
-        assert_eq!(
-            check_table_sql("a`b", "film text"),
-            "CHECK TABLE `a``b`.`film text` QUICK"
-        );
         assert_eq!(
             record_checked_sql("s"),
             "UPDATE `s`.`_myrecode_checkpoint` SET checked_under_start = ? WHERE job = ? AND tbl = ?"
