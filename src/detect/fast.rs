@@ -55,11 +55,7 @@ pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<La
         return None;
     }
     // KOI8-R's column may hold KOI8-U rows: its eight bytes differ, decide those whole.
-    if enc == Encoding::Koi8R
-        && bytes
-            .iter()
-            .any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD))
-    {
+    if enc == Encoding::Koi8R && bytes.iter().any(|&b| tables::koi8u_only(b)) {
         return None;
     }
     let table = tables::decode_table(enc);

@@ -263,9 +263,7 @@ fn legacy_candidates(
     label: impl Fn(Encoding) -> Label,
     out: &mut Vec<Cand>,
 ) {
-    let koi8u_bytes = raw
-        .iter()
-        .any(|b| matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD));
+    let koi8u_bytes = raw.iter().any(|&b| tables::koi8u_only(b));
     for &(enc, prior) in LEGACY {
         if enc == Encoding::Koi8U && !koi8u_bytes {
             continue; // identical to KOI8-R then: one label is enough

@@ -103,6 +103,12 @@ pub fn encode_single(enc: Encoding, s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Whether byte `b` is one of the eight where KOI8-U and KOI8-R differ (Ukrainian letters in
+/// KOI8-U, box drawing in KOI8-R): a value without them reads the same in both.
+pub fn koi8u_only(b: u8) -> bool {
+    matches!(b, 0xA4 | 0xA6 | 0xA7 | 0xAD | 0xB4 | 0xB6 | 0xB7 | 0xBD)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
