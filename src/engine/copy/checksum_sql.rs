@@ -14,27 +14,32 @@
 use super::check_sql::{bin, Compare};
 use crate::db::quote;
 
+/// `CRC32(CONCAT_WS('#', parts…, CONCAT(ISNULL(row.c)…)))`: the row's `parts` (SQL byte
+/// expressions) and a NULL marker per column of `marked` (`CONCAT_WS` skips NULLs; no marker
+/// part when none is marked). A marker tests the stored column, not a conversion of it: a
+/// conversion is NULL exactly when its value is, and computing it twice per row had cost a
+/// quarter of the sums.
+fn crc_of<'a>(row: &str, parts: Vec<String>, marked: impl Iterator<Item = &'a String>) -> String {
+    let nulls: Vec<String> = marked
+        .map(|c| format!("ISNULL({row}.{})", quote::ident(c)))
+        .collect();
+    let mut parts = parts;
+    if !nulls.is_empty() {
+        parts.push(format!("CONCAT({})", nulls.join(", ")));
+    }
+    format!("CRC32(CONCAT_WS('#', {}))", parts.join(", "))
+}
+
 /// The `CRC32` of a row's key, its other columns and `values` (SQL byte expressions of the
-/// job columns, in order), with one NULL marker per column (`CONCAT_WS` skips NULLs). A
-/// marker tests the stored column, not its conversion: a conversion is NULL exactly when its
-/// value is, and computing it twice per row had cost a quarter of the sums.
+/// job columns, in order), with one NULL marker per column.
 fn row_hash(cmp: &Compare<'_>, row: &str, values: Vec<String>) -> String {
     let mut parts: Vec<String> = cmp.key.iter().map(|k| bin(row, &k.name)).collect();
     parts.extend(cmp.others().map(|c| bin(row, c)));
     parts.extend(values);
-    let nulls: Vec<String> = cmp
-        .key
-        .iter()
-        .map(|k| &k.name)
+    let marked = (cmp.key.iter().map(|k| &k.name))
         .chain(cmp.others())
-        .chain(cmp.job.iter().map(|j| &j.name))
-        .map(|c| format!("ISNULL({row}.{})", quote::ident(c)))
-        .collect();
-    format!(
-        "CRC32(CONCAT_WS('#', {}, CONCAT({})))",
-        parts.join(", "),
-        nulls.join(", ")
-    )
+        .chain(cmp.job.iter().map(|j| &j.name));
+    crc_of(row, parts, marked)
 }
 
 impl Compare<'_> {
@@ -67,16 +72,8 @@ impl Compare<'_> {
     /// marker per such column: bytes the copy takes as they are, the same on both sides.
     fn others_hash(&self, row: &str) -> String {
         let mut parts: Vec<String> = self.key.iter().map(|k| bin(row, &k.name)).collect();
-        let others: Vec<&String> = self.others().collect();
-        parts.extend(others.iter().map(|c| bin(row, c)));
-        if !others.is_empty() {
-            let nulls: Vec<String> = others
-                .iter()
-                .map(|c| format!("ISNULL({row}.{})", quote::ident(c)))
-                .collect();
-            parts.push(format!("CONCAT({})", nulls.join(", ")));
-        }
-        format!("CRC32(CONCAT_WS('#', {}))", parts.join(", "))
+        parts.extend(self.others().map(|c| bin(row, c)));
+        crc_of(row, parts, self.others())
     }
 
     /// The `CRC32` of a row of `dst`'s key and job values with a NULL marker per value, as
@@ -84,13 +81,7 @@ impl Compare<'_> {
     fn job_hash(&self, row: &str) -> String {
         let mut parts: Vec<String> = self.key.iter().map(|k| bin(row, &k.name)).collect();
         parts.extend(self.job.iter().map(|jc| bin(row, &jc.name)));
-        let nulls: Vec<String> = self
-            .job
-            .iter()
-            .map(|jc| format!("ISNULL({row}.{})", quote::ident(&jc.name)))
-            .collect();
-        parts.push(format!("CONCAT({})", nulls.join(", ")));
-        format!("CRC32(CONCAT_WS('#', {}))", parts.join(", "))
+        crc_of(row, parts, self.job.iter().map(|jc| &jc.name))
     }
 
     /// Two rows of three sums over the rows matching `cond`, `src`'s then `dst`'s: the count,

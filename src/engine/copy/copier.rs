@@ -291,13 +291,17 @@ pub(super) async fn copy_batch(
         _ => None,
     };
     let replayed: &HashSet<Vec<u8>> = replayed;
+    // Summed only for a batch the trailing check will compare.
+    let expected = match trailing {
+        Some(_) if !end => expected_of(ctx, &rows),
+        _ => None,
+    };
     let check = async {
         match trailing.as_mut() {
             Some(t) if !end => t.check_pending(ctx, replayed).await,
             _ => Ok(()),
         }
     };
-    let expected = expected_of(ctx, &rows);
     let write = async {
         let mut staged = Vec::new();
         if let Some(upper) = &upper {

@@ -216,13 +216,15 @@ fn split(last: Option<Key>, rows: Vec<(Key, Decisions)>, parts: usize) -> Vec<Pa
 }
 
 /// Copies one stream's range in its own transaction; returns (values recoded, quarantined,
-/// the keys staged, the rows as the shadow should hold them when the decisions tell).
+/// the keys staged, and, with `sum` (a trailing check will compare it), the rows as the
+/// shadow should hold them when the decisions tell).
 async fn write_part(
     w: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     (lo, hi, rows): Part,
     replayed: &HashSet<Vec<u8>>,
+    sum: bool,
 ) -> Result<(u64, u64, Vec<Key>, Option<Expected>)> {
     let b = ctx.plan;
     let count = rows.len();
@@ -231,7 +233,7 @@ async fn write_part(
     let Locked { rows, .. } =
         locked_batch(&mut tx, ctx, lo.as_deref(), count, Some(ahead), replayed).await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
-    let expected = expected_of(ctx, &rows);
+    let expected = sum.then(|| expected_of(ctx, &rows)).flatten();
     let decided = gather(&b.columns, rows);
     let changed = decided.changed;
     let staged = staged_keys(&decided);
@@ -279,11 +281,12 @@ pub(super) async fn copy_wide(
         _ => None,
     };
     let replayed = w.replayed;
+    let sum = w.trailing.is_some() && !end;
     let write = futures_util::future::join_all(
         w.writers
             .iter_mut()
             .zip(parts)
-            .map(|(c, part)| write_part(c, ctx, job, part, replayed)),
+            .map(|(c, part)| write_part(c, ctx, job, part, replayed, sum)),
     );
     let check = async {
         match w.trailing.as_mut() {
