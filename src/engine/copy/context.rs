@@ -2,7 +2,7 @@
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
 use super::cutover_sql::SENTRY_COMMENT;
-use super::decide::{Decider, Memory};
+use super::decide::Decider;
 use super::expect::{self, Target};
 use super::names::Names;
 use super::own_triggers_sql::Recode;
@@ -13,11 +13,12 @@ use crate::engine::columns::{columns_of, key_types};
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
 use crate::engine::recode::Source;
+use crate::engine::remember::Remembered;
 use crate::engine::servercodec::{self, ServerCodec};
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What a run found out about the table's columns and names.
 pub(super) struct Ctx<'a> {
@@ -174,7 +175,7 @@ pub(super) async fn context<'a>(
             })
             .collect(),
         threshold: plan.threshold,
-        seen: Mutex::new(vec![Memory::default(); plan.columns.len()]),
+        seen: Remembered::new(plan.columns.len()),
     });
     let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
     let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();

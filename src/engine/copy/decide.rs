@@ -8,13 +8,12 @@ use crate::engine::plan::ColumnPlan;
 use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{read_key, Key};
 use crate::engine::recode::{self, Action, Source};
+use crate::engine::remember::Remembered;
 use crate::engine::serialized;
 use crate::engine::servercodec::ServerCodec;
 use anyhow::Result;
 use sqlx::mysql::MySqlRow;
 use sqlx::Row;
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// How the copy writes one job value.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,27 +45,14 @@ pub(super) struct Decider {
     /// Per job column: its source, its prior (fixed at job start), its server codec.
     pub(super) columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
     pub(super) threshold: f32,
-    /// Per job column, decisions on short values already seen (see [`Decider::decide_all`]).
-    pub(super) seen: Mutex<Vec<Memory>>,
+    /// Per job column, decisions on short values already seen.
+    pub(super) seen: Remembered<Recoded>,
 }
-
-/// A column's remembered decisions. foldhash, not SipHash: the keys are the table's own
-/// values, hashed once per row, and SipHash's defence against chosen keys cost a percent of
-/// a copy's CPU.
-pub(super) type Memory = HashMap<Vec<u8>, Recoded, foldhash::fast::RandomState>;
-
-/// Values up to this long are remembered: names, cities, statuses repeat across rows, and a
-/// decision depends on nothing but the bytes and the column (its prior is fixed at job start).
-pub(super) const REMEMBER_BYTES: usize = 96;
-/// Remembered decisions per column before the memory starts afresh.
-pub(super) const REMEMBER_VALUES: usize = 50_000;
 
 impl Decider {
     /// Decides every value of `rows` (per row, per job column; `None`: NULL), remembering
     /// decisions on short values so a repeated value is decided once.
     pub(super) fn decide_all<K>(&self, rows: Vec<(K, Stored)>) -> Vec<(K, Decisions)> {
-        // The memory is locked per look-up, not per call: several threads decide at once.
-        let seen = || self.seen.lock().unwrap_or_else(|e| e.into_inner());
         rows.into_iter()
             .map(|(key, cells)| {
                 let decided = cells
@@ -74,19 +60,7 @@ impl Decider {
                     .enumerate()
                     .map(|(ci, v)| {
                         v.map(|v| {
-                            if v.is_ascii() || v.len() > REMEMBER_BYTES {
-                                let r = self.decide(ci, &v);
-                                return (v, r);
-                            }
-                            if let Some(r) = seen()[ci].get(&v) {
-                                return (v, r.clone());
-                            }
-                            let r = self.decide(ci, &v);
-                            let mut memory = seen();
-                            if memory[ci].len() >= REMEMBER_VALUES {
-                                memory[ci].clear();
-                            }
-                            memory[ci].insert(v.clone(), r.clone());
+                            let r = self.seen.decide(ci, &v, || self.decide(ci, &v));
                             (v, r)
                         })
                     })

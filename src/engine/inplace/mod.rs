@@ -24,12 +24,13 @@ use super::priors;
 use super::quarantine::{self, Quarantined};
 use super::read::{read_batch, read_key, Key};
 use super::recode::{self, Action, Source};
+use super::remember::Remembered;
 use crate::detect::ColumnPrior;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use write::Change;
 
 /// Runs (or resumes) one table until done or asked to stop.
@@ -204,18 +205,12 @@ impl Batches for InPlace<'_> {
 }
 
 /// Decides a table's values: each column's source and prior, with decisions on short values
-/// remembered, since names, cities and statuses repeat across rows and a decision depends
-/// on nothing but the bytes and the column (its prior is fixed at job start).
+/// remembered ([`Remembered`]).
 struct Decider {
     columns: Vec<(Source, Option<ColumnPrior>)>,
     threshold: f32,
-    seen: Mutex<Vec<HashMap<Vec<u8>, Action>>>,
+    seen: Remembered<Action>,
 }
-
-/// Values up to this long are remembered.
-const REMEMBER_BYTES: usize = 96;
-/// Remembered decisions per column before the memory starts afresh.
-const REMEMBER_VALUES: usize = 50_000;
 
 impl Decider {
     fn new(plan: &TablePlan, priors: BTreeMap<String, ColumnPrior>) -> Self {
@@ -226,31 +221,16 @@ impl Decider {
                 .map(|c| (c.source.clone(), priors.get(&c.name).cloned()))
                 .collect(),
             threshold: plan.threshold,
-            seen: Mutex::new(vec![HashMap::new(); plan.columns.len()]),
+            seen: Remembered::new(plan.columns.len()),
         }
-    }
-
-    /// The remembered decisions (a panic elsewhere leaves them as valid as before).
-    fn remembered(&self) -> std::sync::MutexGuard<'_, Vec<HashMap<Vec<u8>, Action>>> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// What the stored bytes of job column `ci` become.
     fn decide(&self, ci: usize, stored: &[u8]) -> Action {
         let (source, prior) = &self.columns[ci];
-        if stored.is_ascii() || stored.len() > REMEMBER_BYTES {
-            return recode::decide(source, prior.as_ref(), self.threshold, stored);
-        }
-        if let Some(a) = self.remembered().get(ci).and_then(|m| m.get(stored)) {
-            return a.clone();
-        }
-        let a = recode::decide(source, prior.as_ref(), self.threshold, stored);
-        let mut seen = self.remembered();
-        if seen[ci].len() >= REMEMBER_VALUES {
-            seen[ci].clear();
-        }
-        seen[ci].insert(stored.to_vec(), a.clone());
-        a
+        self.seen.decide(ci, stored, || {
+            recode::decide(source, prior.as_ref(), self.threshold, stored)
+        })
     }
 
     /// The changes and the undecidable values of `rows` (each row's key and its job
