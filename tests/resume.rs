@@ -96,6 +96,16 @@ fn expected(id: i64) -> Vec<u8> {
     }
 }
 
+/// Rows the job's checkpoint says were read (0 before it has one).
+async fn rows_read(c: &mut sqlx::MySqlConnection) -> i64 {
+    sqlx::query("SELECT rows_read FROM _myrecode_checkpoint")
+        .fetch_optional(c)
+        .await
+        .ok()
+        .flatten()
+        .map_or(0, |r| r.get(0))
+}
+
 /// The first column of a one-row query, e.g. a count.
 async fn scalar(c: &mut sqlx::MySqlConnection, sql: &str) -> i64 {
     sqlx::query(sql).fetch_one(c).await.unwrap().get(0)
@@ -158,13 +168,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         child.wait().unwrap();
         kills += 1;
         let mut c = db.config.connect_one().await.unwrap();
-        let done: Option<i64> = sqlx::query("SELECT rows_read FROM _myrecode_checkpoint")
-            .fetch_optional(&mut c)
-            .await
-            .ok()
-            .flatten()
-            .map(|r| r.get(0));
-        progress.push(done.unwrap_or(0));
+        progress.push(rows_read(&mut c).await);
     }
     assert!(
         kills >= 20,
@@ -312,13 +316,7 @@ async fn sigterm_finishes_the_batch_and_says_how_to_resume() {
     let mut c = db.config.connect_one().await.unwrap();
     let started = std::time::Instant::now();
     loop {
-        let read: Option<i64> = sqlx::query("SELECT rows_read FROM _myrecode_checkpoint")
-            .fetch_optional(&mut c)
-            .await
-            .ok()
-            .flatten()
-            .map(|r| r.get(0));
-        if read.unwrap_or(0) > 0 {
+        if rows_read(&mut c).await > 0 {
             break;
         }
         assert!(

@@ -74,11 +74,7 @@ pub(crate) enum Load {
 
 impl Load {
     /// Its name on the command line and in the tables.
-    pub(crate) fn name_of(self) -> &'static str {
-        self.name()
-    }
-
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Load::Quiet => "quiet",
             Load::Writer => "writer",
@@ -185,6 +181,19 @@ fn parse_args() -> Result<Options> {
     Ok(o)
 }
 
+/// `CREATE DATABASE` of one of the bench's databases, latin1 as the legacy application's.
+fn create_database_sql(name: &str) -> String {
+    format!(
+        "CREATE DATABASE {} CHARACTER SET latin1",
+        quote::ident(name)
+    )
+}
+
+/// `DROP DATABASE IF EXISTS` of one of the bench's databases.
+fn drop_database_sql(name: &str) -> String {
+    format!("DROP DATABASE IF EXISTS {}", quote::ident(name))
+}
+
 /// Runs one statement on a fresh connection.
 async fn exec(cfg: &ConnectionConfig, sql: &str) -> Result<()> {
     let mut c = cfg.connect_one().await?;
@@ -284,11 +293,12 @@ fn print_summary(opts: &Options, all: &[Series]) {
         let server = |t: &ToolRun| t.server_cpu.map_or(f64::NAN, per_100k);
         let lat = |t: &ToolRun, q: f64| ms(t.writer.quantile(q));
         let quiet = s.load == Load::Quiet;
-        let writer = |f: &dyn Fn(&Pair) -> f64| {
+        // A writer's figure, with `decimals`; none in a quiet series.
+        let writer = |decimals: usize, f: &dyn Fn(&Pair) -> f64| {
             if quiet {
                 "—".to_string()
             } else {
-                format!("{:.1}", med(f))
+                format!("{:.*}", decimals, med(f))
             }
         };
         println!(
@@ -304,14 +314,14 @@ fn print_summary(opts: &Options, all: &[Series]) {
             med(&|p| per_100k(p.myrecode.cost.cpu)),
             med(&|p| per_100k(p.pt_osc.cost.cpu)),
             med(&|p| p.myrecode.cost.cpu.as_secs_f64() * 1e6 / values),
-            if quiet { "—".to_string() } else { format!("{:.0}", med(&|p| p.myrecode.writer.latencies.len() as f64)) },
-            if quiet { "—".to_string() } else { format!("{:.0}", med(&|p| p.pt_osc.writer.latencies.len() as f64)) },
-            writer(&|p| lat(&p.myrecode, 0.5)),
-            writer(&|p| lat(&p.myrecode, 0.99)),
-            writer(&|p| lat(&p.myrecode, 1.0)),
-            writer(&|p| lat(&p.pt_osc, 0.5)),
-            writer(&|p| lat(&p.pt_osc, 0.99)),
-            writer(&|p| lat(&p.pt_osc, 1.0)),
+            writer(0, &|p| p.myrecode.writer.latencies.len() as f64),
+            writer(0, &|p| p.pt_osc.writer.latencies.len() as f64),
+            writer(1, &|p| lat(&p.myrecode, 0.5)),
+            writer(1, &|p| lat(&p.myrecode, 0.99)),
+            writer(1, &|p| lat(&p.myrecode, 1.0)),
+            writer(1, &|p| lat(&p.pt_osc, 0.5)),
+            writer(1, &|p| lat(&p.pt_osc, 0.99)),
+            writer(1, &|p| lat(&p.pt_osc, 1.0)),
             s.pairs
                 .iter()
                 .map(|p| format!("{}/{}", p.myrecode.writer.failed, p.pt_osc.writer.failed))
@@ -379,14 +389,7 @@ fn bench_mode(
     let pristine = db("seed");
     let t0 = Instant::now();
     rt.block_on(async {
-        exec(
-            &admin,
-            &format!(
-                "CREATE DATABASE {} CHARACTER SET latin1",
-                quote::ident(&pristine.name)
-            ),
-        )
-        .await?;
+        exec(&admin, &create_database_sql(&pristine.name)).await?;
         seed(&pristine.config, opts.rows).await
     })?;
     println!(
@@ -411,19 +414,8 @@ fn bench_mode(
             rt.block_on(async {
                 for d in [&a, &b] {
                     // A byte-for-byte copy of the seeded rows, made by the server.
-                    exec(
-                        &admin,
-                        &format!("DROP DATABASE IF EXISTS {}", quote::ident(&d.name)),
-                    )
-                    .await?;
-                    exec(
-                        &admin,
-                        &format!(
-                            "CREATE DATABASE {} CHARACTER SET latin1",
-                            quote::ident(&d.name)
-                        ),
-                    )
-                    .await?;
+                    exec(&admin, &drop_database_sql(&d.name)).await?;
+                    exec(&admin, &create_database_sql(&d.name)).await?;
                     exec(&d.config, CREATE_POSTS).await?;
                     exec(
                         &d.config,
@@ -476,11 +468,7 @@ fn bench_mode(
             println!();
             rt.block_on(async {
                 for d in [&a, &b] {
-                    exec(
-                        &admin,
-                        &format!("DROP DATABASE IF EXISTS {}", quote::ident(&d.name)),
-                    )
-                    .await?;
+                    exec(&admin, &drop_database_sql(&d.name)).await?;
                 }
                 anyhow::Ok(())
             })?;
@@ -496,10 +484,7 @@ fn bench_mode(
         });
     }
     if server.is_none() {
-        rt.block_on(exec(
-            &admin,
-            &format!("DROP DATABASE IF EXISTS {}", quote::ident(&pristine.name)),
-        ))?;
+        rt.block_on(exec(&admin, &drop_database_sql(&pristine.name)))?;
     }
     Ok(out)
 }

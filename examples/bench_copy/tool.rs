@@ -65,7 +65,7 @@ pub(crate) fn run_tool(
         load,
         secret,
     } = *on;
-    println!("== {tool} on {} ({}) ==", db.name, load.name_of());
+    println!("== {tool} on {} ({}) ==", db.name, load.name());
     let stop = Arc::new(AtomicBool::new(false));
     let writer_id = Arc::new(AtomicU64::new(0));
     let w = (load == Load::Writer).then(|| {
