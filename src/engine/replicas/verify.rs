@@ -399,6 +399,25 @@ async fn rows(
         .collect()
 }
 
+/// The line saying how range `r` of `s` differs between the primary (`conn`) and the replica
+/// (`c`), each read in the snapshot it holds: the rows named by key (none for a keyless table).
+async fn difference(
+    conn: &mut MySqlConnection,
+    c: &mut MySqlConnection,
+    schema: &str,
+    s: &Subject,
+    r: &Range,
+) -> Result<String> {
+    let theirs = rows(c, schema, s, r).await?;
+    let mine = rows(conn, schema, s, r).await?;
+    let diff = if s.key.is_empty() {
+        Vec::new()
+    } else {
+        row_differences(&mine, &theirs)
+    };
+    Ok(describe_difference(&s.name, &s.key, r, &diff))
+}
+
 /// Reads the ranges `which` of `s` with the replica `c` paused at the primary's position
 /// ([`pinned_snapshot`]); the lines of those that differ, rows named.
 async fn pinned_reading(
@@ -426,14 +445,7 @@ async fn pinned_reading(
         if checksum(c, schema, s, &cut[i]).await? == checksum(conn, schema, s, &cut[i]).await? {
             continue;
         }
-        let theirs = rows(c, schema, s, &cut[i]).await?;
-        let mine = rows(conn, schema, s, &cut[i]).await?;
-        let diff = if s.key.is_empty() {
-            Vec::new()
-        } else {
-            row_differences(&mine, &theirs)
-        };
-        out.push(describe_difference(&s.name, &s.key, &cut[i], &diff));
+        out.push(difference(conn, c, schema, s, &cut[i]).await?);
     }
     c.execute("COMMIT").await?;
     Ok(out)
@@ -579,15 +591,8 @@ async fn compare_table(
                         still.push(i);
                         continue;
                     }
-                    let theirs = rows(c, schema, s, &cut[i]).await?;
-                    let mine = rows(conn, schema, s, &cut[i]).await?;
-                    let diff = if s.key.is_empty() {
-                        Vec::new()
-                    } else {
-                        row_differences(&mine, &theirs)
-                    };
                     rep.differ
-                        .push(describe_difference(&s.name, &s.key, &cut[i], &diff));
+                        .push(difference(conn, c, schema, s, &cut[i]).await?);
                 }
                 c.execute("COMMIT").await?;
                 pending[ri] = still;
