@@ -27,6 +27,15 @@ pub fn charset_of(label: Label) -> Option<&'static str> {
     }
 }
 
+/// Every label with a server charset ([`charset_of`]).
+pub const LABELS: [Label; 5] = [
+    Label::Legacy(Encoding::Windows1251),
+    Label::Legacy(Encoding::Koi8R),
+    Label::Legacy(Encoding::Koi8U),
+    Label::Legacy(Encoding::Ibm866),
+    Label::Legacy(Encoding::Latin1),
+];
+
 /// A label whose decoding the server reproduces, and for which bytes.
 #[derive(Debug, Clone)]
 pub struct ServerCodec {

@@ -1,6 +1,7 @@
 //! What a copy finds out about its table before it writes: columns, key types, target
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
+use super::choices;
 use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::expect::{self, Target};
@@ -37,6 +38,9 @@ pub(super) struct Ctx<'a> {
     /// How each job column's shadow bytes follow from a decision, when they do for every
     /// column (the check then sums the decisions, [`super::expect`]).
     pub(super) targets: Option<Vec<Target>>,
+    /// Whether the key is integers, so rows can be named by key in the copy's statement
+    /// ([`super::choices`]).
+    pub(super) named: bool,
 }
 
 impl Ctx<'_> {
@@ -108,6 +112,28 @@ pub(super) async fn trigger_names(
     Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
 }
 
+/// Every legacy charset whose conversion the server gives as our codec does, probed once
+/// (`probed` caches what the job columns' defaults already asked); none when no job column
+/// is text.
+async fn others(
+    conn: &mut MySqlConnection,
+    probed: &mut HashMap<&'static str, Option<ServerCodec>>,
+    job_columns: &[JobColumn],
+) -> Result<Vec<ServerCodec>> {
+    if job_columns.iter().all(|jc| jc.binary) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for label in servercodec::LABELS {
+        let charset = servercodec::charset_of(label).unwrap_or_default();
+        if !probed.contains_key(charset) {
+            probed.insert(charset, servercodec::probe(conn, label).await?);
+        }
+        out.extend(probed[charset].clone().filter(|sc| sc.label == label));
+    }
+    Ok(out)
+}
+
 pub(super) async fn context<'a>(
     conn: &mut MySqlConnection,
     plan: &'a TablePlan,
@@ -175,6 +201,8 @@ pub(super) async fn context<'a>(
             })
             .collect(),
         threshold: plan.threshold,
+        others: others(conn, &mut probed, &job_columns).await?,
+        text: job_columns.iter().map(|jc| !jc.binary).collect(),
         seen: Remembered::new(plan.columns.len()),
     });
     let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
@@ -183,6 +211,7 @@ pub(super) async fn context<'a>(
     Ok(Ctx {
         plan,
         targets,
+        named: key_types.iter().all(|t| choices::is_integer_type(t)),
         job_columns,
         all_columns: cols.into_iter().map(|c| c.0).collect(),
         key_types,

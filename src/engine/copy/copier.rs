@@ -2,16 +2,18 @@
 //! checkpoint, the next batch read and decided ahead while the current one is written.
 
 use super::checker::{Pending, Trailing};
+use super::choices;
 use super::context::Ctx;
 use super::decide::{gather, stored_rows, Decided, Decisions};
-use super::expect::{self, Expected};
+use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{
-    any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql,
+    any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql, Special,
 };
 use super::streams::{copy_wide, Wide};
 use super::Phase;
 use crate::db::errno;
+use crate::db::quote;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::keycodec;
@@ -45,7 +47,7 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = gather(&ctx.plan.columns, decide_rows(ctx, rows)?);
+    let decided = gather(&ctx.plan.columns, decide_rows(ctx, rows)?, ctx.named);
     let changed = decided.changed;
     let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
     Ok((changed, quarantined))
@@ -54,7 +56,7 @@ pub(super) async fn copy_rows(
 /// The keys of a batch's rows the copy writes otherwise than by default (the check pass
 /// judges them one by one).
 pub(super) fn staged_keys(decided: &Decided) -> Vec<Key> {
-    decided.staged.iter().map(|(k, _)| k.clone()).collect()
+    decided.special.clone()
 }
 
 /// The batch's rows as the shadow should hold them, when the table's targets and every
@@ -63,11 +65,18 @@ pub(super) fn expected_of(ctx: &Ctx<'_>, rows: &[(Key, Decisions)]) -> Option<Ex
     expect::batch(rows, ctx.targets.as_deref()?)
 }
 
-/// Rows read and decided ahead of their batch, in key order, and how many were asked for
-/// (fewer: the table ends there).
+/// Rows read and decided ahead of their batch, in key order, how many were asked for
+/// (fewer: the table ends there), and, when a trailing check will compare them, what the
+/// shadow should hold (aligned with the rows; [`super::decide::Decider::decide_ahead`]).
 pub(super) struct Ahead {
     pub(super) rows: Vec<(Key, Decisions)>,
     pub(super) asked: usize,
+    pub(super) expected: Option<Expected>,
+}
+
+/// The targets to sum a batch's expectation with, when a trailing check will compare it.
+pub(super) fn sum_targets(ctx: &Ctx<'_>, sum: bool) -> Option<Vec<Target>> {
+    ctx.targets.clone().filter(|_| sum)
 }
 
 /// Reads the `size` rows after `after` without locks and decides their values on a
@@ -78,6 +87,7 @@ pub(super) async fn read_ahead(
     ctx: &Ctx<'_>,
     after: &[Vec<u8>],
     size: usize,
+    sum: bool,
 ) -> Result<Ahead> {
     let b = ctx.plan;
     let rows = read::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
@@ -86,10 +96,16 @@ pub(super) async fn read_ahead(
     let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
     drop(rows);
     let decider = Arc::clone(&ctx.decider);
-    let rows = tokio::task::spawn_blocking(move || decider.decide_all(stored))
-        .await
-        .context("deciding the next batch ahead")?;
-    Ok(Ahead { rows, asked: size })
+    let targets = sum_targets(ctx, sum);
+    let (rows, expected) =
+        tokio::task::spawn_blocking(move || decider.decide_ahead(stored, targets.as_deref()))
+            .await
+            .context("deciding the next batch ahead")?;
+    Ok(Ahead {
+        rows,
+        asked: size,
+        expected,
+    })
 }
 
 /// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
@@ -104,8 +120,12 @@ pub(super) async fn write_rows(
 ) -> Result<u64> {
     let b = ctx.plan;
     let nc = b.columns.len();
+    let staging = decided.stages();
     let Decided {
-        staged, quarantine, ..
+        staged,
+        quarantine,
+        chosen,
+        ..
     } = decided;
     for chunk in staged.chunks(1000) {
         let sql = stage_insert_sql(&b.key, nc, chunk.len());
@@ -122,15 +142,24 @@ pub(super) async fn write_rows(
             .await
             .context("staging recoded values")?;
     }
+    let src = quote::table(&b.schema, &b.table);
+    let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &chosen);
+    let special = Special {
+        key: &b.key,
+        staged: staging,
+        whens: &whens,
+    };
     let sql = replace_select(
         &b.schema,
         &b.table,
         &ctx.names.shadow,
         &ctx.all_columns,
         &ctx.job_columns,
-        (!staged.is_empty()).then_some(b.key.as_slice()),
+        &special,
         cond,
     );
+    // A statement naming keys is this batch's alone: not kept prepared on the server.
+    let named = chosen.iter().any(|c| !c.is_empty());
     // Whatever the shadow holds for these keys goes first (a replay may have copied a row
     // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
     // REPLACE would silently delete a *different* row that collides on a unique index
@@ -140,7 +169,7 @@ pub(super) async fn write_rows(
         .execute(&mut *conn)
         .await
         .context("clearing the shadow's rows for these keys")?;
-    bind_all(sqlx::query(&sql), binds)
+    bind_all(sqlx::query(&sql).persistent(!named), binds)
         .execute(&mut *conn)
         .await
         .map_err(|e| {
@@ -163,24 +192,27 @@ pub(super) async fn write_rows(
 /// after this batch, so whatever the copy writes for it now is overwritten; only the rows
 /// whose log entries were already replayed since the read-ahead (`replayed`, packed keys)
 /// are read again here, locked, and decided afresh. Without `ahead`, the batch is read
-/// with shared row locks and decided here.
+/// with shared row locks and decided here. With `sum`, what the shadow should hold comes
+/// too.
 pub(super) async fn locked_batch(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
-    last: Option<&[Vec<u8>]>,
-    size: usize,
+    (last, size): (Option<&[Vec<u8>]>, usize),
     ahead: Option<Ahead>,
     replayed: &HashSet<Vec<u8>>,
+    sum: bool,
 ) -> Result<Locked> {
     let b = ctx.plan;
     let nk = b.key.len();
     let Some(early) = ahead else {
-        let rows = read::read_batch(conn, b, &ctx.job_names(), last, size, true).await?;
+        let read = read::read_batch(conn, b, &ctx.job_names(), last, size, true).await?;
+        let rows = decide_rows(ctx, &read)?;
         return Ok(Locked {
-            count: rows.len(),
-            end: rows.len() < size,
-            upper: rows.last().map(|r| read_key(r, nk)).transpose()?,
-            rows: decide_rows(ctx, &rows)?,
+            count: read.len(),
+            end: read.len() < size,
+            upper: read.last().map(|r| read_key(r, nk)).transpose()?,
+            expected: expected_of(ctx, &rows).filter(|_| sum),
+            rows,
         });
     };
     let count = early.rows.len();
@@ -194,18 +226,26 @@ pub(super) async fn locked_batch(
             .into_iter()
             .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)))
     };
+    let mut renewed = Vec::new();
     for chunk in stale.chunks(KEYS_PER_CHUNK) {
         let binds: Vec<Vec<u8>> = chunk.iter().flat_map(|(k, _)| k.iter().cloned()).collect();
         let rows = read_locked(conn, ctx, &any_of(&b.key, chunk.len()), &binds)
             .await
             .context("re-reading rows replayed since they were read ahead")?;
-        out.extend(decide_rows(ctx, &rows)?);
+        renewed.extend(decide_rows(ctx, &rows)?);
     }
+    let stale: Vec<Key> = stale.into_iter().map(|(k, _)| k).collect();
+    let expected = match (early.expected, sum_targets(ctx, sum)) {
+        (Some(e), Some(t)) => expect::renew(e, &stale, &renewed, &t),
+        _ => None,
+    };
+    out.extend(renewed);
     Ok(Locked {
         count,
         end,
         upper,
         rows: out,
+        expected,
     })
 }
 
@@ -225,18 +265,19 @@ pub(super) async fn read_locked(
 }
 
 /// A locked batch: how many rows, whether the table ends with them, the last key in key
-/// order, the decided rows.
+/// order, the decided rows, and (when asked) what the shadow should hold for them.
 pub(super) struct Locked {
     pub(super) count: usize,
     pub(super) end: bool,
     pub(super) upper: Option<Key>,
     pub(super) rows: Vec<(Key, Decisions)>,
+    pub(super) expected: Option<Expected>,
 }
 
 /// What the copy carries from one batch to the next, beside its checkpoint.
 pub(super) struct Pipeline {
     /// Reads and decides the batch after the one being written.
-    pub(super) reader: MySqlConnection,
+    pub(super) reader: Option<MySqlConnection>,
     /// That batch, once read.
     pub(super) ahead: Option<Ahead>,
     /// Packed keys replayed since it was read (see [`locked_batch`]).
@@ -278,12 +319,22 @@ pub(super) async fn copy_batch(
     let b = ctx.plan;
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    let sum = trailing.is_some();
     let Locked {
         count,
         end,
         upper,
         rows,
-    } = locked_batch(&mut tx, ctx, last.as_deref(), size, ahead.take(), replayed).await?;
+        expected,
+    } = locked_batch(
+        &mut tx,
+        ctx,
+        (last.as_deref(), size),
+        ahead.take(),
+        replayed,
+        sum,
+    )
+    .await?;
     let mut next = state.clone();
     // The last batch leaves the rest of the check to the check pass, from where it got to.
     let check_from = match &trailing {
@@ -292,10 +343,7 @@ pub(super) async fn copy_batch(
     };
     let replayed: &HashSet<Vec<u8>> = replayed;
     // Summed only for a batch the trailing check will compare.
-    let expected = match trailing {
-        Some(_) if !end => expected_of(ctx, &rows),
-        _ => None,
-    };
+    let expected = expected.filter(|_| !end);
     let check = async {
         match trailing.as_mut() {
             Some(t) if !end => t.check_pending(ctx, replayed).await,
@@ -306,7 +354,7 @@ pub(super) async fn copy_batch(
         let mut staged = Vec::new();
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let decided = gather(&ctx.plan.columns, rows);
+            let decided = gather(&ctx.plan.columns, rows, ctx.named);
             staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
@@ -323,7 +371,10 @@ pub(super) async fn copy_batch(
     };
     let read_next = async {
         match &upper {
-            Some(upper) if !end => read_ahead(reader, ctx, upper, size).await.map(Some),
+            Some(upper) if !end => match reader.as_mut() {
+                Some(reader) => read_ahead(reader, ctx, upper, size, sum).await.map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     };

@@ -1,6 +1,8 @@
 //! What each stored value becomes in the shadow: decided by our detector and codecs,
 //! written by the server where its own conversion is proven equal. Pure.
 
+use super::choices::{self, choice_of, key_literal, Chosen};
+use super::expect::{self, Expected, Target};
 use super::sql::{STAGED_DECLARED, STAGED_VALUE};
 use crate::detect::{ColumnPrior, Label};
 use crate::engine::keycodec;
@@ -22,6 +24,9 @@ pub(super) enum Stage {
     /// gives exactly our decision: the recoded bytes when it recodes (for the check's sums,
     /// [`super::expect`]), `None` when it keeps them.
     Server(Option<Vec<u8>>),
+    /// The server's conversion under another of its charsets ([`Decider::others`]`[i]`),
+    /// which gives exactly these recoded bytes (a KOI8-R value in a cp1251 column).
+    Other(usize, Vec<u8>),
     /// These bytes, staged.
     Value(Vec<u8>),
     /// The server's conversion from the declared charset (the latin1 reading: kept, reversible).
@@ -45,6 +50,13 @@ pub(super) struct Decider {
     /// Per job column: its source, its prior (fixed at job start), its server codec.
     pub(super) columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
     pub(super) threshold: f32,
+    /// Every charset conversion the server was found to give as our codec does, for values
+    /// of another label than their column's ([`Stage::Other`]); empty for columns whose
+    /// target is binary (their values are staged as bytes).
+    pub(super) others: Vec<ServerCodec>,
+    /// Per job column, whether its target is text (a value of another label may then be
+    /// written by the server's conversion).
+    pub(super) text: Vec<bool>,
     /// Per job column, decisions on short values already seen.
     pub(super) seen: Remembered<Recoded>,
 }
@@ -70,6 +82,28 @@ impl Decider {
             .collect()
     }
 
+    /// Decides `rows` and, with `targets` (a trailing check will compare them), sums what the
+    /// shadow should hold ([`expect::batch`], aligned with the rows); then drops the bytes
+    /// nothing after needs, on this (deciding) thread rather than the one driving the writes:
+    /// the recoded bytes of values the server converts itself, and their stored bytes.
+    pub(super) fn decide_ahead(
+        &self,
+        rows: Vec<(Key, Stored)>,
+        targets: Option<&[Target]>,
+    ) -> (Vec<(Key, Decisions)>, Option<Expected>) {
+        let mut rows = self.decide_all(rows);
+        let expected = targets.and_then(|t| expect::batch(&rows, t));
+        for (_, cells) in &mut rows {
+            for (stored, r) in cells.iter_mut().flatten() {
+                if matches!(r.stage, Stage::Server(_)) && r.undecidable.is_none() {
+                    r.stage = Stage::Server(None);
+                    *stored = Vec::new();
+                }
+            }
+        }
+        (rows, expected)
+    }
+
     /// Decides what one stored value of job column `ci` becomes in the shadow.
     pub(super) fn decide(&self, ci: usize, stored: &[u8]) -> Recoded {
         let (source, prior, server) = &self.columns[ci];
@@ -90,14 +124,25 @@ impl Decider {
         } else {
             Stage::Server(None)
         };
+        // Another charset's conversion, where the server's is ours for every byte.
+        let other = |label: Label| {
+            let text = self.text.get(ci).copied().unwrap_or(false);
+            (self.others.iter())
+                .position(|sc| sc.label == label && sc.reproduces(stored))
+                .filter(|_| text)
+        };
         match recode::decide(source, prior.as_ref(), self.threshold, stored) {
             // A PHP-serialized value's counts change with its strings: never the server's CONVERT.
-            Action::Rewrite { label, new }
-                if by_server(Some(label)) && !serialized::looks_serialized(stored) =>
-            {
+            Action::Rewrite { new, .. } if serialized::looks_serialized(stored) => {
+                r(Stage::Value(new), true, None)
+            }
+            Action::Rewrite { label, new } if by_server(Some(label)) => {
                 r(Stage::Server(Some(new)), true, None)
             }
-            Action::Rewrite { new, .. } => r(Stage::Value(new), true, None),
+            Action::Rewrite { label, new } => match other(label) {
+                Some(i) => r(Stage::Other(i, new), true, None),
+                None => r(Stage::Value(new), true, None),
+            },
             Action::Keep if stored.is_ascii() && by_server(None) => {
                 r(Stage::Server(None), false, None)
             }
@@ -122,12 +167,24 @@ pub(super) type Stored = Vec<Option<Vec<u8>>>;
 /// A row's job values as staged: the value (if any) and the staging flag.
 pub(super) type StagedCells = Vec<(Option<Vec<u8>>, i8)>;
 
-/// A batch's decisions: what to stage per key (value and flag per job column), how many
-/// values were recoded, what to quarantine.
+/// A batch's decisions: what to stage per key (value and flag per job column), what the server
+/// writes by another conversion named by key ([`super::choices`]), the keys of every row
+/// written otherwise than by default, how many values were recoded, what to quarantine.
 pub(super) struct Decided {
     pub(super) staged: Vec<(Key, StagedCells)>,
+    pub(super) chosen: Chosen,
+    /// Each row written otherwise than by its columns' defaults, once (the check pass judges
+    /// these one by one).
+    pub(super) special: Vec<Key>,
     pub(super) changed: u64,
     pub(super) quarantine: Vec<Quarantined>,
+}
+
+impl Decided {
+    /// Whether any row's values are staged (the copy's statement then joins the staging table).
+    pub(super) fn stages(&self) -> bool {
+        !self.staged.is_empty()
+    }
 }
 
 /// Each row's key and stored job values, of rows read as `key…, job columns…`.
@@ -142,22 +199,46 @@ pub(super) fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec
         .collect()
 }
 
-/// Turns decided rows into what to stage and quarantine: rows the server copies alone
-/// (every value its default) are not staged at all.
-pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>) -> Decided {
+/// Turns decided rows into what to stage, choose and quarantine: rows the server copies alone
+/// (every value its default) are not staged at all; with `named` (the key is integers), a value
+/// the server writes without its bytes is chosen by key rather than staged.
+pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>, named: bool) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
+        chosen: vec![Vec::new(); columns.len()],
+        special: Vec::new(),
         changed: 0,
         quarantine: Vec::new(),
     };
     for (key, cells) in rows {
+        // Made once, for a row with a choice only.
+        let mut literal: Option<Option<String>> = None;
         let mut values = Vec::with_capacity(cells.len());
+        let mut special = false;
         for (ci, cell) in cells.into_iter().enumerate() {
             let Some((stored, r)) = cell else {
                 values.push((None, 0));
                 continue;
             };
             d.changed += r.recoded as u64;
+            let choice = choice_of(&stored, &r.stage)
+                .filter(|_| named)
+                .and_then(|c| {
+                    let lit = literal
+                        .get_or_insert_with(|| key_literal(&key))
+                        .as_deref()?;
+                    Some((c, lit))
+                });
+            special |= !matches!(r.stage, Stage::Server(_));
+            values.push(match (choice, r.stage) {
+                (Some((c, lit)), _) => {
+                    choices::add(&mut d.chosen[ci], c, lit);
+                    (None, 0)
+                }
+                (None, Stage::Server(_)) => (None, 0),
+                (None, Stage::Value(v) | Stage::Other(_, v)) => (Some(v), STAGED_VALUE),
+                (None, Stage::Declared) => (None, STAGED_DECLARED),
+            });
             if let Some((reason, runner_up)) = r.undecidable {
                 d.quarantine.push(Quarantined {
                     col: columns[ci].name.clone(),
@@ -167,14 +248,12 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>) -> Dec
                     runner_up,
                 });
             }
-            values.push(match r.stage {
-                Stage::Server(_) => (None, 0),
-                Stage::Value(v) => (Some(v), STAGED_VALUE),
-                Stage::Declared => (None, STAGED_DECLARED),
-            });
         }
         if values.iter().any(|(_, flag)| *flag != 0) {
-            d.staged.push((key, values));
+            d.staged.push((key.clone(), values));
+        }
+        if special {
+            d.special.push(key);
         }
     }
     d

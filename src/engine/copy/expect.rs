@@ -52,7 +52,7 @@ fn shadow_bytes<'a>(stored: &'a [u8], stage: &'a Stage, target: Target) -> Optio
     match (stage, target) {
         (Stage::Value(v), Target::Binary) => Some(v),
         (Stage::Value(v), Target::Utf8) => std::str::from_utf8(v).is_ok().then_some(v.as_slice()),
-        (Stage::Server(Some(v)), _) => Some(v),
+        (Stage::Server(Some(v)) | Stage::Other(_, v), _) => Some(v),
         // A binary target copies the stored bytes; ASCII reads the same in every charset.
         (Stage::Server(None) | Stage::Declared, Target::Binary) => Some(stored),
         (Stage::Server(None) | Stage::Declared, Target::Utf8) => {
@@ -108,6 +108,27 @@ pub(super) fn batch(rows: &[(Key, Decisions)], targets: &[Target]) -> Option<Exp
     rows.iter()
         .map(|(k, cells)| Some((key_tag(k), row_hash(k, cells, targets)?)))
         .collect()
+}
+
+/// `expected` (aligned with a batch's rows) once the rows whose keys are `stale` are replaced
+/// by `renewed`, decided afresh: theirs left out, the renewed rows' added; `None` when some
+/// renewed row's shadow bytes are the server's to know.
+pub(super) fn renew(
+    expected: Expected,
+    stale: &[Key],
+    renewed: &[(Key, Decisions)],
+    targets: &[Target],
+) -> Option<Expected> {
+    if stale.is_empty() && renewed.is_empty() {
+        return Some(expected);
+    }
+    let gone: std::collections::HashSet<u64> = stale.iter().map(key_tag).collect();
+    let mut out: Expected = expected
+        .into_iter()
+        .filter(|(tag, _)| !gone.contains(tag))
+        .collect();
+    out.extend(batch(renewed, targets)?);
+    Some(out)
 }
 
 /// What the table's rows of a batch should sum to once the rows `changed` says of their tags
@@ -192,6 +213,24 @@ mod tests {
         );
         assert_eq!(targets(&[Some("latin1".into())], &["id"], &["a"]), None);
         assert_eq!(targets(&[utf8], &["code"], &["code"]), None);
+    }
+
+    #[test]
+    fn renewed_rows_replace_the_stale_ones_in_a_batch_s_expectation() {
+        let t = [Target::Utf8];
+        let row = |k: &[u8], v: &[u8]| (vec![k.to_vec()], vec![cell(v, Stage::Server(None))]);
+        let rows = vec![row(b"1", b"a"), row(b"2", b"b"), row(b"3", b"c")];
+        let exp = batch(&rows, &t).unwrap();
+        let renewed = vec![row(b"2", b"B")];
+        let got = renew(
+            exp.clone(),
+            &[vec![b"2".to_vec()], vec![b"3".to_vec()]],
+            &renewed,
+            &t,
+        );
+        let want = batch(&[row(b"1", b"a"), row(b"2", b"B")], &t);
+        assert_eq!(got, want);
+        assert_eq!(renew(exp.clone(), &[], &[], &t), Some(exp));
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub mod cascade_sql;
 pub mod check_sql;
 mod checker;
 pub mod checksum_sql;
+mod choices;
 mod context;
 mod copier;
 mod cutover;
@@ -244,7 +245,7 @@ pub async fn prepare_table(
         Vec::new()
     };
     let pipe = Pipeline {
-        reader: cfg.connect_one().await?,
+        reader: Some(cfg.connect_one().await?),
         ahead: None,
         replayed: HashSet::new(),
         trailing,

@@ -126,7 +126,7 @@ async fn stage(conn: &mut MySqlConnection, i: usize, decided: &Decided) -> Resul
             .iter()
             .filter_map(|(old, r)| match &r.stage {
                 Stage::Server(_) => None,
-                Stage::Value(v) => Some((old, Some(v), STAGED_VALUE)),
+                Stage::Value(v) | Stage::Other(_, v) => Some((old, Some(v), STAGED_VALUE)),
                 Stage::Declared => Some((old, None, STAGED_DECLARED)),
             })
             .collect();

@@ -303,21 +303,51 @@ pub fn staged_expr(jc: &JobColumn, src: &str, flag: &str, value: &str) -> String
     )
 }
 
+/// How a batch's rows are written otherwise than by each column's default.
+pub struct Special<'a> {
+    /// The table's key: joins the staging table, names chosen rows.
+    pub key: &'a [KeyColumn],
+    /// Whether values are staged (the staging table is then joined).
+    pub staged: bool,
+    /// Per job column, `WHEN`s before the rest (the expression, the keys it writes as a
+    /// comma-separated list of literals; [`super::choices`]); may be empty.
+    pub whens: &'a [Vec<(String, String)>],
+}
+
+impl<'a> Special<'a> {
+    /// Every value its column's default.
+    pub fn none(key: &'a [KeyColumn]) -> Self {
+        Special {
+            key,
+            staged: false,
+            whens: &[],
+        }
+    }
+}
+
 /// `INSERT INTO shadow SELECT … FROM t [LEFT JOIN staged]`: the server copies every column;
-/// a job column takes its [`JobColumn::default_expr`] unless the staging table (joined on
-/// `staged_key`) holds a recoded value or asks for the declared conversion.
+/// a job column takes its [`JobColumn::default_expr`] unless a `WHEN` names the row's key, or
+/// the staging table (joined on the key) holds a recoded value or asks for the declared
+/// conversion.
 pub fn replace_select(
     schema: &str,
     table: &str,
     shadow: &str,
     cols: &[String],
     job: &[JobColumn],
-    staged_key: Option<&[KeyColumn]>,
+    special: &Special<'_>,
     cond: &str,
 ) -> String {
     // No alias: the cut-over locks many tables at once, and one alias cannot be locked twice.
     let src = quote::table(schema, table);
     let list: Vec<String> = cols.iter().map(|c| quote::ident(c)).collect();
+    let key: Vec<String> = (special.key.iter())
+        .map(|k| format!("{src}.{}", quote::ident(&k.name)))
+        .collect();
+    let key = match key.as_slice() {
+        [one] => one.clone(),
+        many => format!("({})", many.join(", ")),
+    };
     let select: Vec<String> = cols
         .iter()
         .map(|c| {
@@ -325,31 +355,32 @@ pub fn replace_select(
             let Some(j) = job.iter().position(|jc| &jc.name == c) else {
                 return own;
             };
-            if staged_key.is_none() {
-                return job[j].default_expr(&src);
-            }
-            staged_expr(
-                &job[j],
-                &src,
-                &format!("x.{}", stage_col('s', j)),
-                &format!("x.{}", stage_col('v', j)),
-            )
+            let otherwise = if special.staged {
+                staged_expr(
+                    &job[j],
+                    &src,
+                    &format!("x.{}", stage_col('s', j)),
+                    &format!("x.{}", stage_col('v', j)),
+                )
+            } else {
+                job[j].default_expr(&src)
+            };
+            let whens = special.whens.get(j).map(Vec::as_slice).unwrap_or_default();
+            super::choices::case_of(&key, whens, otherwise)
         })
         .collect();
-    let join = match staged_key {
-        Some(key) => {
-            let on: Vec<String> = key
-                .iter()
-                .enumerate()
-                .map(|(i, k)| format!("{src}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
-                .collect();
-            format!(
-                " LEFT JOIN {} AS x ON {}",
-                quote::ident(STAGE),
-                on.join(" AND ")
-            )
-        }
-        None => String::new(),
+    let join = if special.staged {
+        let on: Vec<String> = (special.key.iter())
+            .enumerate()
+            .map(|(i, k)| format!("{src}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
+            .collect();
+        format!(
+            " LEFT JOIN {} AS x ON {}",
+            quote::ident(STAGE),
+            on.join(" AND ")
+        )
+    } else {
+        String::new()
     };
     format!(
         "INSERT INTO {} ({}) SELECT {} FROM {src}{join} WHERE {cond}",
@@ -633,7 +664,7 @@ mod tests {
             server,
         };
         assert_eq!(
-            replace_select("s", "t", "n", &["id".into(), "b".into()], &[jc("b", false, None)], None, "`id` = ?"),
+            replace_select("s", "t", "n", &["id".into(), "b".into()], &[jc("b", false, None)], &Special::none(&[k("id")]), "`id` = ?"),
             "INSERT INTO `s`.`n` (`id`, `b`) SELECT `s`.`t`.`id`, `s`.`t`.`b` FROM `s`.`t` WHERE `id` = ?"
         );
         let cp1251 = crate::codec::Encoding::Windows1251;
@@ -641,7 +672,12 @@ mod tests {
         let key = [k("id")];
         let jobs = [jc("b", false, sc.clone()), jc("c", true, None)];
         let cols = ["id".into(), "b".into(), "c".into()];
-        let sql = replace_select("s", "t", "n", &cols, &jobs, Some(&key), "1");
+        let staged = Special {
+            key: &key,
+            staged: true,
+            whens: &[],
+        };
+        let sql = replace_select("s", "t", "n", &cols, &jobs, &staged, "1");
         assert!(
             sql.contains(
                 "CASE x.`_myrecode_s0` WHEN 1 THEN CONVERT(x.`_myrecode_v0` USING utf8mb4) \
@@ -655,7 +691,20 @@ mod tests {
         ));
         assert!(sql.contains("LEFT JOIN `_myrecode_stage` AS x ON `s`.`t`.`id` = x.`_myrecode_k0`"));
         // Nothing staged: no join, the server converts every value.
-        let sql = replace_select("s", "t", "n", &cols, &jobs, None, "1");
+        let sql = replace_select("s", "t", "n", &cols, &jobs, &Special::none(&key), "1");
         assert!(sql.contains("SELECT `s`.`t`.`id`, CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `cp1251`), `s`.`t`.`c` FROM"), "{sql}");
+        // Rows named by key: a CASE around what the column would be otherwise.
+        let whens = vec![vec![("KOI".to_string(), "3,5".to_string())], vec![]];
+        let named = Special {
+            key: &key,
+            staged: false,
+            whens: &whens,
+        };
+        assert_eq!(
+            replace_select("s", "t", "n", &cols, &jobs, &named, "1"),
+            "INSERT INTO `s`.`n` (`id`, `b`, `c`) SELECT `s`.`t`.`id`, CASE WHEN `s`.`t`.`id` IN (3,5) \
+             THEN KOI ELSE CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `cp1251`) END, `s`.`t`.`c` \
+             FROM `s`.`t` WHERE 1"
+        );
     }
 }

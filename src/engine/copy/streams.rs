@@ -22,16 +22,17 @@
 
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{expected_of, locked_batch, staged_keys, write_rows, Ahead, Locked};
-use super::decide::{gather, stored_rows, Decisions};
-use super::expect::Expected;
+use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked};
+use super::decide::{gather, stored_rows, Decider, Stored};
+use super::expect::{Expected, Target};
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
 use super::Phase;
 use crate::db::connect::ConnectionConfig;
+use crate::db::keyset;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
-use crate::engine::read::{self, Key};
+use crate::engine::read::{self, bind_all, Key};
 use anyhow::{Context, Result};
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -168,14 +169,61 @@ pub(super) async fn read_decided(
     reader: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     after: Option<&[Vec<u8>]>,
-    size: usize,
-    parts: usize,
+    (size, parts): (usize, usize),
+    sum: bool,
 ) -> Result<Ahead> {
     let rows = read::read_batch(reader, ctx.plan, &ctx.job_names(), after, size, false)
         .await
         .context("reading the next rows to copy")?;
     let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
     drop(rows);
+    let targets = sum_targets(ctx, sum);
+    decide_parts(Arc::clone(&ctx.decider), stored, parts, size, targets).await
+}
+
+/// The read-ahead of a step as a task of its own: the `size` rows after `after` read on
+/// `reader` (handed back with what was read), decoded and decided on other threads than the
+/// one driving the step's writes and check, whose statements it would otherwise hold up
+/// while it decodes.
+fn spawn_read_ahead(
+    mut reader: MySqlConnection,
+    ctx: &Ctx<'_>,
+    after: &[Vec<u8>],
+    (size, parts): (usize, usize),
+    sum: bool,
+) -> tokio::task::JoinHandle<(MySqlConnection, Result<Ahead>)> {
+    let targets = sum_targets(ctx, sum);
+    let b = ctx.plan;
+    let exprs: Vec<String> = ctx.job_names().iter().map(|c| keyset::raw(c)).collect();
+    let (sql, at) = read::batch_sql(&b.schema, &b.table, &b.key, &exprs, true, size, false);
+    let binds: Vec<Vec<u8>> = at.iter().map(|&i| after[i].clone()).collect();
+    let (nk, nc) = (b.key.len(), b.columns.len());
+    let decider = Arc::clone(&ctx.decider);
+    tokio::spawn(async move {
+        let read = async {
+            let rows = bind_all(sqlx::query(&sql), &binds)
+                .fetch_all(&mut reader)
+                .await
+                .context("reading the next rows to copy")?;
+            let stored = stored_rows(nk, nc, &rows)?;
+            drop(rows);
+            decide_parts(decider, stored, parts, size, targets).await
+        }
+        .await;
+        (reader, read)
+    })
+}
+
+/// Decides `stored` rows on blocking threads, `parts` at once, in order, with what the shadow
+/// should hold where `targets` ([`Decider::decide_ahead`]); `asked`: how many rows were
+/// asked for.
+async fn decide_parts(
+    decider: Arc<Decider>,
+    stored: Vec<(Key, Stored)>,
+    parts: usize,
+    asked: usize,
+    targets: Option<Vec<Target>>,
+) -> Result<Ahead> {
     let per = stored.len().div_ceil(parts.max(1)).max(1);
     let mut tasks = Vec::new();
     let mut it = stored.into_iter();
@@ -184,33 +232,53 @@ pub(super) async fn read_decided(
         if part.is_empty() {
             break;
         }
-        let decider = Arc::clone(&ctx.decider);
+        let decider = Arc::clone(&decider);
+        let targets = targets.clone();
         tasks.push(tokio::task::spawn_blocking(move || {
-            decider.decide_all(part)
+            decider.decide_ahead(part, targets.as_deref())
         }));
     }
-    let mut rows = Vec::new();
+    let (mut rows, mut expected) = (Vec::new(), Some(Vec::new()));
     for t in tasks {
-        rows.extend(t.await.context("deciding rows to copy")?);
+        let (part, sums) = t.await.context("deciding rows to copy")?;
+        rows.extend(part);
+        expected = expected.zip(sums).map(|(mut all, part)| {
+            all.extend(part);
+            all
+        });
     }
-    Ok(Ahead { rows, asked: size })
+    Ok(Ahead {
+        rows,
+        asked,
+        expected: expected.filter(|_| targets.is_some()),
+    })
 }
 
-/// One stream's range: after `lo` (from the start where `None`) up to `hi`, and its rows.
-type Part = (Option<Key>, Key, Vec<(Key, Decisions)>);
+/// One stream's range: after `lo` (from the start where `None`) up to `hi`, and its rows
+/// read ahead (with what the shadow should hold for them, when summed).
+type Part = (Option<Key>, Key, Ahead);
 
-/// Splits decided rows in key order into `parts` consecutive ranges of about equal size.
-fn split(last: Option<Key>, rows: Vec<(Key, Decisions)>, parts: usize) -> Vec<Part> {
-    let per = rows.len().div_ceil(parts.max(1)).max(1);
+/// Splits rows decided ahead, in key order, into `parts` consecutive ranges of about equal
+/// size.
+fn split(last: Option<Key>, ahead: Ahead, parts: usize) -> Vec<Part> {
+    let per = ahead.rows.len().div_ceil(parts.max(1)).max(1);
     let mut out = Vec::new();
     let mut lo = last;
-    let mut it = rows.into_iter();
+    let mut it = ahead.rows.into_iter();
+    let mut sums = ahead.expected.map(Vec::into_iter);
     loop {
-        let part: Vec<_> = it.by_ref().take(per).collect();
-        let Some((hi, _)) = part.last() else {
+        let rows: Vec<_> = it.by_ref().take(per).collect();
+        let Some((hi, _)) = rows.last() else {
             return out;
         };
         let hi = hi.clone();
+        let expected = sums.as_mut().map(|s| s.by_ref().take(rows.len()).collect());
+        let asked = rows.len();
+        let part = Ahead {
+            rows,
+            asked,
+            expected,
+        };
         out.push((lo.replace(hi.clone()), hi, part));
     }
 }
@@ -222,19 +290,24 @@ async fn write_part(
     w: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
-    (lo, hi, rows): Part,
+    (lo, hi, ahead): Part,
     replayed: &HashSet<Vec<u8>>,
     sum: bool,
 ) -> Result<(u64, u64, Vec<Key>, Option<Expected>)> {
     let b = ctx.plan;
-    let count = rows.len();
+    let count = ahead.rows.len();
     let mut tx = w.begin().await?;
-    let ahead = Ahead { rows, asked: count };
-    let Locked { rows, .. } =
-        locked_batch(&mut tx, ctx, lo.as_deref(), count, Some(ahead), replayed).await?;
+    let Locked { rows, expected, .. } = locked_batch(
+        &mut tx,
+        ctx,
+        (lo.as_deref(), count),
+        Some(ahead),
+        replayed,
+        sum,
+    )
+    .await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
-    let expected = sum.then(|| expected_of(ctx, &rows)).flatten();
-    let decided = gather(&b.columns, rows);
+    let decided = gather(&b.columns, rows, ctx.named);
     let changed = decided.changed;
     let staged = staged_keys(&decided);
     let quarantined = write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
@@ -248,7 +321,7 @@ async fn write_part(
 /// What a wide step works with beside the main connection.
 pub(super) struct Wide<'p> {
     pub(super) writers: &'p mut [MySqlConnection],
-    pub(super) reader: &'p mut MySqlConnection,
+    pub(super) reader: &'p mut Option<MySqlConnection>,
     pub(super) ahead: &'p mut Option<Ahead>,
     pub(super) replayed: &'p HashSet<Vec<u8>>,
     pub(super) trailing: &'p mut Option<Trailing>,
@@ -268,20 +341,22 @@ pub(super) async fn copy_wide(
     let b = ctx.plan;
     let k = w.writers.len();
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
+    // Whether batches are summed for a trailing check (not the last: the check pass ends it).
+    let summing = w.trailing.is_some();
     let ahead = match w.ahead.take() {
         Some(a) => a,
-        None => read_decided(conn, ctx, last.as_deref(), k * size, k).await?,
+        None => read_decided(conn, ctx, last.as_deref(), (k * size, k), summing).await?,
     };
     let count = ahead.rows.len();
     let end = count < ahead.asked;
     let upper = ahead.rows.last().map(|(key, _)| key.clone());
-    let parts = split(last.clone(), ahead.rows, k);
+    let parts = split(last.clone(), ahead, k);
     let check_from = match &*w.trailing {
         Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
         _ => None,
     };
     let replayed = w.replayed;
-    let sum = w.trailing.is_some() && !end;
+    let sum = summing && !end;
     let write = futures_util::future::join_all(
         w.writers
             .iter_mut()
@@ -294,13 +369,19 @@ pub(super) async fn copy_wide(
             _ => Ok(()),
         }
     };
-    let reader = &mut *w.reader;
+    let ahead_task = match (&upper, w.reader.take()) {
+        (Some(upper), Some(reader)) if !end => {
+            Some(spawn_read_ahead(reader, ctx, upper, (k * size, k), summing))
+        }
+        (_, reader) => {
+            *w.reader = reader;
+            None
+        }
+    };
     let read_next = async {
-        match &upper {
-            Some(upper) if !end => read_decided(reader, ctx, Some(upper), k * size, k)
-                .await
-                .map(Some),
-            _ => Ok(None),
+        match ahead_task {
+            Some(task) => Some(task.await),
+            None => None,
         }
     };
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
@@ -339,14 +420,19 @@ pub(super) async fn copy_wide(
             });
         }
     }
-    // A failed read-ahead costs only its head start: the next step reads for itself.
-    *w.ahead = read.ok().flatten();
+    // A failed read-ahead costs only its head start: the next step reads for itself (on the
+    // main connection, if the reader went with a task that failed).
+    if let Some(Ok((reader, ahead))) = read {
+        *w.reader = Some(reader);
+        *w.ahead = ahead.ok();
+    }
     *state = next;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::decide::Decisions;
     use super::*;
 
     fn facts(lock_mode: i64, auto: Option<&str>, engine: &str, rc: bool) -> Facts {
@@ -390,19 +476,32 @@ mod tests {
     #[test]
     fn ranges_split_in_key_order_each_after_the_last() {
         let rows: Vec<(Key, Decisions)> = (1..=7u8).map(|i| (vec![vec![i]], vec![])).collect();
-        let parts = split(Some(vec![vec![0]]), rows, 3);
-        let bounds: Vec<(Option<Key>, Key, usize)> = parts
+        let ahead = Ahead {
+            rows,
+            asked: 9,
+            expected: Some((1..=7u64).map(|i| (i, i as u32)).collect()),
+        };
+        let parts = split(Some(vec![vec![0]]), ahead, 3);
+        let bounds: Vec<(Option<Key>, Key, usize, Vec<u64>)> = parts
             .into_iter()
-            .map(|(lo, hi, r)| (lo, hi, r.len()))
+            .map(|(lo, hi, a)| {
+                let tags = a.expected.unwrap().iter().map(|(t, _)| *t).collect();
+                (lo, hi, a.rows.len(), tags)
+            })
             .collect();
         assert_eq!(
             bounds,
             vec![
-                (Some(vec![vec![0]]), vec![vec![3]], 3),
-                (Some(vec![vec![3]]), vec![vec![6]], 3),
-                (Some(vec![vec![6]]), vec![vec![7]], 1),
+                (Some(vec![vec![0]]), vec![vec![3]], 3, vec![1, 2, 3]),
+                (Some(vec![vec![3]]), vec![vec![6]], 3, vec![4, 5, 6]),
+                (Some(vec![vec![6]]), vec![vec![7]], 1, vec![7]),
             ]
         );
-        assert!(split(None, Vec::new(), 3).is_empty());
+        let none = Ahead {
+            rows: Vec::new(),
+            asked: 3,
+            expected: None,
+        };
+        assert!(split(None, none, 3).is_empty());
     }
 }
