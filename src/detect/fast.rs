@@ -14,9 +14,14 @@
 //!
 //! A wrong table's reading of real text breaks case in nearly every word and scores far
 //! below zero a letter; a value in another table read through the column's (a KOI8-R row in
-//! a cp1251 column) does the same, so it fails the bar and is decided whole. The bar is set
-//! where `tests/detect_fast.rs` finds the full decision giving the same label for every value
-//! the fast one takes, on the held-out set and the stress sets in every column.
+//! a cp1251 column) does the same, so it fails the bar. Where the column holds rows of that
+//! other table (at least [`SECOND_SHARE`] of them in its prior), the other table's reading is
+//! tried next under the same bar with a longer text asked ([`SECOND_MIN_LETTERS`]: under a
+//! minority table the whole decision abstains on some values of 12 to 20 letters that the
+//! bar passes); a KOI8-R row then costs two readings, not six. The bars are set where
+//! `tests/detect_fast.rs` finds the full decision giving the same label for every value the
+//! fast one takes, on the held-out set and the stress sets in every column, and in every
+//! column of one table holding a tenth of another's rows.
 
 use super::column::ColumnPrior;
 use super::tables::{self, UNMAPPED};
@@ -41,8 +46,17 @@ const TABLES: [Encoding; 4] = [
     Encoding::Iso8859_5,
 ];
 
+/// Share of a column's rows another table must hold for its reading to be taken in one pass
+/// too, where the column's own reading fails (a KOI8-R row in a cp1251 column that has them).
+pub const SECOND_SHARE: f32 = 0.02;
+/// Letters outside ASCII another table's reading must hold: under a minority table the
+/// whole decision abstains on some shorter values the bar passes (the column's prior
+/// weighs against the reading), and the fast one must never take what it would not.
+pub const SECOND_MIN_LETTERS: u32 = 24;
+
 /// The column's label for `bytes` when the value is plainly the column's text (see the
-/// module's note); `None`: decide it whole.
+/// module's note), or plainly the text of another table the column holds rows of (at least
+/// [`SECOND_SHARE`]) where the column's own reading is not; `None`: decide it whole.
 pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<Label> {
     if threshold > FAST_MAX_THRESHOLD {
         return None;
@@ -54,9 +68,34 @@ pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<La
     if share < UNIFORM_SHARE || !TABLES.contains(&enc) || bytes.is_ascii() {
         return None;
     }
+    if std::str::from_utf8(bytes).is_ok() {
+        return None;
+    }
+    if plainly(bytes, enc, FAST_MIN_LETTERS) {
+        return Some(label);
+    }
+    // Another table of the column's, most rows first: a wrong table's reading of real text
+    // fails the bar as the column's own did, so at most one of them can pass it.
+    let mut others: Vec<(Encoding, f32)> = TABLES
+        .iter()
+        .filter(|&&e| !super::column::same_family(Label::Legacy(e), label))
+        .map(|&e| (e, prior.share(Label::Legacy(e))))
+        .filter(|&(_, s)| s >= SECOND_SHARE)
+        .collect();
+    others.sort_by(|a, b| b.1.total_cmp(&a.1));
+    others
+        .into_iter()
+        .find(|&(e, _)| plainly(bytes, e, SECOND_MIN_LETTERS))
+        .map(|(e, _)| Label::Legacy(e))
+}
+
+/// Whether `bytes` (not ASCII, not UTF-8) read through table `enc` are plainly its text:
+/// every byte printable ASCII or one of its Cyrillic letters, and a reading of long text of
+/// sound words, `letters` of them or more outside ASCII (see the module's note).
+fn plainly(bytes: &[u8], enc: Encoding, letters: u32) -> bool {
     // KOI8-R's column may hold KOI8-U rows: its eight bytes differ, decide those whole.
     if enc == Encoding::Koi8R && bytes.iter().any(|&b| tables::koi8u_only(b)) {
-        return None;
+        return false;
     }
     let table = tables::decode_table(enc);
     let printable = |b: u8| (0x20..0x7F).contains(&b) || matches!(b, b'\t' | b'\n' | b'\r');
@@ -68,10 +107,7 @@ pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<La
         .iter()
         .all(|&b| if b < 0x80 { printable(b) } else { letter(b) })
     {
-        return None;
-    }
-    if std::str::from_utf8(bytes).is_ok() {
-        return None;
+        return false;
     }
     let t = text::score_chars(bytes.iter().map(|&b| {
         if b < 0x80 {
@@ -81,10 +117,9 @@ pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<La
         }
     }));
     let plain = t.odd_case_words == 0 && t.mixed_words == 0 && t.odd_symbols == 0;
-    (plain
-        && t.non_ascii_letters >= FAST_MIN_LETTERS
-        && t.score >= FAST_PER_LETTER * t.non_ascii_letters as f32)
-        .then_some(label)
+    plain
+        && t.non_ascii_letters >= letters
+        && t.score >= FAST_PER_LETTER * t.non_ascii_letters as f32
 }
 
 #[cfg(test)]
@@ -127,5 +162,38 @@ mod tests {
         let quoted = enc(Encoding::Windows1251, "«Доставка по Москве в течение дня»");
         assert_eq!(in_column(&quoted, &prior, 0.95), None);
         assert_eq!(in_column(&col[0], &prior, 0.999), None);
+    }
+
+    #[test]
+    fn a_second_table_the_column_holds_is_read_in_one_pass_when_long() {
+        let texts = [
+            "Доставка по Москве в течение двух дней после оплаты заказа",
+            "Спасибо за быстрый ответ и хорошую работу вашей службы поддержки",
+            "Оплата при получении заказа курьеру наличными или картой",
+        ];
+        // Nine rows of cp1251 to one of KOI8-R, as an old client left them.
+        let col: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                let e = if i % 10 == 9 {
+                    Encoding::Koi8R
+                } else {
+                    Encoding::Windows1251
+                };
+                enc(e, texts[i % 3])
+            })
+            .collect();
+        let refs: Vec<&[u8]> = col.iter().map(Vec::as_slice).collect();
+        let prior = column_prior(&refs);
+        let koi = enc(Encoding::Koi8R, texts[1]);
+        assert_eq!(
+            in_column(&koi, &prior, 0.95),
+            Some(Label::Legacy(Encoding::Koi8R))
+        );
+        // Shorter than the second table's bar: decided whole.
+        let short = enc(Encoding::Koi8R, "Доставка за два дня");
+        assert_eq!(in_column(&short, &prior, 0.95), None);
+        // A table the column holds no rows of: decided whole.
+        let dos = enc(Encoding::Ibm866, texts[1]);
+        assert_eq!(in_column(&dos, &prior, 0.95), None);
     }
 }
