@@ -20,8 +20,9 @@
 //! minority table the whole decision abstains on some values of 12 to 20 letters that the
 //! bar passes); a KOI8-R row then costs two readings, not six. The bars are set where
 //! `tests/detect_fast.rs` finds the full decision giving the same label for every value the
-//! fast one takes, on the held-out set and the stress sets in every column, and in every
-//! column of one table holding a tenth of another's rows.
+//! fast one takes, on the held-out set and the stress sets in every column, in every
+//! column of one table holding a tenth of another's rows, and in columns of two or three
+//! tables (none at [`UNIFORM_SHARE`], all of them together), where each table is tried so.
 
 use super::column::ColumnPrior;
 use super::tables::{self, UNMAPPED};
@@ -56,37 +57,52 @@ pub const SECOND_MIN_LETTERS: u32 = 24;
 
 /// The column's label for `bytes` when the value is plainly the column's text (see the
 /// module's note), or plainly the text of another table the column holds rows of (at least
-/// [`SECOND_SHARE`]) where the column's own reading is not; `None`: decide it whole.
+/// [`SECOND_SHARE`]) where the column's own reading is not; in a column of several tables
+/// with none at [`UNIFORM_SHARE`] but all of them together, plainly one of them under the
+/// longer bar. `None`: decide it whole.
 pub fn in_column(bytes: &[u8], prior: &ColumnPrior, threshold: f32) -> Option<Label> {
-    if threshold > FAST_MAX_THRESHOLD {
+    if threshold > FAST_MAX_THRESHOLD || bytes.is_ascii() || std::str::from_utf8(bytes).is_ok() {
         return None;
     }
     let (label, share) = prior.dominant()?;
-    let Label::Legacy(enc) = label else {
-        return None;
-    };
-    if share < UNIFORM_SHARE || !TABLES.contains(&enc) || bytes.is_ascii() {
-        return None;
-    }
-    if std::str::from_utf8(bytes).is_ok() {
-        return None;
-    }
-    if plainly(bytes, enc, FAST_MIN_LETTERS) {
-        return Some(label);
-    }
-    // Another table of the column's, most rows first: a wrong table's reading of real text
-    // fails the bar as the column's own did, so at most one of them can pass it.
-    let mut others: Vec<(Encoding, f32)> = TABLES
+    // The Cyrillic tables the column holds rows of, most rows first.
+    let mut held: Vec<(Encoding, f32)> = TABLES
         .iter()
-        .filter(|&&e| !super::column::same_family(Label::Legacy(e), label))
-        .map(|&e| (e, prior.share(Label::Legacy(e))))
+        .map(|&e| (e, table_share(prior, e)))
         .filter(|&(_, s)| s >= SECOND_SHARE)
         .collect();
-    others.sort_by(|a, b| b.1.total_cmp(&a.1));
-    others
-        .into_iter()
+    held.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if held.iter().map(|(_, s)| s).sum::<f32>() < UNIFORM_SHARE {
+        return None;
+    }
+    let own = match label {
+        Label::Legacy(enc) if share >= UNIFORM_SHARE && TABLES.contains(&enc) => Some(enc),
+        // A column plainly of another reading (KOI8-U, whose label the KOI8-R one is not).
+        _ if share >= UNIFORM_SHARE => return None,
+        _ => None,
+    };
+    if let Some(enc) = own {
+        if plainly(bytes, enc, FAST_MIN_LETTERS) {
+            return Some(label);
+        }
+    }
+    // Another table of the column's: a wrong table's reading of real text fails the bar as
+    // the column's own did, so at most one of them can pass it.
+    held.into_iter()
+        .filter(|&(e, _)| Some(e) != own)
         .find(|&(e, _)| plainly(bytes, e, SECOND_MIN_LETTERS))
         .map(|(e, _)| Label::Legacy(e))
+}
+
+/// The share of the column's rows in table `enc` (KOI8-R with KOI8-U: a KOI8-U row without
+/// its eight letters is KOI8-R byte for byte).
+fn table_share(prior: &ColumnPrior, enc: Encoding) -> f32 {
+    let own = prior.share(Label::Legacy(enc));
+    if enc == Encoding::Koi8R {
+        own + prior.share(Label::Legacy(Encoding::Koi8U))
+    } else {
+        own
+    }
 }
 
 /// Whether `bytes` (not ASCII, not UTF-8) read through table `enc` are plainly its text:
@@ -195,5 +211,30 @@ mod tests {
         // A table the column holds no rows of: decided whole.
         let dos = enc(Encoding::Ibm866, texts[1]);
         assert_eq!(in_column(&dos, &prior, 0.95), None);
+        // Half and half: neither table is the column's, each is read so when long.
+        let halves: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                let e = if i % 2 == 0 {
+                    Encoding::Koi8R
+                } else {
+                    Encoding::Ibm866
+                };
+                enc(e, texts[i % 3])
+            })
+            .collect();
+        let refs: Vec<&[u8]> = halves.iter().map(Vec::as_slice).collect();
+        let prior = column_prior(&refs);
+        assert_eq!(
+            in_column(&dos, &prior, 0.95),
+            Some(Label::Legacy(Encoding::Ibm866))
+        );
+        assert_eq!(
+            in_column(&koi, &prior, 0.95),
+            Some(Label::Legacy(Encoding::Koi8R))
+        );
+        assert_eq!(
+            in_column(&enc(Encoding::Ibm866, "Доставка за два дня"), &prior, 0.95),
+            None
+        );
     }
 }
