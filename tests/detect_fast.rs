@@ -13,6 +13,15 @@ fn corpus(name: &str) -> Vec<eval::Row> {
     eval::parse_corpus(&std::fs::read_to_string(&path).expect(&path)).expect("parse")
 }
 
+/// The held-out set, and every other set (development, look-alike and units stress sets).
+fn every_set() -> (Vec<eval::Row>, Vec<eval::Row>) {
+    let others = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
+        .iter()
+        .flat_map(|n| corpus(n))
+        .collect();
+    (corpus("heldout_corpus.tsv"), others)
+}
+
 /// Values the fast reading took, and those among them the full decision reads otherwise.
 #[derive(Default)]
 struct Agreement {
@@ -77,11 +86,7 @@ fn prior_of(members: &[&eval::Row]) -> ColumnPrior {
 
 #[test]
 fn the_fast_reading_agrees_with_the_full_decision_in_every_column() {
-    let heldout = corpus("heldout_corpus.tsv");
-    let others: Vec<eval::Row> = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
-        .iter()
-        .flat_map(|n| corpus(n))
-        .collect();
+    let (heldout, others) = every_set();
     let columns = cyrillic_columns(&heldout);
     assert!(columns.len() >= 8, "{} Cyrillic columns", columns.len());
     let (mut own, mut foreign) = (Agreement::default(), Agreement::default());
@@ -151,11 +156,7 @@ fn mixed_prior(main: &[&eval::Row], second: &[&eval::Row], step: usize) -> Colum
 
 #[test]
 fn the_second_tables_reading_agrees_in_columns_that_hold_two_tables() {
-    let heldout = corpus("heldout_corpus.tsv");
-    let others: Vec<eval::Row> = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
-        .iter()
-        .flat_map(|n| corpus(n))
-        .collect();
+    let (heldout, others) = every_set();
     let columns = cyrillic_columns(&heldout);
     let mut a = Agreement::default();
     let (mut second_taken, mut second_long) = (0, 0);
@@ -205,11 +206,7 @@ fn the_second_tables_reading_agrees_in_columns_that_hold_two_tables() {
 
 #[test]
 fn in_a_column_of_two_tables_half_and_half_each_reading_agrees() {
-    let heldout = corpus("heldout_corpus.tsv");
-    let others: Vec<eval::Row> = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
-        .iter()
-        .flat_map(|n| corpus(n))
-        .collect();
+    let (heldout, others) = every_set();
     let columns = cyrillic_columns(&heldout);
     let mut a = Agreement::default();
     let (mut taken_own, mut long_own, mut pairs) = (0, 0, 0);
@@ -250,11 +247,7 @@ fn in_a_column_of_two_tables_half_and_half_each_reading_agrees() {
 
 #[test]
 fn in_a_column_of_three_tables_of_one_language_each_reading_agrees() {
-    let heldout = corpus("heldout_corpus.tsv");
-    let others: Vec<eval::Row> = ["dev_corpus.tsv", "stress_lookalike.tsv", "stress_units.tsv"]
-        .iter()
-        .flat_map(|n| corpus(n))
-        .collect();
+    let (heldout, others) = every_set();
     let columns = cyrillic_columns(&heldout);
     let keys: Vec<_> = columns.keys().collect();
     let mut a = Agreement::default();

@@ -187,19 +187,20 @@ mod tests {
             "Спасибо за быстрый ответ и хорошую работу вашей службы поддержки",
             "Оплата при получении заказа курьеру наличными или картой",
         ];
+        // The prior of 300 rows of `texts`, row `i` in table `table(i)`.
+        let prior_of = |table: &dyn Fn(usize) -> Encoding| {
+            let col: Vec<Vec<u8>> = (0..300).map(|i| enc(table(i), texts[i % 3])).collect();
+            let refs: Vec<&[u8]> = col.iter().map(Vec::as_slice).collect();
+            column_prior(&refs)
+        };
         // Nine rows of cp1251 to one of KOI8-R, as an old client left them.
-        let col: Vec<Vec<u8>> = (0..300)
-            .map(|i| {
-                let e = if i % 10 == 9 {
-                    Encoding::Koi8R
-                } else {
-                    Encoding::Windows1251
-                };
-                enc(e, texts[i % 3])
-            })
-            .collect();
-        let refs: Vec<&[u8]> = col.iter().map(Vec::as_slice).collect();
-        let prior = column_prior(&refs);
+        let prior = prior_of(&|i| {
+            if i % 10 == 9 {
+                Encoding::Koi8R
+            } else {
+                Encoding::Windows1251
+            }
+        });
         let koi = enc(Encoding::Koi8R, texts[1]);
         assert_eq!(
             in_column(&koi, &prior, 0.95),
@@ -212,18 +213,13 @@ mod tests {
         let dos = enc(Encoding::Ibm866, texts[1]);
         assert_eq!(in_column(&dos, &prior, 0.95), None);
         // Half and half: neither table is the column's, each is read so when long.
-        let halves: Vec<Vec<u8>> = (0..300)
-            .map(|i| {
-                let e = if i % 2 == 0 {
-                    Encoding::Koi8R
-                } else {
-                    Encoding::Ibm866
-                };
-                enc(e, texts[i % 3])
-            })
-            .collect();
-        let refs: Vec<&[u8]> = halves.iter().map(Vec::as_slice).collect();
-        let prior = column_prior(&refs);
+        let prior = prior_of(&|i| {
+            if i % 2 == 0 {
+                Encoding::Koi8R
+            } else {
+                Encoding::Ibm866
+            }
+        });
         assert_eq!(
             in_column(&dos, &prior, 0.95),
             Some(Label::Legacy(Encoding::Ibm866))
