@@ -14,7 +14,8 @@ pub const PROBE_VALUES: u32 = 4_096;
 /// A column whose look-ups found fewer than one in this many remembered stops remembering
 /// for [`REST_VALUES`] values: its short values do not repeat (a body with its order number),
 /// and each miss cost a hash, a copy of the key and of the decision, and memory that a
-/// full map is cleared of again, for nothing (a tenth of a copy's CPU, measured).
+/// full map is cleared of again, for nothing (in a profile of bench_copy's 1M-row copy, this
+/// function's own share of the tool's CPU fell from 4.7% to 2.6%, its allocations with it).
 pub const HIT_ONE_IN: u32 = 8;
 /// Values a column that stopped remembering is decided without the memory, before it tries
 /// again (the table's later rows may repeat where its first did not).
