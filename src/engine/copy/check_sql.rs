@@ -2,7 +2,7 @@
 //! of a key range of the table with the same range of the shadow, the search for rows only
 //! the shadow has, and the counts that say whether to search.
 
-use super::sql::JobColumn;
+use super::write_sql::JobColumn;
 use crate::db::keyset::KeyColumn;
 use crate::db::quote;
 

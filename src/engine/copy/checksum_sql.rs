@@ -117,7 +117,7 @@ mod tests {
     use crate::db::keyset::KeyColumn;
     use crate::detect::Label;
     use crate::engine::copy::check_sql::Compare;
-    use crate::engine::copy::sql::JobColumn;
+    use crate::engine::copy::write_sql::JobColumn;
     use crate::engine::servercodec::{self, ServerCodec};
 
     #[test]

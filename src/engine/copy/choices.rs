@@ -14,7 +14,7 @@
 //! values only our codecs can write (mojibake repaired, ISO-8859-5, TCVN3), are staged.
 
 use super::decide::Stage;
-use super::sql::JobColumn;
+use super::write_sql::JobColumn;
 use crate::db::quote;
 use crate::engine::read::Key;
 use crate::engine::servercodec::ServerCodec;

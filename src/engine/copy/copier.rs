@@ -7,10 +7,9 @@ use super::context::Ctx;
 use super::decide::{gather, stored_rows, Decided, Decisions};
 use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
-use super::sql::{
-    any_of, delete_where_sql, key_range, read_locked_sql, replace_select, stage_insert_sql, Special,
-};
+use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
 use super::streams::{copy_wide, Wide};
+use super::write_sql::{replace_select, stage_insert_sql, Special};
 use super::Phase;
 use crate::db::errno;
 use crate::db::quote;

@@ -3,7 +3,7 @@
 
 use super::choices::{self, choice_of, key_literal, Chosen};
 use super::expect::{self, Expected, Target};
-use super::sql::{STAGED_DECLARED, STAGED_VALUE};
+use super::write_sql::{STAGED_DECLARED, STAGED_VALUE};
 use crate::detect::{ColumnPrior, Label};
 use crate::engine::keycodec;
 use crate::engine::plan::ColumnPlan;

@@ -104,6 +104,7 @@ pub mod sql;
 pub mod streams;
 mod teardown;
 mod verify;
+pub mod write_sql;
 
 pub use names::{names, sorts_after, Names};
 pub use setup::refuse_kept_originals;

@@ -15,8 +15,9 @@ use super::rebuild_sql::{
     empty_sql, map_ddl, map_drop_sql, map_insert_sql, read_values_sql, rebuild_sql,
     unmatched_rows_sql,
 };
-use super::sql::{count_sql, STAGED_DECLARED, STAGED_VALUE};
+use super::sql::count_sql;
 use super::verify::CopyFindings;
+use super::write_sql::{STAGED_DECLARED, STAGED_VALUE};
 use crate::engine::checkpoint::State;
 use crate::engine::keycodec;
 use crate::engine::quarantine::{self, Quarantined};

@@ -8,7 +8,8 @@
 //! `INSERT … SELECT` joins every row to the maps on its stored bytes.
 
 use super::names::Names;
-use super::sql::{staged_expr, JobColumn, GATE};
+use super::sql::GATE;
+use super::write_sql::{staged_expr, JobColumn};
 use crate::db::quote;
 use std::time::Duration;
 

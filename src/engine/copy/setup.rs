@@ -8,6 +8,7 @@ use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
     log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
+use super::write_sql;
 use super::Phase;
 use crate::db::keyset::KeyColumn;
 use crate::db::{errno, quote};
@@ -224,8 +225,8 @@ pub(super) async fn create_triggers(
 
 /// (Re)creates this session's staging table: the key columns as in the table, a value and a flag per job column.
 pub(super) async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
-    conn.execute(sql::stage_drop_sql().as_str()).await?;
-    conn.execute(sql::stage_ddl(&ctx.key_types, ctx.job_columns.len()).as_str())
+    conn.execute(write_sql::stage_drop_sql().as_str()).await?;
+    conn.execute(write_sql::stage_ddl(&ctx.key_types, ctx.job_columns.len()).as_str())
         .await
         .context("creating the session's staging table. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
     Ok(())
@@ -234,7 +235,7 @@ pub(super) async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> R
 /// Empties the staging table. Only outside a transaction: `TRUNCATE` commits (even for a
 /// temporary table), but it is far cheaper than deleting a batch's rows inside one.
 pub(super) async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
-    conn.execute(sql::stage_truncate_sql().as_str())
+    conn.execute(write_sql::stage_truncate_sql().as_str())
         .await
         .context("emptying the staging table")?;
     Ok(())
