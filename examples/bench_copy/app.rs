@@ -7,9 +7,9 @@ use futures_util::StreamExt;
 use myrecode::codec::{self, Encoding};
 use myrecode::db::connect::ConnectionConfig;
 use sqlx::{Connection, Executor, MySqlConnection, Row};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Authors of the forum: Russian names (cp1251/KOI8-R in the table); ASCII rows get `userNNNN`.
@@ -223,97 +223,187 @@ pub(crate) fn transient(msg: &str) -> bool {
     .any(|s| msg.contains(s))
 }
 
-/// The application: one statement due every `every` (open loop) on its own connection until `stop`.
+/// Connections the writer spreads its statements over: a statement the tool holds up does not
+/// hold up the ones due after it (each waits for a free connection, timed from its due instant).
+pub(crate) const WRITER_CONNECTIONS: usize = 8;
+
+/// The writer's state its statements share: what they did, and the rows one is changing now.
+#[derive(Default)]
+struct Shared {
+    report: WriterReport,
+    /// Rows a statement in flight updates or deletes: no second one picks them, so each row's
+    /// last write is known.
+    in_flight: HashSet<i64>,
+}
+
+/// The application: one statement due every `every` (open loop) until `stop`, each on the first
+/// free one of [`WRITER_CONNECTIONS`] connections; their connection ids go to `ids`.
 pub(crate) async fn writer(
     cfg: ConnectionConfig,
     rows: i64,
     every: Duration,
     stop: Arc<AtomicBool>,
-    my_id: Arc<AtomicU64>,
+    ids: Arc<Mutex<Vec<u64>>>,
 ) -> Result<WriterReport> {
-    let mut c = cfg.connect_one().await?;
-    let id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
-        .fetch_one(&mut c)
-        .await?;
-    my_id.store(id, Ordering::SeqCst);
-    let mut r = WriterReport::default();
-    let mut legacy = true;
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut conns = Vec::with_capacity(WRITER_CONNECTIONS);
+    let mut conn_ids = Vec::with_capacity(WRITER_CONNECTIONS);
+    for _ in 0..WRITER_CONNECTIONS {
+        let mut c = cfg.connect_one().await?;
+        conn_ids.push(
+            sqlx::query_scalar::<_, u64>("SELECT CONNECTION_ID()")
+                .fetch_one(&mut c)
+                .await?,
+        );
+        conns.push(c);
+    }
+    *ids.lock().expect("writer ids") = conn_ids;
+    let free = Arc::new(tokio::sync::Mutex::new(conns));
+    // Fair (first come, first served): statements get connections in the order they fell due.
+    let permits = Arc::new(tokio::sync::Semaphore::new(WRITER_CONNECTIONS));
+    let legacy = Arc::new(AtomicBool::new(true));
+    let shared = Arc::new(Mutex::new(Shared::default()));
     let started = Instant::now();
-    // Open loop: each statement is due at its own instant; one the server held up makes the
-    // next ones late, never fewer, and each latency counts from when it was due.
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    // Open loop: each statement is due at its own instant and is issued then, whatever the
+    // ones before it are waiting for; its latency counts from that instant.
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let mut n: u64 = 0;
     while !stop.load(Ordering::SeqCst) {
         let due = tick.tick().await;
         n += 1;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let id = 1 + (x % rows as u64) as i64;
-        let w = Written {
-            author: AUTHORS[(x >> 20) as usize % AUTHORS.len()].to_string(),
-            body: format!(
-                "{} (правка {n})",
-                RUSSIAN[(x >> 8) as usize % RUSSIAN.len()]
-            ),
-            enc: Some(Encoding::Windows1251),
+        let op = {
+            let mut s = shared.lock().expect("writer state");
+            let id = loop {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let id = 1 + (x % rows as u64) as i64;
+                if !s.in_flight.contains(&id) {
+                    break id;
+                }
+            };
+            let w = Written {
+                author: AUTHORS[(x >> 20) as usize % AUTHORS.len()].to_string(),
+                body: format!(
+                    "{} (правка {n})",
+                    RUSSIAN[(x >> 8) as usize % RUSSIAN.len()]
+                ),
+                enc: Some(Encoding::Windows1251),
+            };
+            let deleted = matches!(s.report.last.get(&id), Some(None));
+            let op = match x % 20 {
+                0 if !deleted => Op::Delete { id },
+                1..=4 => Op::Insert { w },
+                _ if deleted => Op::Insert { w },
+                _ => Op::Update { id, w },
+            };
+            if let Op::Update { id, .. } | Op::Delete { id } = op {
+                s.in_flight.insert(id);
+            }
+            op
         };
-        let deleted = matches!(r.last.get(&id), Some(None));
-        let op = match x % 20 {
-            0 if !deleted => Op::Delete { id },
-            1..=4 => Op::Insert { w },
-            _ if deleted => Op::Insert { w },
-            _ => Op::Update { id, w },
-        };
-        let mut tries = 0;
-        let result = loop {
-            match write_once(&mut c, &op, legacy).await {
-                Ok(done) => break Ok(done),
-                Err(e) => {
-                    let msg = e.to_string();
-                    if legacy && msg.contains("Incorrect string value") {
-                        // The column is utf8mb4 now: the application switches to UTF-8.
-                        legacy = false;
-                        r.switched_at = Some(started.elapsed());
-                    } else if tries < 5 && transient(&msg) {
-                        tries += 1;
-                        r.retried += 1;
-                        if r.first_retries.len() < 3 {
-                            r.first_retries.push(msg);
-                        }
-                        c.clear_cached_statements().await.ok();
-                    } else {
-                        break Err(msg);
+        let (free, permits, legacy, shared) = (
+            free.clone(),
+            permits.clone(),
+            legacy.clone(),
+            shared.clone(),
+        );
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await.expect("writer permits");
+            let mut c = free
+                .lock()
+                .await
+                .pop()
+                .expect("a free connection per permit");
+            let (result, enc_legacy, retries) = write_retrying(&mut c, &op, &legacy).await;
+            let latency = due.elapsed();
+            free.lock().await.push(c);
+            let mut s = shared.lock().expect("writer state");
+            let r = &mut s.report;
+            r.latencies.push(latency);
+            if r.switched_at.is_none() && !legacy.load(Ordering::SeqCst) {
+                r.switched_at = Some(started.elapsed());
+            }
+            r.retried += retries.len() as u64;
+            for msg in retries {
+                if r.first_retries.len() < 3 {
+                    r.first_retries.push(msg);
+                }
+            }
+            let enc = enc_legacy.then_some(Encoding::Windows1251);
+            if let Op::Update { id, .. } | Op::Delete { id } = op {
+                s.in_flight.remove(&id);
+            }
+            let r = &mut s.report;
+            match (result, op) {
+                (Ok(_), Op::Delete { id }) => {
+                    r.last.insert(id, None);
+                }
+                (Ok(done), Op::Insert { mut w }) => {
+                    w.enc = enc;
+                    r.last.insert(done.last_insert_id() as i64, Some(w));
+                }
+                (Ok(done), Op::Update { id, mut w }) => {
+                    if done.rows_affected() > 0 {
+                        w.enc = enc;
+                        r.last.insert(id, Some(w));
+                    }
+                }
+                (Err(msg), _) => {
+                    r.failed += 1;
+                    if r.first_errors.len() < 3 {
+                        r.first_errors.push(msg);
                     }
                 }
             }
-        };
-        r.latencies.push(due.elapsed());
-        match (result, op) {
-            (Ok(_), Op::Delete { id }) => {
-                r.last.insert(id, None);
-            }
-            (Ok(done), Op::Insert { mut w }) => {
-                w.enc = legacy.then_some(Encoding::Windows1251);
-                r.last.insert(done.last_insert_id() as i64, Some(w));
-            }
-            (Ok(done), Op::Update { id, mut w }) => {
-                if done.rows_affected() > 0 {
-                    w.enc = legacy.then_some(Encoding::Windows1251);
-                    r.last.insert(id, Some(w));
-                }
-            }
-            (Err(msg), _) => {
-                r.failed += 1;
-                if r.first_errors.len() < 3 {
-                    r.first_errors.push(msg);
+        });
+        // Reap finished statements as we go, so a long run does not hold every task.
+        while let Some(done) = tasks.try_join_next() {
+            done?;
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        done?;
+    }
+    let s = Arc::try_unwrap(shared)
+        .map_err(|_| anyhow::anyhow!("a writer statement outlived the writer"))?
+        .into_inner()
+        .expect("writer state");
+    Ok(s.report)
+}
+
+/// Runs `op` until it succeeds or fails for good: the outcome, whether cp1251 bytes were bound
+/// (the column was still latin1), and the messages of the attempts retried.
+async fn write_retrying(
+    c: &mut MySqlConnection,
+    op: &Op,
+    legacy: &AtomicBool,
+) -> (
+    Result<sqlx::mysql::MySqlQueryResult, String>,
+    bool,
+    Vec<String>,
+) {
+    let mut retries = Vec::new();
+    loop {
+        let leg = legacy.load(Ordering::SeqCst);
+        match write_once(c, op, leg).await {
+            Ok(done) => return (Ok(done), leg, retries),
+            Err(e) => {
+                let msg = e.to_string();
+                if leg && msg.contains("Incorrect string value") {
+                    // The column is utf8mb4 now: the application switches to UTF-8.
+                    legacy.store(false, Ordering::SeqCst);
+                } else if retries.len() < 5 && transient(&msg) {
+                    retries.push(msg);
+                    c.clear_cached_statements().await.ok();
+                } else {
+                    return (Err(msg), leg, retries);
                 }
             }
         }
     }
-    Ok(r)
 }
 
 /// How the rows came out, value by value (author and body of every row).

@@ -20,9 +20,10 @@
 //! wrote: 80% cp1251 bytes, 10% KOI8-R bytes, 10% ASCII. One is recoded by
 //! `myrecode run JOB --execute` (copy into utf8mb4 with `cutover: auto`), the other converted by
 //! pt-osc (which does not recode: the cp1251 bytes become their latin1 reading, mojibake).
-//! Under the writer load, an application on its own connection updates, inserts or deletes a
-//! row every `--writer-ms` in open loop: each statement is due at a fixed instant whether or
-//! not the one before has returned, and its latency counts from that instant, so a tool that
+//! Under the writer load, an application updates, inserts or deletes a row every `--writer-ms`
+//! in open loop over 8 connections: each statement is issued at its due instant on the first
+//! free connection, whether or not the ones before have returned (never two at once on one
+//! row), and its latency counts from that instant, so both tools carry the same statements and a tool that
 //! blocks the application shows it in latency, never in fewer statements (cp1251 bytes until
 //! the column turns utf8mb4 and refuses them, UTF-8 text after); a sampler reads `information_schema.PROCESSLIST` every
 //! 200 ms to show where the tool's connections spend their time. Afterwards every row of both

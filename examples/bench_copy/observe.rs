@@ -6,8 +6,8 @@ use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::quote;
 use sqlx::Row;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How often the sampler reads the process list.
@@ -17,7 +17,7 @@ pub(crate) const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 #[derive(Debug, Default)]
 pub(crate) struct Samples {
     pub(crate) seen: BTreeMap<String, u64>,
-    /// What the writer's connection was seen doing when it was not idle.
+    /// What the writer's connections were seen doing when it was not idle.
     pub(crate) writer_seen: BTreeMap<String, u64>,
     pub(crate) samples: u64,
 }
@@ -46,24 +46,24 @@ pub(crate) fn shape(info: &str, db: &str) -> String {
 pub(crate) async fn sampler(
     cfg: ConnectionConfig,
     db: String,
-    writer_id: Arc<AtomicU64>,
+    writer_ids: Arc<Mutex<Vec<u64>>>,
     stop: Arc<AtomicBool>,
 ) -> Result<Samples> {
     let mut c = cfg.connect_one().await?;
+    let writer_ids = writer_ids.lock().expect("writer ids").clone();
     let mut s = Samples::default();
     while !stop.load(Ordering::SeqCst) {
         let rows = sqlx::query(
-            "SELECT CAST(COMMAND AS CHAR), CAST(COALESCE(STATE, '') AS CHAR), CAST(LEFT(COALESCE(INFO, ''), 120) AS CHAR), ID = ? \
+            "SELECT CAST(COMMAND AS CHAR), CAST(COALESCE(STATE, '') AS CHAR), CAST(LEFT(COALESCE(INFO, ''), 120) AS CHAR), CAST(ID AS UNSIGNED) \
              FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()",
         )
-        .bind(writer_id.load(Ordering::SeqCst))
         .bind(&db)
         .fetch_all(&mut c)
         .await?;
         s.samples += 1;
         for r in rows {
             let (command, state, info): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-            if r.get::<i64, _>(3) != 0 {
+            if writer_ids.contains(&r.get::<u64, _>(3)) {
                 if command != "Sleep" {
                     *s.writer_seen
                         .entry(format!("{} [{state}]", shape(&info, &db)))

@@ -9,8 +9,8 @@ use anyhow::Result;
 use myrecode::db::connect::ConnectionConfig;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One of the two databases.
@@ -67,25 +67,25 @@ pub(crate) fn run_tool(
     } = *on;
     println!("== {tool} on {} ({}) ==", db.name, load.name());
     let stop = Arc::new(AtomicBool::new(false));
-    let writer_id = Arc::new(AtomicU64::new(0));
+    let writer_ids = Arc::new(Mutex::new(Vec::new()));
     let w = (load == Load::Writer).then(|| {
         rt.spawn(writer(
             db.config.clone(),
             opts.rows,
             opts.writer_every,
             stop.clone(),
-            writer_id.clone(),
+            writer_ids.clone(),
         ))
     });
     if let Some(w) = &w {
-        while writer_id.load(Ordering::SeqCst) == 0 && !w.is_finished() {
+        while writer_ids.lock().expect("writer ids").is_empty() && !w.is_finished() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
     let s = rt.spawn(sampler(
         db.config.clone(),
         db.name.clone(),
-        writer_id,
+        writer_ids,
         stop.clone(),
     ));
     let cpu_before = cpu_jiffies();
@@ -226,7 +226,7 @@ pub(crate) fn print_run(r: &ToolRun, rows: i64) {
     waits.sort_by(|a, b| b.1.cmp(a.1));
     for (what, n) in waits.iter().take(4) {
         println!(
-            "  writer seen busy in {n} of {} samples: {what}",
+            "  writer connections seen busy {n} times in {} samples: {what}",
             r.samples.samples
         );
     }
