@@ -485,6 +485,7 @@ pub async fn run(
                 Step::Table(plan, table) if plan.strategy == Strategy::InPlace => {
                     inplace::run_table(
                         &mut conn,
+                        &cfg,
                         &opts.job_id,
                         plan,
                         table.estimated_rows,

@@ -1,7 +1,7 @@
 //! In-place recoding of one table: batches by key, compare-and-set writes, backup, quarantine, checkpoint.
 //!
-//! Locks: each batch is one transaction. Its SELECT is a plain consistent read (no
-//! locks). Every value to rewrite is staged with the bytes it was decided on, and one
+//! Locks: each batch is one transaction. Its rows were read ahead, while the batch before
+//! wrote, by a plain consistent read (no locks) on a connection of their own. Every value to rewrite is staged with the bytes it was decided on, and one
 //! `UPDATE` per column joined on the stage writes each row only if it still holds those
 //! bytes (compare-and-set, row by row, in one statement: [`write`]). Rows the application
 //! changed meanwhile are re-read under `FOR UPDATE`, decided again, and never overwritten
@@ -22,20 +22,25 @@ use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use super::priors;
 use super::quarantine::{self, Quarantined};
-use super::read::{read_batch, read_key, Key};
+use super::read::{self, read_key, Key};
 use super::recode::{self, Action, Source};
 use super::remember::Remembered;
+use crate::db::connect::ConnectionConfig;
+use crate::db::keyset;
 use crate::detect::ColumnPrior;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
+use tokio::task::JoinHandle;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use write::Change;
 
 /// Runs (or resumes) one table until done or asked to stop.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_table(
     conn: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
     job: &str,
     plan: &TablePlan,
     estimated: u64,
@@ -68,12 +73,17 @@ pub async fn run_table(
     }
     let cols = columns::columns_of(conn, &plan.schema, &plan.table).await?;
     write::create_stage(conn, &columns::key_types(&cols, plan)?).await?;
+    let reader = cfg
+        .connect_one()
+        .await
+        .context("opening the connection that reads the next batch ahead")?;
     let mut work = InPlace {
         job,
         plan,
         decider: Arc::new(Decider::new(plan, priors::parse(&state.priors))),
         names: plan.columns.iter().map(|c| c.name.clone()).collect(),
         state,
+        reader: Some(reader),
         ahead: None,
     };
     let outcome = batch::run(conn, &mut work, plan, estimated, stop, pacer, events).await?;
@@ -88,8 +98,11 @@ struct InPlace<'a> {
     decider: Arc<Decider>,
     names: Vec<String>,
     state: State,
-    /// The next batch, read and being decided on a blocking thread while this one writes.
-    ahead: Option<Ahead>,
+    /// The connection batches are read on, apart from the one writing them (`None` while a
+    /// read holds it).
+    reader: Option<MySqlConnection>,
+    /// The next batch, being read and decided while this one writes; hands the reader back.
+    ahead: Option<JoinHandle<(MySqlConnection, Result<Ahead>)>>,
 }
 
 /// A batch read ahead: how many rows were asked and read, its last key, its decisions.
@@ -97,42 +110,87 @@ struct Ahead {
     size: usize,
     rows: usize,
     last_key: Option<Key>,
-    decided: tokio::task::JoinHandle<Decided>,
+    decided: Decided,
 }
 
-/// A batch's decisions: the values to rewrite and the undecidable ones.
-type Decided = (Vec<Change>, Vec<Quarantined>);
+/// A batch's decisions: the values to rewrite, the statements staging them, and the
+/// undecidable values.
+struct Decided {
+    changes: Vec<Change>,
+    stage: Vec<String>,
+    quarantined: Vec<Quarantined>,
+}
 
 impl InPlace<'_> {
-    /// Reads the `size` rows after `after` (no locks) and starts deciding them on a blocking
-    /// thread, so the decisions overlap the previous batch's writes.
-    async fn read_ahead(
-        &self,
-        conn: &mut MySqlConnection,
-        after: Option<&[Vec<u8>]>,
+    /// Reads the `size` rows after `after` (no locks) on the reader connection and decides
+    /// them on a blocking thread, as a task of its own: the read, the decisions and the
+    /// staging statements' hex all overlap the batch before's writes on the other connection.
+    fn spawn_read_ahead(
+        &mut self,
+        after: Option<Key>,
         size: usize,
-    ) -> Result<Ahead> {
+    ) -> Result<JoinHandle<(MySqlConnection, Result<Ahead>)>> {
         let plan = self.plan;
+        let mut reader = self
+            .reader
+            .take()
+            .context("the read-ahead connection is busy")?;
         let nk = plan.key.len();
-        let rows = read_batch(conn, plan, &self.names, after, size, false).await?;
-        let stored = rows
-            .iter()
-            .map(|r| {
-                let cells = (0..plan.columns.len())
-                    .map(|ci| r.try_get::<Option<Vec<u8>>, _>(nk + ci))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok((read_key(r, nk)?, cells))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let last_key = stored.last().map(|(k, _)| k.clone());
+        let exprs: Vec<String> = self.names.iter().map(|c| keyset::raw(c)).collect();
+        let (sql, at) = read::batch_sql(
+            &plan.schema,
+            &plan.table,
+            &plan.key,
+            &exprs,
+            after.is_some(),
+            size,
+            false,
+        );
+        let binds: Vec<Vec<u8>> = after
+            .map(|a| at.iter().map(|&i| a[i].clone()).collect())
+            .unwrap_or_default();
         let decider = self.decider.clone();
         let names = self.names.clone();
-        Ok(Ahead {
-            size,
-            rows: stored.len(),
-            last_key,
-            decided: tokio::task::spawn_blocking(move || decider.decide_rows(&names, stored)),
-        })
+        let table = plan.table.clone();
+        Ok(tokio::spawn(async move {
+            let read = async {
+                let rows = read::bind_all(sqlx::query(&sql), &binds)
+                    .fetch_all(&mut reader)
+                    .await
+                    .with_context(|| format!("reading a batch of {table}"))?;
+                let stored = rows
+                    .iter()
+                    .map(|r| {
+                        let cells = (0..names.len())
+                            .map(|ci| r.try_get::<Option<Vec<u8>>, _>(nk + ci))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Ok((read_key(r, nk)?, cells))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                drop(rows);
+                let last_key = stored.last().map(|(k, _)| k.clone());
+                let n = stored.len();
+                let decided =
+                    tokio::task::spawn_blocking(move || decider.decide_rows(&names, nk, stored))
+                        .await
+                        .context("deciding a batch")?;
+                Ok(Ahead {
+                    size,
+                    rows: n,
+                    last_key,
+                    decided,
+                })
+            }
+            .await;
+            (reader, read)
+        }))
+    }
+
+    /// The batch read ahead, its reader connection back for the next.
+    async fn take_ahead(&mut self, h: JoinHandle<(MySqlConnection, Result<Ahead>)>) -> Result<Ahead> {
+        let (reader, ahead) = h.await.context("reading a batch ahead")?;
+        self.reader = Some(reader);
+        ahead
     }
 }
 
@@ -145,22 +203,24 @@ impl Batches for InPlace<'_> {
     /// changed values, back up the originals, list the undecidable, advance the checkpoint.
     async fn batch(&mut self, conn: &mut MySqlConnection, size: usize) -> Result<Next> {
         let plan = self.plan;
-        let this = match self.ahead.take() {
-            Some(a) => a,
+        let pending = match self.ahead.take() {
+            Some(h) => h,
             None => {
                 let last = self.state.last_key.as_deref().and_then(keycodec::unpack);
-                self.read_ahead(conn, last.as_deref(), size).await?
+                self.spawn_read_ahead(last, size)?
             }
         };
+        let this = self.take_ahead(pending).await?;
         let done = this.rows < this.size;
-        let mut tx = conn.begin().await?;
         if !done {
-            self.ahead = Some(
-                self.read_ahead(&mut tx, this.last_key.as_deref(), size)
-                    .await?,
-            );
+            self.ahead = Some(self.spawn_read_ahead(this.last_key.clone(), size)?);
         }
-        let (changes, mut quarantined) = this.decided.await.context("deciding a batch")?;
+        let Decided {
+            changes,
+            stage,
+            mut quarantined,
+        } = this.decided;
+        let mut tx = conn.begin().await?;
         let decider = &self.decider;
         let decide = |ci: usize, bytes: &[u8]| decider.decide(ci, bytes);
         let lower = self.state.last_key.as_deref().and_then(keycodec::unpack);
@@ -172,7 +232,7 @@ impl Batches for InPlace<'_> {
                     self.job,
                     plan,
                     range,
-                    changes,
+                    (changes, stage),
                     &decide,
                     &mut quarantined,
                 )
@@ -233,9 +293,15 @@ impl Decider {
         })
     }
 
-    /// The changes and the undecidable values of `rows` (each row's key and its job
-    /// columns' stored bytes, `None`: NULL); `names`: the job columns' names.
-    fn decide_rows(&self, names: &[String], rows: Vec<(Key, Vec<Option<Vec<u8>>>)>) -> Decided {
+    /// The changes, their staging statements and the undecidable values of `rows` (each row's
+    /// key of `key_columns` parts and its job columns' stored bytes, `None`: NULL); `names`:
+    /// the job columns' names.
+    fn decide_rows(
+        &self,
+        names: &[String],
+        key_columns: usize,
+        rows: Vec<(Key, Vec<Option<Vec<u8>>>)>,
+    ) -> Decided {
         let mut changes = Vec::new();
         let mut quarantined = Vec::new();
         for (key, cells) in rows {
@@ -260,6 +326,11 @@ impl Decider {
                 }
             }
         }
-        (changes, quarantined)
+        let stage = write::stage_statements(key_columns, names, &changes);
+        Decided {
+            changes,
+            stage,
+            quarantined,
+        }
     }
 }

@@ -79,7 +79,7 @@ pub(super) async fn write(
     job: &str,
     plan: &TablePlan,
     range: (Option<&[Vec<u8>]>, &[Vec<u8>]),
-    changes: Vec<Change>,
+    (changes, staging): (Vec<Change>, Vec<String>),
     decide: &dyn Fn(usize, &[u8]) -> Action,
     quarantined: &mut Vec<Quarantined>,
 ) -> Result<Written> {
@@ -87,7 +87,11 @@ pub(super) async fn write(
     if changes.is_empty() {
         return Ok(written);
     }
-    stage(tx, plan, &changes).await?;
+    for sql in &staging {
+        tx.execute(sql.as_str())
+            .await
+            .context("staging a batch's recoded values")?;
+    }
     let mut redo = Vec::new();
     for (ci, col) in plan.columns.iter().enumerate() {
         let staged = changes.iter().filter(|c| c.col == ci).count() as u64;
@@ -173,9 +177,15 @@ pub(super) async fn write(
     Ok(written)
 }
 
-/// Stages every change, in statements bounded by bytes.
-async fn stage(tx: &mut MySqlConnection, plan: &TablePlan, changes: &[Change]) -> Result<()> {
+/// The statements staging every change (`names`: the job columns'), bounded by bytes: built
+/// where the batch is decided, off the connection that writes.
+pub(super) fn stage_statements(
+    key_columns: usize,
+    names: &[String],
+    changes: &[Change],
+) -> Vec<String> {
     let packed: Vec<Vec<u8>> = changes.iter().map(|c| keycodec::pack(&c.key)).collect();
+    let mut out = Vec::new();
     let mut start = 0;
     while start < changes.len() {
         let mut end = start;
@@ -191,7 +201,7 @@ async fn stage(tx: &mut MySqlConnection, plan: &TablePlan, changes: &[Change]) -
                 sql::StageRow {
                     n,
                     key: &c.key,
-                    col: &plan.columns[c.col].name,
+                    col: &names[c.col],
                     packed: &packed[n],
                     label: &c.label,
                     old: &c.old,
@@ -199,12 +209,10 @@ async fn stage(tx: &mut MySqlConnection, plan: &TablePlan, changes: &[Change]) -
                 }
             })
             .collect();
-        tx.execute(sql::stage_values_sql(plan.key.len(), &rows).as_str())
-            .await
-            .context("staging a batch's recoded values")?;
+        out.push(sql::stage_values_sql(key_columns, &rows));
         start = end;
     }
-    Ok(())
+    out
 }
 
 /// The staged changes of job column `ci` the update did not match, by index into `changes`,
