@@ -30,10 +30,10 @@ use crate::db::keyset;
 use crate::detect::ColumnPrior;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
-use tokio::task::JoinHandle;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use tokio::task::JoinHandle;
 use write::Change;
 
 /// Runs (or resumes) one table until done or asked to stop.
@@ -187,7 +187,10 @@ impl InPlace<'_> {
     }
 
     /// The batch read ahead, its reader connection back for the next.
-    async fn take_ahead(&mut self, h: JoinHandle<(MySqlConnection, Result<Ahead>)>) -> Result<Ahead> {
+    async fn take_ahead(
+        &mut self,
+        h: JoinHandle<(MySqlConnection, Result<Ahead>)>,
+    ) -> Result<Ahead> {
         let (reader, ahead) = h.await.context("reading a batch ahead")?;
         self.reader = Some(reader);
         ahead
