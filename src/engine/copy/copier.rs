@@ -46,7 +46,7 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = gather(&ctx.plan.columns, decide_rows(ctx, rows)?, ctx.named);
+    let decided = gather(&ctx.plan.columns, &decide_rows(ctx, rows)?, ctx.named);
     let changed = decided.changed;
     let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
     Ok((changed, quarantined))
@@ -353,7 +353,7 @@ pub(super) async fn copy_batch(
         let mut staged = Vec::new();
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let decided = gather(&ctx.plan.columns, rows, ctx.named);
+            let decided = gather(&ctx.plan.columns, &rows, ctx.named);
             staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;

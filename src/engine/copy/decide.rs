@@ -202,7 +202,10 @@ pub(super) fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec
 /// Turns decided rows into what to stage, choose and quarantine: rows the server copies alone
 /// (every value its default) are not staged at all; with `named` (the key is integers), a value
 /// the server writes without its bytes is chosen by key rather than staged.
-pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>, named: bool) -> Decided {
+///
+/// Borrows the rows, cloning only what it keeps (rows written otherwise than by default, the
+/// undecidable): the caller chooses where the rest is freed.
+pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: bool) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
         chosen: vec![Vec::new(); columns.len()],
@@ -213,48 +216,109 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: Vec<(Key, Decisions)>, named:
     for (key, cells) in rows {
         // Made once, for a row with a choice only.
         let mut literal: Option<Option<String>> = None;
-        let mut values = Vec::with_capacity(cells.len());
+        // Most rows stage nothing: their values list is made at the first value staged
+        // (an allocation per row here had been most of this function's time, on the path
+        // between one batch's write and the next).
+        let n = cells.len();
+        let mut values: Option<StagedCells> = None;
+        let mut stage = |ci: usize, value: (Option<Vec<u8>>, i8)| {
+            if value.1 != 0 && values.is_none() {
+                let mut v = Vec::with_capacity(n);
+                v.resize(ci, (None, 0));
+                values = Some(v);
+            }
+            if let Some(v) = values.as_mut() {
+                v.push(value);
+            }
+        };
         let mut special = false;
-        for (ci, cell) in cells.into_iter().enumerate() {
+        for (ci, cell) in cells.iter().enumerate() {
             let Some((stored, r)) = cell else {
-                values.push((None, 0));
+                stage(ci, (None, 0));
                 continue;
             };
             d.changed += r.recoded as u64;
-            let choice = choice_of(&stored, &r.stage)
-                .filter(|_| named)
-                .and_then(|c| {
-                    let lit = literal
-                        .get_or_insert_with(|| key_literal(&key))
-                        .as_deref()?;
-                    Some((c, lit))
-                });
-            special |= !matches!(r.stage, Stage::Server(_));
-            values.push(match (choice, r.stage) {
-                (Some((c, lit)), _) => {
-                    choices::add(&mut d.chosen[ci], c, lit);
-                    (None, 0)
-                }
-                (None, Stage::Server(_)) => (None, 0),
-                (None, Stage::Value(v) | Stage::Other(_, v)) => (Some(v), STAGED_VALUE),
-                (None, Stage::Declared) => (None, STAGED_DECLARED),
+            let choice = choice_of(stored, &r.stage).filter(|_| named).and_then(|c| {
+                let lit = literal.get_or_insert_with(|| key_literal(key)).as_deref()?;
+                Some((c, lit))
             });
-            if let Some((reason, runner_up)) = r.undecidable {
+            special |= !matches!(r.stage, Stage::Server(_));
+            stage(
+                ci,
+                match (choice, &r.stage) {
+                    (Some((c, lit)), _) => {
+                        choices::add(&mut d.chosen[ci], c, lit);
+                        (None, 0)
+                    }
+                    (None, Stage::Server(_)) => (None, 0),
+                    (None, Stage::Value(v) | Stage::Other(_, v)) => (Some(v.clone()), STAGED_VALUE),
+                    (None, Stage::Declared) => (None, STAGED_DECLARED),
+                },
+            );
+            if let Some((reason, runner_up)) = &r.undecidable {
                 d.quarantine.push(Quarantined {
                     col: columns[ci].name.clone(),
-                    key: keycodec::pack(&key),
-                    value: stored,
-                    reason,
-                    runner_up,
+                    key: keycodec::pack(key),
+                    value: stored.clone(),
+                    reason: reason.clone(),
+                    runner_up: runner_up.clone(),
                 });
             }
         }
-        if values.iter().any(|(_, flag)| *flag != 0) {
+        if let Some(values) = values {
             d.staged.push((key.clone(), values));
         }
         if special {
-            d.special.push(key);
+            d.special.push(key.clone());
         }
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(name: &str) -> ColumnPlan {
+        ColumnPlan {
+            name: name.into(),
+            source: Source::Auto,
+            binary: false,
+            target: "TEXT CHARACTER SET utf8mb4".into(),
+        }
+    }
+
+    fn recoded(stage: Stage) -> Recoded {
+        Recoded {
+            stage,
+            recoded: true,
+            undecidable: None,
+        }
+    }
+
+    #[test]
+    fn a_row_is_staged_with_every_column_in_place_whichever_column_stages_first() {
+        let columns = [column("a"), column("b")];
+        let server = || Some((b"x".to_vec(), recoded(Stage::Server(None))));
+        let value = |v: &str| Some((b"y".to_vec(), recoded(Stage::Value(v.as_bytes().to_vec()))));
+        let rows: Vec<(Key, Decisions)> = vec![
+            (vec![b"1".to_vec()], vec![value("first"), server()]),
+            (vec![b"2".to_vec()], vec![server(), value("second")]),
+            (vec![b"3".to_vec()], vec![None, value("third")]),
+            (vec![b"4".to_vec()], vec![server(), server()]),
+        ];
+        // Keys that are not integers: nothing is chosen by key, each such value is staged.
+        let d = gather(&columns, &rows, false);
+        let v = |s: &str| (Some(s.as_bytes().to_vec()), STAGED_VALUE);
+        assert_eq!(
+            d.staged,
+            vec![
+                (vec![b"1".to_vec()], vec![v("first"), (None, 0)]),
+                (vec![b"2".to_vec()], vec![(None, 0), v("second")]),
+                (vec![b"3".to_vec()], vec![(None, 0), v("third")]),
+            ]
+        );
+        assert_eq!(d.special.len(), 3);
+        assert_eq!(d.changed, 7);
+    }
 }
