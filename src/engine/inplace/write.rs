@@ -174,6 +174,9 @@ pub(super) async fn write(
             .await
             .context("saving original bytes to the backup table")?;
     }
+    // Freed elsewhere, as the copy's batches are: tens of thousands of buffers made on the
+    // deciding thread, and the staging statements' megabytes.
+    tokio::task::spawn_blocking(move || drop((changes, staging)));
     Ok(written)
 }
 
