@@ -117,6 +117,20 @@ pub(super) async fn write_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<u64> {
+    write_rows_then(conn, ctx, job, decided, cond, binds, || ()).await
+}
+
+/// [`write_rows`], calling `copying` once the rows' `INSERT … SELECT` is all that is left
+/// (or the write failed before it).
+pub(super) async fn write_rows_then(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    decided: Decided,
+    cond: &str,
+    binds: &[Vec<u8>],
+    copying: impl FnOnce(),
+) -> Result<u64> {
     let b = ctx.plan;
     let nc = b.columns.len();
     let staging = decided.stages();
@@ -164,10 +178,11 @@ pub(super) async fn write_rows(
     // REPLACE would silently delete a *different* row that collides on a unique index
     // once recoded, where INSERT stops with the duplicate, and nothing is lost.
     let delete = delete_where_sql(&b.schema, &ctx.names.shadow, cond);
-    bind_all(sqlx::query(&delete), binds)
+    let cleared = bind_all(sqlx::query(&delete), binds)
         .execute(&mut *conn)
-        .await
-        .context("clearing the shadow's rows for these keys")?;
+        .await;
+    copying();
+    cleared.context("clearing the shadow's rows for these keys")?;
     bind_all(sqlx::query(&sql).persistent(!named), binds)
         .execute(&mut *conn)
         .await
@@ -220,10 +235,16 @@ pub(super) async fn locked_batch(
     let (mut out, stale): (Vec<_>, Vec<_>) = if replayed.is_empty() {
         (early.rows, Vec::new())
     } else {
+        // The few replayed keys unpacked once, rather than every row's key packed (an
+        // allocation per row on the path between one write and the next, under a writer).
+        let replayed: HashSet<Key> = replayed
+            .iter()
+            .filter_map(|p| keycodec::unpack(p))
+            .collect();
         early
             .rows
             .into_iter()
-            .partition(|(k, _)| !replayed.contains(&keycodec::pack(k)))
+            .partition(|(k, _)| !replayed.contains(k))
     };
     let mut renewed = Vec::new();
     for chunk in stale.chunks(KEYS_PER_CHUNK) {
