@@ -48,7 +48,7 @@ pub(super) async fn copy_rows(
 ) -> Result<(u64, u64)> {
     let decided = gather(&ctx.plan.columns, &decide_rows(ctx, rows)?, ctx.named);
     let changed = decided.changed;
-    let quarantined = write_rows(conn, ctx, job, decided, cond, binds).await?;
+    let quarantined = write_rows(conn, ctx, job, decided, (cond, binds), || ()).await?;
     Ok((changed, quarantined))
 }
 
@@ -108,27 +108,14 @@ pub(super) async fn read_ahead(
 }
 
 /// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
-/// lists the undecidable values. Returns how many were newly quarantined.
+/// lists the undecidable values, calling `copying` once the rows' `INSERT … SELECT` is all
+/// that is left (or the write failed before it). Returns how many were newly quarantined.
 pub(super) async fn write_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     decided: Decided,
-    cond: &str,
-    binds: &[Vec<u8>],
-) -> Result<u64> {
-    write_rows_then(conn, ctx, job, decided, cond, binds, || ()).await
-}
-
-/// [`write_rows`], calling `copying` once the rows' `INSERT … SELECT` is all that is left
-/// (or the write failed before it).
-pub(super) async fn write_rows_then(
-    conn: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    job: &str,
-    decided: Decided,
-    cond: &str,
-    binds: &[Vec<u8>],
+    (cond, binds): (&str, &[Vec<u8>]),
     copying: impl FnOnce(),
 ) -> Result<u64> {
     let b = ctx.plan;
@@ -377,7 +364,8 @@ pub(super) async fn copy_batch(
             let decided = gather(&ctx.plan.columns, &rows, ctx.named);
             staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
-            next.rows_quarantined += write_rows(&mut tx, ctx, job, decided, &cond, &binds).await?;
+            next.rows_quarantined +=
+                write_rows(&mut tx, ctx, job, decided, (&cond, &binds), || ()).await?;
             next.last_key = Some(keycodec::pack(upper));
             next.rows_read += count as u64;
         }

@@ -22,7 +22,7 @@
 
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{locked_batch, staged_keys, sum_targets, write_rows_then, Ahead, Locked};
+use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked};
 use super::decide::{gather, stored_rows, Decider, Stored};
 use super::expect::{Expected, Target};
 use super::setup::{clear_stage, create_stage};
@@ -314,8 +314,10 @@ async fn write_part(
     tokio::task::spawn_blocking(move || drop(rows));
     let changed = decided.changed;
     let staged = staged_keys(&decided);
-    let quarantined =
-        write_rows_then(&mut tx, ctx, job, decided, &cond, &binds, move || drop(go)).await?;
+    let quarantined = write_rows(&mut tx, ctx, job, decided, (&cond, &binds), move || {
+        drop(go)
+    })
+    .await?;
     tx.commit()
         .await
         .context("committing a copy stream's range")?;
