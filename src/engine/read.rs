@@ -89,6 +89,22 @@ pub fn bind_key<'q>(mut q: Query<'q>, key: &[Vec<u8>], binds: &[usize]) -> Query
     q
 }
 
+/// A row's stored job values (`None`: NULL).
+pub type Stored = Vec<Option<Vec<u8>>>;
+
+/// Each row's key and stored job values, of rows read as `key…, job columns…` (`nk` key
+/// columns, `nc` job columns).
+pub fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
+    rows.iter()
+        .map(|row| {
+            let cells = (nk..nk + nc)
+                .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((read_key(row, nk)?, cells))
+        })
+        .collect()
+}
+
 /// Binds each value in order.
 pub fn bind_all<'q>(mut q: Query<'q>, values: &[Vec<u8>]) -> Query<'q> {
     for v in values {

@@ -4,7 +4,7 @@
 use super::checker::{Pending, Trailing};
 use super::choices;
 use super::context::Ctx;
-use super::decide::{gather, stored_rows, Decided, Decisions};
+use super::decide::{gather, Decided, Decisions};
 use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
@@ -17,7 +17,7 @@ use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::keycodec;
 use crate::engine::quarantine;
-use crate::engine::read::{self, bind_all, read_key, Key};
+use crate::engine::read::{self, bind_all, read_key, stored_rows, Key};
 use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, MySqlConnection};

@@ -8,14 +8,11 @@ use crate::detect::{ColumnPrior, Label};
 use crate::engine::keycodec;
 use crate::engine::plan::ColumnPlan;
 use crate::engine::quarantine::Quarantined;
-use crate::engine::read::{read_key, Key};
+use crate::engine::read::{Key, Stored};
 use crate::engine::recode::{self, Action, Source};
 use crate::engine::remember::Remembered;
 use crate::engine::serialized;
 use crate::engine::servercodec::ServerCodec;
-use anyhow::Result;
-use sqlx::mysql::MySqlRow;
-use sqlx::Row;
 
 /// How the copy writes one job value.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,9 +158,6 @@ impl Decider {
 /// Per job column of one row: the stored bytes and what they become (`None`: NULL).
 pub(super) type Decisions = Vec<Option<(Vec<u8>, Recoded)>>;
 
-/// A row's stored job values (`None`: NULL).
-pub(super) type Stored = Vec<Option<Vec<u8>>>;
-
 /// A row's job values as staged: the value (if any) and the staging flag.
 pub(super) type StagedCells = Vec<(Option<Vec<u8>>, i8)>;
 
@@ -187,18 +181,6 @@ impl Decided {
     }
 }
 
-/// Each row's key and stored job values, of rows read as `key…, job columns…`.
-pub(super) fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
-    rows.iter()
-        .map(|row| {
-            let cells = (nk..nk + nc)
-                .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((read_key(row, nk)?, cells))
-        })
-        .collect()
-}
-
 /// Turns decided rows into what to stage, choose and quarantine: rows the server copies alone
 /// (every value its default) are not staged at all; with `named` (the key is integers), a value
 /// the server writes without its bytes is chosen by key rather than staged.
@@ -216,25 +198,11 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: b
     for (key, cells) in rows {
         // Made once, for a row with a choice only.
         let mut literal: Option<Option<String>> = None;
-        // Most rows stage nothing: their values list is made at the first value staged
-        // (an allocation per row here had been most of this function's time, on the path
-        // between one batch's write and the next).
-        let n = cells.len();
-        let mut values: Option<StagedCells> = None;
-        let mut stage = |ci: usize, value: (Option<Vec<u8>>, i8)| {
-            if value.1 != 0 && values.is_none() {
-                let mut v = Vec::with_capacity(n);
-                v.resize(ci, (None, 0));
-                values = Some(v);
-            }
-            if let Some(v) = values.as_mut() {
-                v.push(value);
-            }
-        };
+        let mut values = Vec::with_capacity(cells.len());
         let mut special = false;
         for (ci, cell) in cells.iter().enumerate() {
             let Some((stored, r)) = cell else {
-                stage(ci, (None, 0));
+                values.push((None, 0));
                 continue;
             };
             d.changed += r.recoded as u64;
@@ -243,18 +211,15 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: b
                 Some((c, lit))
             });
             special |= !matches!(r.stage, Stage::Server(_));
-            stage(
-                ci,
-                match (choice, &r.stage) {
-                    (Some((c, lit)), _) => {
-                        choices::add(&mut d.chosen[ci], c, lit);
-                        (None, 0)
-                    }
-                    (None, Stage::Server(_)) => (None, 0),
-                    (None, Stage::Value(v) | Stage::Other(_, v)) => (Some(v.clone()), STAGED_VALUE),
-                    (None, Stage::Declared) => (None, STAGED_DECLARED),
-                },
-            );
+            values.push(match (choice, &r.stage) {
+                (Some((c, lit)), _) => {
+                    choices::add(&mut d.chosen[ci], c, lit);
+                    (None, 0)
+                }
+                (None, Stage::Server(_)) => (None, 0),
+                (None, Stage::Value(v) | Stage::Other(_, v)) => (Some(v.clone()), STAGED_VALUE),
+                (None, Stage::Declared) => (None, STAGED_DECLARED),
+            });
             if let Some((reason, runner_up)) = &r.undecidable {
                 d.quarantine.push(Quarantined {
                     col: columns[ci].name.clone(),
@@ -265,7 +230,7 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: b
                 });
             }
         }
-        if let Some(values) = values {
+        if values.iter().any(|(_, flag)| *flag != 0) {
             d.staged.push((key.clone(), values));
         }
         if special {

@@ -23,7 +23,7 @@
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
 use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked};
-use super::decide::{gather, stored_rows, Decider, Stored};
+use super::decide::{gather, Decider};
 use super::expect::{Expected, Target};
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
@@ -32,7 +32,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::keyset;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
-use crate::engine::read::{self, bind_all, Key};
+use crate::engine::read::{self, bind_all, stored_rows, Key, Stored};
 use anyhow::{Context, Result};
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
 use std::collections::HashSet;

@@ -1,11 +1,12 @@
 //! In-place recoding of one table: batches by key, compare-and-set writes, backup, quarantine, checkpoint.
 //!
 //! Locks: each batch is one transaction. Its rows were read ahead, while the batch before
-//! wrote, by a plain consistent read (no locks) on a connection of their own. Every value to rewrite is staged with the bytes it was decided on, and one
-//! `UPDATE` per column joined on the stage writes each row only if it still holds those
-//! bytes (compare-and-set, row by row, in one statement: [`write`]). Rows the application
-//! changed meanwhile are re-read under `FOR UPDATE`, decided again, and never overwritten
-//! with a stale recode. Backups, quarantine entries and the checkpoint commit with the batch.
+//! wrote, by a plain consistent read (no locks) on a connection of their own. Every value
+//! to rewrite is staged with the bytes it was decided on, and one `UPDATE` per column
+//! joined on the stage writes each row only if it still holds those bytes (compare-and-set,
+//! row by row, in one statement: [`write`]). Rows the application changed meanwhile are
+//! re-read under `FOR UPDATE`, decided again, and never overwritten with a stale recode.
+//! Backups, quarantine entries and the checkpoint commit with the batch.
 
 mod sql;
 mod write;
@@ -22,14 +23,14 @@ use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use super::priors;
 use super::quarantine::{self, Quarantined};
-use super::read::{self, read_key, Key};
+use super::read::{self, Key};
 use super::recode::{self, Action, Source};
 use super::remember::Remembered;
 use crate::db::connect::ConnectionConfig;
 use crate::db::keyset;
 use crate::detect::ColumnPrior;
 use anyhow::{Context, Result};
-use sqlx::{Acquire, MySqlConnection, Row};
+use sqlx::{Acquire, MySqlConnection};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -158,15 +159,7 @@ impl InPlace<'_> {
                     .fetch_all(&mut reader)
                     .await
                     .with_context(|| format!("reading a batch of {table}"))?;
-                let stored = rows
-                    .iter()
-                    .map(|r| {
-                        let cells = (0..names.len())
-                            .map(|ci| r.try_get::<Option<Vec<u8>>, _>(nk + ci))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        Ok((read_key(r, nk)?, cells))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let stored = read::stored_rows(nk, names.len(), &rows)?;
                 drop(rows);
                 let last_key = stored.last().map(|(k, _)| k.clone());
                 let n = stored.len();
@@ -303,7 +296,7 @@ impl Decider {
         &self,
         names: &[String],
         key_columns: usize,
-        rows: Vec<(Key, Vec<Option<Vec<u8>>>)>,
+        rows: Vec<(Key, read::Stored)>,
     ) -> Decided {
         let mut changes = Vec::new();
         let mut quarantined = Vec::new();
