@@ -48,7 +48,8 @@ pub(super) async fn copy_rows(
 ) -> Result<(u64, u64)> {
     let decided = gather(&ctx.plan.columns, &decide_rows(ctx, rows)?, ctx.named);
     let changed = decided.changed;
-    let quarantined = write_rows(conn, ctx, job, decided, (cond, binds), || ()).await?;
+    let ready = Ready::new(ctx, decided, cond);
+    let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
     Ok((changed, quarantined))
 }
 
@@ -67,10 +68,49 @@ pub(super) fn expected_of(ctx: &Ctx<'_>, rows: &[(Key, Decisions)]) -> Option<Ex
 /// Rows read and decided ahead of their batch, in key order, how many were asked for
 /// (fewer: the table ends there), and, when a trailing check will compare them, what the
 /// shadow should hold (aligned with the rows; [`super::decide::Decider::decide_ahead`]).
+/// `ready`: where made ahead too, each copy stream's write of them
+/// ([`super::streams`]), in stream order; empty otherwise.
 pub(super) struct Ahead {
     pub(super) rows: Vec<(Key, Decisions)>,
     pub(super) asked: usize,
     pub(super) expected: Option<Expected>,
+    pub(super) ready: Vec<Ready>,
+}
+
+/// A batch's write made ready: its rows gathered ([`gather`]) and its `INSERT … SELECT`
+/// built, for the key range `cond`.
+pub(super) struct Ready {
+    pub(super) decided: Decided,
+    pub(super) insert: String,
+    pub(super) cond: String,
+}
+
+impl Ready {
+    /// The write of `decided` rows, the rows of the key range `cond`.
+    pub(super) fn new(ctx: &Ctx<'_>, decided: Decided, cond: &str) -> Ready {
+        let b = ctx.plan;
+        let src = quote::table(&b.schema, &b.table);
+        let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &decided.chosen);
+        let special = Special {
+            key: &b.key,
+            staged: decided.stages(),
+            whens: &whens,
+        };
+        let insert = replace_select(
+            &b.schema,
+            &b.table,
+            &ctx.names.shadow,
+            &ctx.all_columns,
+            &ctx.job_columns,
+            &special,
+            cond,
+        );
+        Ready {
+            decided,
+            insert,
+            cond: cond.to_string(),
+        }
+    }
 }
 
 /// The targets to sum a batch's expectation with, when a trailing check will compare it.
@@ -104,23 +144,29 @@ pub(super) async fn read_ahead(
         rows,
         asked: size,
         expected,
+        ready: Vec::new(),
     })
 }
 
-/// Stages a batch's decided values, copies the rows matching `cond` into the shadow, and
-/// lists the undecidable values, calling `copying` once the rows' `INSERT … SELECT` is all
-/// that is left (or the write failed before it). Returns how many were newly quarantined.
+/// Stages a batch's decided values, copies the rows of its key range (`ready` was made for
+/// it; its `?`s bound to `binds`) into the shadow, and lists the undecidable values, calling
+/// `copying` once the rows' `INSERT … SELECT` is all that is left (or the write failed
+/// before it). Returns how many were newly quarantined.
 pub(super) async fn write_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
-    decided: Decided,
-    (cond, binds): (&str, &[Vec<u8>]),
+    ready: Ready,
+    binds: &[Vec<u8>],
     copying: impl FnOnce(),
 ) -> Result<u64> {
     let b = ctx.plan;
     let nc = b.columns.len();
-    let staging = decided.stages();
+    let Ready {
+        decided,
+        insert,
+        cond,
+    } = ready;
     let Decided {
         staged,
         quarantine,
@@ -142,35 +188,19 @@ pub(super) async fn write_rows(
             .await
             .context("staging recoded values")?;
     }
-    let src = quote::table(&b.schema, &b.table);
-    let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &chosen);
-    let special = Special {
-        key: &b.key,
-        staged: staging,
-        whens: &whens,
-    };
-    let sql = replace_select(
-        &b.schema,
-        &b.table,
-        &ctx.names.shadow,
-        &ctx.all_columns,
-        &ctx.job_columns,
-        &special,
-        cond,
-    );
     // A statement naming keys is this batch's alone: not kept prepared on the server.
     let named = chosen.iter().any(|c| !c.is_empty());
     // Whatever the shadow holds for these keys goes first (a replay may have copied a row
     // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
     // REPLACE would silently delete a *different* row that collides on a unique index
     // once recoded, where INSERT stops with the duplicate, and nothing is lost.
-    let delete = delete_where_sql(&b.schema, &ctx.names.shadow, cond);
+    let delete = delete_where_sql(&b.schema, &ctx.names.shadow, &cond);
     let cleared = bind_all(sqlx::query(&delete), binds)
         .execute(&mut *conn)
         .await;
     copying();
     cleared.context("clearing the shadow's rows for these keys")?;
-    bind_all(sqlx::query(&sql).persistent(!named), binds)
+    bind_all(sqlx::query(&insert).persistent(!named), binds)
         .execute(&mut *conn)
         .await
         .map_err(|e| {
@@ -214,6 +244,7 @@ pub(super) async fn locked_batch(
             upper: read.last().map(|r| read_key(r, nk)).transpose()?,
             expected: expected_of(ctx, &rows).filter(|_| sum),
             rows,
+            renewed: false,
         });
     };
     let count = early.rows.len();
@@ -246,6 +277,7 @@ pub(super) async fn locked_batch(
         (Some(e), Some(t)) => expect::renew(e, &stale, &renewed, &t),
         _ => None,
     };
+    let any_renewed = !stale.is_empty();
     out.extend(renewed);
     Ok(Locked {
         count,
@@ -253,6 +285,7 @@ pub(super) async fn locked_batch(
         upper,
         rows: out,
         expected,
+        renewed: any_renewed,
     })
 }
 
@@ -272,13 +305,15 @@ pub(super) async fn read_locked(
 }
 
 /// A locked batch: how many rows, whether the table ends with them, the last key in key
-/// order, the decided rows, and (when asked) what the shadow should hold for them.
+/// order, the decided rows, (when asked) what the shadow should hold for them, and whether
+/// any row read ahead was read and decided again (a write made ready ahead is then stale).
 pub(super) struct Locked {
     pub(super) count: usize,
     pub(super) end: bool,
     pub(super) upper: Option<Key>,
     pub(super) rows: Vec<(Key, Decisions)>,
     pub(super) expected: Option<Expected>,
+    pub(super) renewed: bool,
 }
 
 /// What the copy carries from one batch to the next, beside its checkpoint.
@@ -333,6 +368,7 @@ pub(super) async fn copy_batch(
         upper,
         rows,
         expected,
+        ..
     } = locked_batch(
         &mut tx,
         ctx,
@@ -364,8 +400,8 @@ pub(super) async fn copy_batch(
             let decided = gather(&ctx.plan.columns, &rows, ctx.named);
             staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
-            next.rows_quarantined +=
-                write_rows(&mut tx, ctx, job, decided, (&cond, &binds), || ()).await?;
+            let ready = Ready::new(ctx, decided, &cond);
+            next.rows_quarantined += write_rows(&mut tx, ctx, job, ready, &binds, || ()).await?;
             next.last_key = Some(keycodec::pack(upper));
             next.rows_read += count as u64;
         }

@@ -22,8 +22,8 @@
 
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked};
-use super::decide::{gather, Decider};
+use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked, Ready};
+use super::decide::{gather, Decider, Decisions};
 use super::expect::{Expected, Target};
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
@@ -251,6 +251,7 @@ async fn decide_parts(
         rows,
         asked,
         expected: expected.filter(|_| targets.is_some()),
+        ready: Vec::new(),
     })
 }
 
@@ -258,10 +259,15 @@ async fn decide_parts(
 /// read ahead (with what the shadow should hold for them, when summed).
 type Part = (Option<Key>, Key, Ahead);
 
+/// Rows a part of `len` rows split `parts` ways holds ([`split`], [`make_ready`]).
+fn per_part(len: usize, parts: usize) -> usize {
+    len.div_ceil(parts.max(1)).max(1)
+}
+
 /// Splits rows decided ahead, in key order, into `parts` consecutive ranges of about equal
 /// size.
 fn split(last: Option<Key>, ahead: Ahead, parts: usize) -> Vec<Part> {
-    let per = ahead.rows.len().div_ceil(parts.max(1)).max(1);
+    let per = per_part(ahead.rows.len(), parts);
     let mut out = Vec::new();
     let mut lo = last;
     let mut it = ahead.rows.into_iter();
@@ -278,19 +284,48 @@ fn split(last: Option<Key>, ahead: Ahead, parts: usize) -> Vec<Part> {
             rows,
             asked,
             expected,
+            ready: Vec::new(),
         };
         out.push((lo.replace(hi.clone()), hi, part));
     }
 }
 
-/// Copies one stream's range in its own transaction; returns (values recoded, quarantined,
-/// the keys staged, and, with `sum` (a trailing check will compare it), the rows as the
-/// shadow should hold them when the decisions tell).
+/// A range of [`ranges`], borrowed: after, up to, its rows.
+type Range<'a> = (Option<&'a Key>, &'a Key, &'a [(Key, Decisions)]);
+
+/// The ranges [`split`] makes of `rows` after `last`.
+fn ranges<'a>(last: Option<&'a Key>, rows: &'a [(Key, Decisions)], parts: usize) -> Vec<Range<'a>> {
+    let mut lo = last;
+    rows.chunks(per_part(rows.len(), parts))
+        .map(|rows| {
+            let hi = &rows[rows.len() - 1].0;
+            (lo.replace(hi), hi, rows)
+        })
+        .collect()
+}
+
+/// The writes of rows read ahead, made ready for the `parts` streams of the step after
+/// `last` (the step being copied while they are made), range by range as [`split`] will
+/// split them.
+fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Ready> {
+    ranges(Some(last), &ahead.rows, parts)
+        .into_iter()
+        .map(|(lo, hi, rows)| {
+            let (cond, _) = key_range(&ctx.plan.key, lo.map(Vec::as_slice), Some(hi));
+            Ready::new(ctx, gather(&ctx.plan.columns, rows, ctx.named), &cond)
+        })
+        .collect()
+}
+
+/// Copies one stream's range in its own transaction, by its write made `ready` ahead where
+/// no row of it was read again since; returns (values recoded, quarantined, the keys staged,
+/// and, with `sum` (a trailing check will compare it), the rows as the shadow should hold
+/// them when the decisions tell).
 async fn write_part(
     w: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
-    (lo, hi, ahead): Part,
+    ((lo, hi, ahead), ready): (Part, Option<Ready>),
     replayed: &HashSet<Vec<u8>>,
     sum: bool,
     go: Go,
@@ -298,7 +333,12 @@ async fn write_part(
     let b = ctx.plan;
     let count = ahead.rows.len();
     let mut tx = w.begin().await?;
-    let Locked { rows, expected, .. } = locked_batch(
+    let Locked {
+        rows,
+        expected,
+        renewed,
+        ..
+    } = locked_batch(
         &mut tx,
         ctx,
         (lo.as_deref(), count),
@@ -308,16 +348,16 @@ async fn write_part(
     )
     .await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
-    let decided = gather(&b.columns, &rows, ctx.named);
+    let ready = match ready {
+        Some(r) if !renewed => r,
+        _ => Ready::new(ctx, gather(&b.columns, &rows, ctx.named), &cond),
+    };
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.
     tokio::task::spawn_blocking(move || drop(rows));
-    let changed = decided.changed;
-    let staged = staged_keys(&decided);
-    let quarantined = write_rows(&mut tx, ctx, job, decided, (&cond, &binds), move || {
-        drop(go)
-    })
-    .await?;
+    let changed = ready.decided.changed;
+    let staged = staged_keys(&ready.decided);
+    let quarantined = write_rows(&mut tx, ctx, job, ready, &binds, move || drop(go)).await?;
     tx.commit()
         .await
         .context("committing a copy stream's range")?;
@@ -369,14 +409,21 @@ pub(super) async fn copy_wide(
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
     // Whether batches are summed for a trailing check (not the last: the check pass ends it).
     let summing = w.trailing.is_some();
-    let ahead = match w.ahead.take() {
+    let mut ahead = match w.ahead.take() {
         Some(a) => a,
         None => read_decided(conn, ctx, last.as_deref(), (k * size, k), summing).await?,
     };
+    let ready = std::mem::take(&mut ahead.ready);
     let count = ahead.rows.len();
     let end = count < ahead.asked;
     let upper = ahead.rows.last().map(|(key, _)| key.clone());
     let parts = split(last.clone(), ahead, k);
+    // Made ahead for as many parts, or not at all (the first step, a failed read-ahead).
+    let ready: Vec<Option<Ready>> = if ready.len() == parts.len() {
+        ready.into_iter().map(Some).collect()
+    } else {
+        parts.iter().map(|_| None).collect()
+    };
     let check_from = match &*w.trailing {
         Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
         _ => None,
@@ -387,7 +434,7 @@ pub(super) async fn copy_wide(
     let write = futures_util::future::join_all(
         w.writers
             .iter_mut()
-            .zip(parts)
+            .zip(parts.into_iter().zip(ready))
             .map(|(c, part)| write_part(c, ctx, job, part, replayed, sum, Go(go.clone()))),
     );
     let check = async {
@@ -410,7 +457,13 @@ pub(super) async fn copy_wide(
         match (reader, &upper) {
             (Some(reader), Some(upper)) => {
                 gone(&go).await;
-                Some(spawn_read_ahead(reader, ctx, upper, (k * size, k), summing).await)
+                let mut done = spawn_read_ahead(reader, ctx, upper, (k * size, k), summing).await;
+                // The next step's writes made here, while this step's are on the server,
+                // rather than on its path between one write and the next.
+                if let Ok((_, Ok(ahead))) = done.as_mut() {
+                    ahead.ready = make_ready(ctx, ahead, upper, k);
+                }
+                Some(done)
             }
             _ => None,
         }
@@ -463,7 +516,6 @@ pub(super) async fn copy_wide(
 
 #[cfg(test)]
 mod tests {
-    use super::super::decide::Decisions;
     use super::*;
 
     fn facts(lock_mode: i64, auto: Option<&str>, engine: &str, rc: bool) -> Facts {
@@ -505,13 +557,18 @@ mod tests {
     }
 
     #[test]
-    fn ranges_split_in_key_order_each_after_the_last() {
+    fn ranges_split_in_key_order_each_after_the_last_and_ready_writes_take_the_same() {
         let rows: Vec<(Key, Decisions)> = (1..=7u8).map(|i| (vec![vec![i]], vec![])).collect();
         let ahead = Ahead {
             rows,
             asked: 9,
             expected: Some((1..=7u64).map(|i| (i, i as u32)).collect()),
+            ready: Vec::new(),
         };
+        let borrowed: Vec<(Option<Key>, Key, usize)> = ranges(Some(&vec![vec![0]]), &ahead.rows, 3)
+            .into_iter()
+            .map(|(lo, hi, rows)| (lo.cloned(), hi.clone(), rows.len()))
+            .collect();
         let parts = split(Some(vec![vec![0]]), ahead, 3);
         let bounds: Vec<(Option<Key>, Key, usize, Vec<u64>)> = parts
             .into_iter()
@@ -532,7 +589,18 @@ mod tests {
             rows: Vec::new(),
             asked: 3,
             expected: None,
+            ready: Vec::new(),
         };
+        // The writes made ready ahead take the very ranges the step splits.
+        assert_eq!(
+            borrowed,
+            vec![
+                (Some(vec![vec![0]]), vec![vec![3]], 3),
+                (Some(vec![vec![3]]), vec![vec![6]], 3),
+                (Some(vec![vec![6]]), vec![vec![7]], 1),
+            ]
+        );
+        assert!(ranges(None, &none.rows, 3).is_empty());
         assert!(split(None, none, 3).is_empty());
     }
 }
