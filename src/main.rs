@@ -5,13 +5,22 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_purge_delay` in mimalloc's `mi_option_e` (the same place in its v2 and v3
+/// headers; libmimalloc-sys names no constant for it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// Milliseconds after which mimalloc hands freed pages back (see `main`).
+const PURGE_AFTER_MS: std::os::raw::c_long = 10;
+
 fn main() -> std::process::ExitCode {
-    // mimalloc's own purge (freed pages handed back after 10 ms) stays on. Kept instead, the
-    // heap grew with the table on a two-stream copy (lock mode 2: peak RSS 85 MiB at 100k
-    // rows, 119 at 300k, 154 at 1M, 179 at 3M), freed pages of one size class never serving
-    // another; purged, 72 / 83 / 85 MiB. It costs page faults, the kernel zeroing what the
-    // next batch touches again: 0.5 s of system CPU per million rows, beside the server's
-    // work on the other core (bench_copy's ratio to pt-osc did not move).
+    // Freed pages go back to the system after 10 ms, as mimalloc v2 did by default (v3, which
+    // this build uses, waits a second). Kept for good (as until 2026-11-27), a two-stream
+    // copy's heap grew with the table (lock mode 2: peak RSS 85 MiB at 100k rows, 119 at
+    // 300k, 154 at 1M, 179 at 3M), freed pages of one size class never serving another; after
+    // a second, 1M still 120-140; after 10 ms, 72 / 83 / 85 MiB. The cost: the kernel zeroes
+    // what the next batch touches again, 0.5 s of system CPU per million rows, beside the
+    // server's work on the other core (bench_copy's ratio to pt-osc did not move).
+    // SAFETY: sets an allocator option before any thread but this one runs.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_AFTER_MS) };
     // mimalloc asks for transparent huge pages: each first touch of a 2 MiB region then
     // zeroes all of it, and the heap's partly used regions count whole. Without them, a
     // 1M-row copy's peak RSS was 83-85 MiB against 127-129, its system CPU 0.12 s against
