@@ -52,20 +52,6 @@ impl ServerCodec {
         stored.iter().all(|&b| self.agree[b as usize])
     }
 
-    /// Whether the server, converting `text` into this charset and back, gives `text`: every
-    /// character our codec encodes into a byte the server decodes as we do. A value of another
-    /// label the copy names by key may then be written in this charset, its column's default's,
-    /// so its `CASE` has one charset and converts once ([`crate::engine::copy`]'s choices).
-    pub fn writes(&self, text: &[u8]) -> bool {
-        let Label::Legacy(enc) = self.label else {
-            return false;
-        };
-        std::str::from_utf8(text)
-            .ok()
-            .and_then(|t| codec::encode(enc, t).ok())
-            .is_some_and(|bytes| self.reproduces(&bytes))
-    }
-
     /// The SQL giving the server's conversion of `column` (qualified and quoted by the caller).
     pub fn expr(&self, column: &str) -> String {
         format!(
@@ -150,11 +136,6 @@ mod tests {
         assert!(sc.reproduces(&cp1251));
         // 0x98 is unmapped in windows-1251: never the server's to convert.
         assert!(!sc.reproduces(&[0x41, 0x98]));
-        // Text it can hold goes into cp1251 and back unchanged; a letter it lacks does not.
-        assert!(sc.writes("«Привет», № 5 — мир!".as_bytes()));
-        assert!(!sc.writes("Привет ╔ мир".as_bytes()));
-        assert!(!sc.writes("café".as_bytes()));
-        assert!(!sc.writes(b"\xff"));
         assert_eq!(
             sc.expr("`t`.`c`"),
             "CONVERT(CAST(`t`.`c` AS BINARY) USING `cp1251`)"

@@ -83,53 +83,39 @@ pub(super) fn key_literal(key: &Key) -> Option<String> {
     }
 }
 
-/// The expression that writes `choice` for column `jc` of row `src`: for a text target, as
-/// text in one charset for every `THEN` of one `CASE`, its `ELSE`'s (the column's default
-/// conversion) where every value it names `fits` there ([`super::decide::Decided::fits`]),
-/// else UTF-8; as bytes for a binary one.
-///
-/// In its default's charset the `CASE` converts once, on the way into the column; in UTF-8
-/// every row's default value is converted inside the `CASE` and then copied into the column
-/// (on a cp1251 column with a KOI8-R row in ten, 3% of the copy's `INSERT … SELECT`).
-fn expr(jc: &JobColumn, src: &str, others: &[ServerCodec], choice: Choice, fits: bool) -> String {
+/// The expression that writes `choice` for column `jc` of row `src`, as UTF-8 text for a text
+/// target (every `THEN` of one `CASE` in one charset) or as bytes for a binary one.
+fn expr(jc: &JobColumn, src: &str, others: &[ServerCodec], choice: Choice) -> String {
     let own = format!("{src}.{}", quote::ident(&jc.name));
     if jc.binary {
         return own;
     }
-    let into = jc.server.as_ref().filter(|_| fits);
     let text = match choice {
         Choice::Codec(i) => match others.get(i) {
             Some(sc) => sc.expr(&own),
             // Never made without its codec: the declared reading is what the server has.
             None => own,
         },
-        Choice::Utf8 if into.is_some() => format!("CONVERT(CAST({own} AS BINARY) USING utf8mb4)"),
         Choice::Utf8 => format!("CAST({own} AS BINARY)"),
         Choice::Declared => own,
     };
-    match into {
-        Some(sc) => format!("CONVERT({text} USING {})", quote::ident(sc.charset)),
-        None => format!("CONVERT({text} USING utf8mb4)"),
-    }
+    format!("CONVERT({text} USING utf8mb4)")
 }
 
 /// Per job column, its choices as `WHEN` parts of the copy's `CASE`: (the expression, the
-/// comma-separated keys it writes); `fits`: per job column, whether they are written in its
-/// default's charset (see [`expr`]).
+/// comma-separated keys it writes).
 pub(super) fn whens(
     job: &[JobColumn],
     src: &str,
     others: &[ServerCodec],
-    (chosen, fits): (&Chosen, &[bool]),
+    chosen: &Chosen,
 ) -> Vec<Vec<(String, String)>> {
     job.iter()
         .zip(chosen)
-        .enumerate()
-        .map(|(ci, (jc, column))| {
-            let fits = fits.get(ci).copied().unwrap_or(false);
+        .map(|(jc, column)| {
             column
                 .iter()
-                .map(|(choice, keys)| (expr(jc, src, others, *choice, fits), keys.join(",")))
+                .map(|(choice, keys)| (expr(jc, src, others, *choice), keys.join(",")))
                 .collect()
         })
         .collect()
@@ -248,12 +234,7 @@ mod tests {
             ],
             vec![(Choice::Utf8, vec!["5".into()])],
         ];
-        let w = whens(
-            &job,
-            "`s`.`t`",
-            std::slice::from_ref(&sc),
-            (&chosen, &[false, false]),
-        );
+        let w = whens(&job, "`s`.`t`", &[sc], &chosen);
         assert_eq!(
             case_of("`s`.`t`.`id`", &w[0], "DEFAULT_B".into()),
             "CASE WHEN `s`.`t`.`id` IN (3,17) THEN CONVERT(CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `koi8r`) USING utf8mb4) \
@@ -265,24 +246,5 @@ mod tests {
             "CASE WHEN (`s`.`t`.`a`, `s`.`t`.`b`) IN (5) THEN `s`.`t`.`raw` ELSE RAW END"
         );
         assert_eq!(case_of("k", &[], "AS_IS".into()), "AS_IS");
-        // A cp1251 column whose chosen values all fit cp1251: every THEN in cp1251, as its
-        // default's ELSE is; a binary column stays bytes.
-        let cp1251 = Encoding::Windows1251;
-        let own = ServerCodec::from_server(Label::Legacy(cp1251), &servercodec::ours(cp1251));
-        let job = [
-            JobColumn {
-                server: own,
-                ..job[0].clone()
-            },
-            job[1].clone(),
-        ];
-        let w = whens(&job, "`s`.`t`", &[sc], (&chosen, &[true, true]));
-        assert_eq!(
-            case_of("`s`.`t`.`id`", &w[0][..2], "DEFAULT_B".into()),
-            "CASE WHEN `s`.`t`.`id` IN (3,17) THEN CONVERT(CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `koi8r`) USING `cp1251`) \
-             WHEN `s`.`t`.`id` IN (4) THEN CONVERT(CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING utf8mb4) USING `cp1251`) \
-             ELSE DEFAULT_B END"
-        );
-        assert_eq!(w[1][0].0, "`s`.`t`.`raw`");
     }
 }

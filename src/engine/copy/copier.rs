@@ -46,7 +46,7 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = gather(&ctx.job_columns, &decide_rows(ctx, rows)?, ctx.named);
+    let decided = gather(&ctx.plan.columns, &decide_rows(ctx, rows)?, ctx.named);
     let changed = decided.changed;
     let ready = Ready::new(ctx, decided, cond);
     let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
@@ -90,12 +90,7 @@ impl Ready {
     pub(super) fn new(ctx: &Ctx<'_>, decided: Decided, cond: &str) -> Ready {
         let b = ctx.plan;
         let src = quote::table(&b.schema, &b.table);
-        let whens = choices::whens(
-            &ctx.job_columns,
-            &src,
-            &ctx.decider.others,
-            (&decided.chosen, &decided.fits),
-        );
+        let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &decided.chosen);
         let special = Special {
             key: &b.key,
             staged: decided.stages(),
@@ -402,7 +397,7 @@ pub(super) async fn copy_batch(
         let mut staged = Vec::new();
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let decided = gather(&ctx.job_columns, &rows, ctx.named);
+            let decided = gather(&ctx.plan.columns, &rows, ctx.named);
             staged = staged_keys(&decided);
             next.rows_changed += decided.changed;
             let ready = Ready::new(ctx, decided, &cond);

@@ -3,9 +3,10 @@
 
 use super::choices::{self, choice_of, key_literal, Chosen};
 use super::expect::{self, Expected, Target};
-use super::write_sql::{JobColumn, STAGED_DECLARED, STAGED_VALUE};
+use super::write_sql::{STAGED_DECLARED, STAGED_VALUE};
 use crate::detect::{ColumnPrior, Label};
 use crate::engine::keycodec;
+use crate::engine::plan::ColumnPlan;
 use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{Key, Stored};
 use crate::engine::recode::{self, Action, Source};
@@ -171,9 +172,6 @@ pub(super) struct Decided {
     pub(super) special: Vec<Key>,
     pub(super) changed: u64,
     pub(super) quarantine: Vec<Quarantined>,
-    /// Per job column, whether every value chosen by key is text its column's default
-    /// charset holds ([`ServerCodec::writes`]): its `CASE` is then written in that charset.
-    pub(super) fits: Vec<bool>,
 }
 
 impl Decided {
@@ -189,17 +187,13 @@ impl Decided {
 ///
 /// Borrows the rows, cloning only what it keeps (rows written otherwise than by default, the
 /// undecidable): the caller chooses where the rest is freed.
-pub(super) fn gather(columns: &[JobColumn], rows: &[(Key, Decisions)], named: bool) -> Decided {
+pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: bool) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
         chosen: vec![Vec::new(); columns.len()],
         special: Vec::new(),
         changed: 0,
         quarantine: Vec::new(),
-        fits: columns
-            .iter()
-            .map(|c| c.server.is_some() && !c.binary)
-            .collect(),
     };
     for (key, cells) in rows {
         // Made once, for a row with a choice only.
@@ -220,9 +214,6 @@ pub(super) fn gather(columns: &[JobColumn], rows: &[(Key, Decisions)], named: bo
             values.push(match (choice, &r.stage) {
                 (Some((c, lit)), _) => {
                     choices::add(&mut d.chosen[ci], c, lit);
-                    if d.fits[ci] {
-                        d.fits[ci] = fits(&columns[ci], stored, &r.stage);
-                    }
                     (None, 0)
                 }
                 (None, Stage::Server(_)) => (None, 0),
@@ -249,32 +240,16 @@ pub(super) fn gather(columns: &[JobColumn], rows: &[(Key, Decisions)], named: bo
     d
 }
 
-/// Whether a value the server writes by key (`stage`, from `stored`) is text its column's
-/// default charset holds: the decided text of another label's reading, or of UTF-8 already.
-fn fits(column: &JobColumn, stored: &[u8], stage: &Stage) -> bool {
-    let Some(sc) = &column.server else {
-        return false;
-    };
-    match stage {
-        Stage::Other(_, text) => sc.writes(text),
-        // UTF-8 already: its bytes are its text.
-        Stage::Value(_) => sc.writes(stored),
-        // The declared charset's reading (a quarantined value, kept): left in UTF-8.
-        Stage::Server(_) | Stage::Declared => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::Encoding;
-    use crate::engine::servercodec;
 
-    fn column(name: &str) -> JobColumn {
-        JobColumn {
+    fn column(name: &str) -> ColumnPlan {
+        ColumnPlan {
             name: name.into(),
+            source: Source::Auto,
             binary: false,
-            server: None,
+            target: "TEXT CHARACTER SET utf8mb4".into(),
         }
     }
 
@@ -310,28 +285,5 @@ mod tests {
         );
         assert_eq!(d.special.len(), 3);
         assert_eq!(d.changed, 7);
-    }
-
-    #[test]
-    fn a_column_s_case_is_in_its_default_charset_only_when_every_chosen_value_fits_it() {
-        let cp1251 = Encoding::Windows1251;
-        let sc = ServerCodec::from_server(Label::Legacy(cp1251), &servercodec::ours(cp1251));
-        let col = |name: &str| JobColumn {
-            server: sc.clone(),
-            ..column(name)
-        };
-        let columns = [col("a"), col("b"), column("c")];
-        let other = |t: &str| Some((b"\xf0".to_vec(), recoded(Stage::Other(0, t.into()))));
-        let rows: Vec<(Key, Decisions)> = vec![
-            (
-                vec![b"1".to_vec()],
-                vec![other("Привет"), other("Привет"), other("Привет")],
-            ),
-            (vec![b"2".to_vec()], vec![other("№ 5"), other("╔═╗"), None]),
-        ];
-        let d = gather(&columns, &rows, true);
-        // b holds box drawing cp1251 lacks; c has no default codec to write in.
-        assert_eq!(d.fits, vec![true, false, false]);
-        assert_eq!(d.chosen[1].len(), 1);
     }
 }

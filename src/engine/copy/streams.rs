@@ -312,7 +312,7 @@ fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Rea
         .into_iter()
         .map(|(lo, hi, rows)| {
             let (cond, _) = key_range(&ctx.plan.key, lo.map(Vec::as_slice), Some(hi));
-            Ready::new(ctx, gather(&ctx.job_columns, rows, ctx.named), &cond)
+            Ready::new(ctx, gather(&ctx.plan.columns, rows, ctx.named), &cond)
         })
         .collect()
 }
@@ -350,7 +350,7 @@ async fn write_part(
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
     let ready = match ready {
         Some(r) if !renewed => r,
-        _ => Ready::new(ctx, gather(&ctx.job_columns, &rows, ctx.named), &cond),
+        _ => Ready::new(ctx, gather(&b.columns, &rows, ctx.named), &cond),
     };
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.
