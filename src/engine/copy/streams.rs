@@ -349,7 +349,8 @@ async fn write_part(
     .await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
     let ready = match ready {
-        Some(r) if !renewed => r,
+        // Made for this very range (its statement's `?`s are bound below), none of it since re-read.
+        Some(r) if !renewed && r.cond == cond => r,
         _ => Ready::new(ctx, gather(&b.columns, &rows, ctx.named), &cond),
     };
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
