@@ -46,9 +46,8 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let decided = gather(&ctx.plan.columns, &decide_rows(ctx, rows)?, ctx.named);
-    let changed = decided.changed;
-    let ready = Ready::new(ctx, decided, cond);
+    let ready = Ready::gather(ctx, &decide_rows(ctx, rows)?, cond);
+    let changed = ready.decided.changed;
     let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
     Ok((changed, quarantined))
 }
@@ -86,8 +85,9 @@ pub(super) struct Ready {
 }
 
 impl Ready {
-    /// The write of `decided` rows, the rows of the key range `cond`.
-    pub(super) fn new(ctx: &Ctx<'_>, decided: Decided, cond: &str) -> Ready {
+    /// The write of the decided `rows`, the rows of the key range `cond`.
+    pub(super) fn gather(ctx: &Ctx<'_>, rows: &[(Key, Decisions)], cond: &str) -> Ready {
+        let decided = gather(&ctx.plan.columns, rows, ctx.named);
         let b = ctx.plan;
         let src = quote::table(&b.schema, &b.table);
         let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &decided.chosen);
@@ -397,10 +397,9 @@ pub(super) async fn copy_batch(
         let mut staged = Vec::new();
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let decided = gather(&ctx.plan.columns, &rows, ctx.named);
-            staged = staged_keys(&decided);
-            next.rows_changed += decided.changed;
-            let ready = Ready::new(ctx, decided, &cond);
+            let ready = Ready::gather(ctx, &rows, &cond);
+            staged = staged_keys(&ready.decided);
+            next.rows_changed += ready.decided.changed;
             next.rows_quarantined += write_rows(&mut tx, ctx, job, ready, &binds, || ()).await?;
             next.last_key = Some(keycodec::pack(upper));
             next.rows_read += count as u64;

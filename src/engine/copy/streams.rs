@@ -23,7 +23,7 @@
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
 use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked, Ready};
-use super::decide::{gather, Decider, Decisions};
+use super::decide::{Decider, Decisions};
 use super::expect::{Expected, Target};
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
@@ -312,7 +312,7 @@ fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Rea
         .into_iter()
         .map(|(lo, hi, rows)| {
             let (cond, _) = key_range(&ctx.plan.key, lo.map(Vec::as_slice), Some(hi));
-            Ready::new(ctx, gather(&ctx.plan.columns, rows, ctx.named), &cond)
+            Ready::gather(ctx, rows, &cond)
         })
         .collect()
 }
@@ -351,7 +351,7 @@ async fn write_part(
     let ready = match ready {
         // Made for this very range (its statement's `?`s are bound below), none of it since re-read.
         Some(r) if !renewed && r.cond == cond => r,
-        _ => Ready::new(ctx, gather(&b.columns, &rows, ctx.named), &cond),
+        _ => Ready::gather(ctx, &rows, &cond),
     };
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.
