@@ -3,6 +3,7 @@
 use super::plan::TablePlan;
 use crate::db::keyset::{self, KeyColumn};
 use anyhow::{Context, Result};
+use futures_util::TryStreamExt;
 use sqlx::mysql::{MySqlArguments, MySqlRow};
 use sqlx::{MySql, MySqlConnection, Row};
 
@@ -54,7 +55,41 @@ pub async fn read_batch_of(
     size: usize,
     locking: bool,
 ) -> Result<Vec<MySqlRow>> {
-    let (sql, binds) = batch_sql(
+    let (sql, binds) = batch_of(plan, exprs, after, size, locking);
+    bind_all(sqlx::query(&sql), &binds)
+        .fetch_all(conn)
+        .await
+        .with_context(|| format!("reading a batch of {}", plan.table))
+}
+
+/// [`read_batch`] as each row's key and job values ([`fetch_stored`]), without locks.
+pub async fn read_stored(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    columns: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+) -> Result<Vec<(Key, Stored)>> {
+    let exprs: Vec<String> = columns.iter().map(|c| keyset::raw(c)).collect();
+    let (sql, binds) = batch_of(plan, &exprs, after, size, false);
+    fetch_stored(
+        bind_all(sqlx::query(&sql), &binds),
+        conn,
+        (plan.key.len(), columns.len()),
+    )
+    .await
+    .with_context(|| format!("reading a batch of {}", plan.table))
+}
+
+/// A batch's statement ([`batch_sql`]) and its binds, the parts of `after` it names.
+fn batch_of(
+    plan: &TablePlan,
+    exprs: &[String],
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    locking: bool,
+) -> (String, Vec<Vec<u8>>) {
+    let (sql, at) = batch_sql(
         &plan.schema,
         &plan.table,
         &plan.key,
@@ -63,15 +98,10 @@ pub async fn read_batch_of(
         size,
         locking,
     );
-    let mut q = sqlx::query(&sql);
-    if let Some(after) = after {
-        for &i in &binds {
-            q = q.bind(after[i].clone());
-        }
-    }
-    q.fetch_all(conn)
-        .await
-        .with_context(|| format!("reading a batch of {}", plan.table))
+    let binds = after
+        .map(|a| at.iter().map(|&i| a[i].clone()).collect())
+        .unwrap_or_default();
+    (sql, binds)
 }
 
 /// The key of a row read as `key…, …`: its first `n` columns' bytes.
@@ -92,17 +122,35 @@ pub fn bind_key<'q>(mut q: Query<'q>, key: &[Vec<u8>], binds: &[usize]) -> Query
 /// A row's stored job values (`None`: NULL).
 pub type Stored = Vec<Option<Vec<u8>>>;
 
+/// A row's key and stored job values, of a row read as `key…, job columns…` (`nk` key
+/// columns, `nc` job columns).
+pub fn stored_row(nk: usize, nc: usize, row: &MySqlRow) -> Result<(Key, Stored)> {
+    let cells = (nk..nk + nc)
+        .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((read_key(row, nk)?, cells))
+}
+
 /// Each row's key and stored job values, of rows read as `key…, job columns…` (`nk` key
 /// columns, `nc` job columns).
 pub fn stored_rows(nk: usize, nc: usize, rows: &[MySqlRow]) -> Result<Vec<(Key, Stored)>> {
-    rows.iter()
-        .map(|row| {
-            let cells = (nk..nk + nc)
-                .map(|i| row.try_get::<Option<Vec<u8>>, _>(i))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((read_key(row, nk)?, cells))
-        })
-        .collect()
+    rows.iter().map(|row| stored_row(nk, nc, row)).collect()
+}
+
+/// `q`'s rows (read as `key…, job columns…`) as [`stored_rows`], each row's packet freed as
+/// soon as its bytes are copied out: a batch read whole first held every row twice at the
+/// copy's peak (the server's rows and their copies).
+pub async fn fetch_stored(
+    q: Query<'_>,
+    conn: &mut MySqlConnection,
+    (nk, nc): (usize, usize),
+) -> Result<Vec<(Key, Stored)>> {
+    let mut rows = q.fetch(conn);
+    let mut out = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        out.push(stored_row(nk, nc, &row)?);
+    }
+    Ok(out)
 }
 
 /// Binds each value in order.

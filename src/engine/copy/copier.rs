@@ -129,11 +129,9 @@ pub(super) async fn read_ahead(
     sum: bool,
 ) -> Result<Ahead> {
     let b = ctx.plan;
-    let rows = read::read_batch(reader, b, &ctx.job_names(), Some(after), size, false)
+    let stored = read::read_stored(reader, b, &ctx.job_names(), Some(after), size)
         .await
         .context("reading the next batch ahead")?;
-    let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
-    drop(rows);
     let decider = Arc::clone(&ctx.decider);
     let targets = sum_targets(ctx, sum);
     let (rows, expected) =

@@ -63,42 +63,54 @@ impl Decider {
     /// decisions on short values so a repeated value is decided once.
     pub(super) fn decide_all<K>(&self, rows: Vec<(K, Stored)>) -> Vec<(K, Decisions)> {
         rows.into_iter()
-            .map(|(key, cells)| {
-                let decided = cells
-                    .into_iter()
-                    .enumerate()
-                    .map(|(ci, v)| {
-                        v.map(|v| {
-                            let r = self.seen.decide(ci, &v, || self.decide(ci, &v));
-                            (v, r)
-                        })
-                    })
-                    .collect();
-                (key, decided)
+            .map(|(key, cells)| (key, self.decide_row(cells)))
+            .collect()
+    }
+
+    /// Decides one row's values ([`Decider::decide_all`]).
+    fn decide_row(&self, cells: Stored) -> Decisions {
+        cells
+            .into_iter()
+            .enumerate()
+            .map(|(ci, v)| {
+                v.map(|v| {
+                    let r = self.seen.decide(ci, &v, || self.decide(ci, &v));
+                    (v, r)
+                })
             })
             .collect()
     }
 
     /// Decides `rows` and, with `targets` (a trailing check will compare them), sums what the
-    /// shadow should hold ([`expect::batch`], aligned with the rows); then drops the bytes
-    /// nothing after needs, on this (deciding) thread rather than the one driving the writes:
-    /// the recoded bytes of values the server converts itself, and their stored bytes.
+    /// shadow should hold ([`expect::batch`], aligned with the rows); row by row, it then drops
+    /// the bytes nothing after needs, on this (deciding) thread rather than the one driving the
+    /// writes: the recoded bytes of values the server converts itself, and their stored bytes.
+    /// Dropped as each row is summed, not once the batch is: the batch's recoded bytes are
+    /// never all held at once.
     pub(super) fn decide_ahead(
         &self,
         rows: Vec<(Key, Stored)>,
         targets: Option<&[Target]>,
     ) -> (Vec<(Key, Decisions)>, Option<Expected>) {
-        let mut rows = self.decide_all(rows);
-        let expected = targets.and_then(|t| expect::batch(&rows, t));
-        for (_, cells) in &mut rows {
+        let mut expected = targets.map(|_| Vec::with_capacity(rows.len()));
+        let mut out = Vec::with_capacity(rows.len());
+        for (key, cells) in rows {
+            let mut cells = self.decide_row(cells);
+            if let (Some(t), Some(e)) = (targets, expected.as_mut()) {
+                match expect::row(&key, &cells, t) {
+                    Some(sum) => e.push(sum),
+                    None => expected = None,
+                }
+            }
             for (stored, r) in cells.iter_mut().flatten() {
                 if matches!(r.stage, Stage::Server(_)) && r.undecidable.is_none() {
                     r.stage = Stage::Server(None);
                     *stored = Vec::new();
                 }
             }
+            out.push((key, cells));
         }
-        (rows, expected)
+        (out, expected)
     }
 
     /// Decides what one stored value of job column `ci` becomes in the shadow.

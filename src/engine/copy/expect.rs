@@ -106,8 +106,13 @@ fn tagger() -> &'static foldhash::fast::RandomState {
 /// The batch's expectation, or `None` when some row's shadow bytes are the server's to know.
 pub(super) fn batch(rows: &[(Key, Decisions)], targets: &[Target]) -> Option<Expected> {
     rows.iter()
-        .map(|(k, cells)| Some((key_tag(k), row_hash(k, cells, targets)?)))
+        .map(|(k, cells)| row(k, cells, targets))
         .collect()
+}
+
+/// One row's part of its batch's expectation ([`batch`]).
+pub(super) fn row(key: &Key, cells: &Decisions, targets: &[Target]) -> Option<(u64, u32)> {
+    Some((key_tag(key), row_hash(key, cells, targets)?))
 }
 
 /// `expected` (aligned with a batch's rows) once the rows whose keys are `stale` are replaced

@@ -32,7 +32,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::keyset;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
-use crate::engine::read::{self, bind_all, stored_rows, Key, Stored};
+use crate::engine::read::{self, bind_all, fetch_stored, Key, Stored};
 use anyhow::{Context, Result};
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -172,11 +172,9 @@ pub(super) async fn read_decided(
     (size, parts): (usize, usize),
     sum: bool,
 ) -> Result<Ahead> {
-    let rows = read::read_batch(reader, ctx.plan, &ctx.job_names(), after, size, false)
+    let stored = read::read_stored(reader, ctx.plan, &ctx.job_names(), after, size)
         .await
         .context("reading the next rows to copy")?;
-    let stored = stored_rows(ctx.plan.key.len(), ctx.plan.columns.len(), &rows)?;
-    drop(rows);
     let targets = sum_targets(ctx, sum);
     decide_parts(Arc::clone(&ctx.decider), stored, parts, size, targets).await
 }
@@ -201,12 +199,9 @@ fn spawn_read_ahead(
     let decider = Arc::clone(&ctx.decider);
     tokio::spawn(async move {
         let read = async {
-            let rows = bind_all(sqlx::query(&sql), &binds)
-                .fetch_all(&mut reader)
+            let stored = fetch_stored(bind_all(sqlx::query(&sql), &binds), &mut reader, (nk, nc))
                 .await
                 .context("reading the next rows to copy")?;
-            let stored = stored_rows(nk, nc, &rows)?;
-            drop(rows);
             decide_parts(decider, stored, parts, size, targets).await
         }
         .await;

@@ -155,12 +155,10 @@ impl InPlace<'_> {
         let table = plan.table.clone();
         Ok(tokio::spawn(async move {
             let read = async {
-                let rows = read::bind_all(sqlx::query(&sql), &binds)
-                    .fetch_all(&mut reader)
+                let q = read::bind_all(sqlx::query(&sql), &binds);
+                let stored = read::fetch_stored(q, &mut reader, (nk, names.len()))
                     .await
                     .with_context(|| format!("reading a batch of {table}"))?;
-                let stored = read::stored_rows(nk, names.len(), &rows)?;
-                drop(rows);
                 let last_key = stored.last().map(|(k, _)| k.clone());
                 let n = stored.len();
                 let decided =
