@@ -205,7 +205,7 @@ pub(super) async fn check_now(
     create_stage(conn, ctx).await?;
     while Phase::of(state) == Phase::Checking {
         differed += check_batch(conn, ctx, job, ctx.plan.batch_size.max(1), state).await?;
-        replay_some(conn, ctx, job, state, 1, &mut HashSet::new()).await?;
+        replay_some(conn, ctx, job, state, 1, (None, &mut HashSet::new())).await?;
     }
     Ok(differed)
 }

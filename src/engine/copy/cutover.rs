@@ -110,7 +110,7 @@ pub(super) async fn cut_over(
                 check_now(conn, ctx, job, state).await?;
             }
             create_stage(conn, ctx).await?;
-            replay_some(conn, ctx, job, state, 50, &mut HashSet::new()).await?;
+            replay_some(conn, ctx, job, state, 50, (None, &mut HashSet::new())).await?;
         }
     }
 }
@@ -186,7 +186,10 @@ pub(super) async fn try_cut_over(
             if log_len(&mut locker, ctx).await? > 0 {
                 // A session's temporary table may be created under LOCK TABLES.
                 create_stage(&mut locker, ctx).await?;
-                while replay_chunk(&mut locker, ctx, job, state, &mut HashSet::new()).await? > 0 {
+                while replay_chunk(&mut locker, ctx, job, state, (None, &mut HashSet::new()))
+                    .await?
+                    > 0
+                {
                     locker.execute(COMMIT).await?;
                     clear_stage(&mut locker).await?;
                 }

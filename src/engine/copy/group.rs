@@ -217,14 +217,14 @@ pub async fn cut_over_group(
         for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
             if log_len(conn, ctx).await? > 0 {
                 create_stage(conn, ctx).await?;
-                replay_some(conn, ctx, job, state, 20, &mut HashSet::new()).await?;
+                replay_some(conn, ctx, job, state, 20, (None, &mut HashSet::new())).await?;
             }
             behind = behind.max(log_len(conn, ctx).await?);
         }
         for (ctx, state) in waiting.iter_mut() {
             if log_len(conn, ctx).await? > 0 {
                 create_stage(conn, ctx).await?;
-                replay_some(conn, ctx, job, state, 20, &mut HashSet::new()).await?;
+                replay_some(conn, ctx, job, state, 20, (None, &mut HashSet::new())).await?;
             }
         }
         if behind < DRAIN_BEFORE_CUTOVER {

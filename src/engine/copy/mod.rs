@@ -30,7 +30,9 @@
 //! 4. Replay: logged keys in log order, a chunk per transaction: the rows are re-read
 //!    (locked), deleted from the shadow and copied and recoded again if they still exist;
 //!    exactly the log rows read are removed. Replays run between copy batches and until
-//!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`.
+//!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`. While
+//!    the copy runs, an integer key past the last row it has read is only taken off the log:
+//!    the copy reads that row later as it stands ([`watermark`]).
 //! 5. The cut-over of each group of the job (the whole job unless it names groups;
 //!    [`group`], [`cutover`]), gh-ost's atomic form widened to every table of the group,
 //!    which works on MariaDB (it refuses `RENAME TABLE` under `LOCK TABLES`, error 1192) and
@@ -104,6 +106,7 @@ pub mod sql;
 pub mod streams;
 mod teardown;
 mod verify;
+mod watermark;
 pub mod write_sql;
 
 pub use names::{names, sorts_after, Names};
@@ -125,6 +128,8 @@ use super::events::{Event, Events};
 use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use crate::db::connect::ConnectionConfig;
+use crate::engine::keycodec;
+use crate::engine::read::Key;
 use crate::inventory::model::Table;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -362,6 +367,22 @@ struct Copy<'a, 'c> {
     events: &'a dyn Events,
 }
 
+impl Copy<'_, '_> {
+    /// The last key the copy has read, past which it reads every row yet, logged or not
+    /// ([`watermark`]): `None` when the key is not integers, the copy has ended, or the rows
+    /// read ahead reach the table's end (a row inserted past them must come from the log).
+    fn unread_from(&self) -> Option<Key> {
+        if !self.ctx.named || Phase::of(&self.state) != Phase::Copying {
+            return None;
+        }
+        match &self.pipe.ahead {
+            Some(a) if a.rows.len() < a.asked => None,
+            Some(a) => a.rows.last().map(|(k, _)| k.clone()),
+            None => self.state.last_key.as_deref().and_then(keycodec::unpack),
+        }
+    }
+}
+
 impl Batches for Copy<'_, '_> {
     fn state(&self) -> &State {
         &self.state
@@ -380,14 +401,32 @@ impl Batches for Copy<'_, '_> {
                     }
                 }
                 self.pipe.replayed.clear();
-                replay_some(conn, ctx, job, &mut self.state, 1, &mut self.pipe.replayed).await?;
+                let mark = self.unread_from();
+                let replayed = &mut self.pipe.replayed;
+                replay_some(
+                    conn,
+                    ctx,
+                    job,
+                    &mut self.state,
+                    1,
+                    (mark.as_ref(), replayed),
+                )
+                .await?;
             }
             Phase::Checking => {
                 self.differed += check_batch(conn, ctx, job, size, &mut self.state).await?;
                 if let Some((_, server)) = self.batches.as_mut() {
                     *server += 1;
                 }
-                replay_some(conn, ctx, job, &mut self.state, 1, &mut HashSet::new()).await?;
+                replay_some(
+                    conn,
+                    ctx,
+                    job,
+                    &mut self.state,
+                    1,
+                    (None, &mut HashSet::new()),
+                )
+                .await?;
                 if Phase::of(&self.state) != Phase::Checking {
                     self.events.event(&Event::Checked {
                         table: &plan.table,
@@ -397,7 +436,15 @@ impl Batches for Copy<'_, '_> {
                 }
             }
             Phase::Replaying | Phase::Done => {
-                replay_some(conn, ctx, job, &mut self.state, 20, &mut HashSet::new()).await?;
+                replay_some(
+                    conn,
+                    ctx,
+                    job,
+                    &mut self.state,
+                    20,
+                    (None, &mut HashSet::new()),
+                )
+                .await?;
                 if log_len(conn, ctx).await? < DRAIN_BEFORE_CUTOVER {
                     return Ok(Next::Done);
                 }

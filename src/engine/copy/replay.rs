@@ -6,6 +6,7 @@ use super::copier::read_locked;
 use super::copier::KEYS_PER_CHUNK;
 use super::setup::clear_stage;
 use super::sql::{any_of, count_sql, log_delete_sql, log_read_sql};
+use super::watermark;
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
 use crate::engine::read::Key;
@@ -13,13 +14,15 @@ use anyhow::{anyhow, Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
 use std::collections::HashSet;
 
-/// Replays up to one chunk of the change log inside the caller's transaction. Returns log rows done.
+/// Replays up to one chunk of the change log inside the caller's transaction; keys past
+/// `mark`, which the copy has yet to read, are only taken off the log ([`watermark`]).
+/// Returns log rows done.
 pub(super) async fn replay_chunk(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     state: &mut State,
-    replayed: &mut HashSet<Vec<u8>>,
+    (mark, replayed): (Option<&Key>, &mut HashSet<Vec<u8>>),
 ) -> Result<usize> {
     let b = ctx.plan;
     let log = ctx.names.log.as_str();
@@ -32,14 +35,46 @@ pub(super) async fn replay_chunk(
     }
     let mut seen = HashSet::new();
     let mut keys: Vec<Key> = Vec::new();
+    let mut unread = 0u64;
     for r in &rows {
         let packed: Vec<u8> = r.get(1);
-        if seen.insert(packed.clone()) {
-            keys.push(keycodec::unpack(&packed).ok_or_else(|| {
-                anyhow!("the change log {} holds a malformed key", ctx.names.log)
-            })?);
+        if seen.contains(&packed) {
+            continue;
+        }
+        let key = keycodec::unpack(&packed)
+            .ok_or_else(|| anyhow!("the change log {} holds a malformed key", ctx.names.log))?;
+        if mark.is_some_and(|m| watermark::unread(&key, m)) {
+            unread += 1;
+        } else {
+            keys.push(key);
+            seen.insert(packed);
         }
     }
+    state.rows_conflicted += unread;
+    if !keys.is_empty() {
+        replay_keys(conn, ctx, job, state, &keys).await?;
+    }
+    // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
+    let ids: Vec<u64> = rows.iter().map(|r| r.get::<u64, _>(0)).collect();
+    sqlx::query(&log_delete_sql(&b.schema, log, &ids))
+        .execute(&mut *conn)
+        .await
+        .context("removing replayed rows from the change log")?;
+    checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
+    replayed.extend(seen);
+    Ok(rows.len())
+}
+
+/// Copies the rows of `keys` again (recoded afresh), reading them locked: every key leaves the
+/// shadow, and those still in the table come back.
+async fn replay_keys(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    state: &mut State,
+    keys: &[Key],
+) -> Result<()> {
+    let b = ctx.plan;
     let cond = any_of(&b.key, keys.len());
     let binds: Vec<Vec<u8>> = keys.concat();
     let present = match read_locked(conn, ctx, &cond, &binds).await {
@@ -55,19 +90,10 @@ pub(super) async fn replay_chunk(
             });
         }
     };
-    // Every logged key leaves the shadow, and those still in the table come back, recoded afresh.
     let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
     state.rows_quarantined += q;
     state.rows_conflicted += keys.len() as u64;
-    // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
-    let ids: Vec<u64> = rows.iter().map(|r| r.get::<u64, _>(0)).collect();
-    sqlx::query(&log_delete_sql(&b.schema, log, &ids))
-        .execute(&mut *conn)
-        .await
-        .context("removing replayed rows from the change log")?;
-    checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
-    replayed.extend(seen);
-    Ok(rows.len())
+    Ok(())
 }
 
 /// Replays at most `chunks` chunks of the log, each in its own transaction; returns log rows done.
@@ -77,13 +103,13 @@ pub(super) async fn replay_some(
     job: &str,
     state: &mut State,
     chunks: usize,
-    replayed: &mut HashSet<Vec<u8>>,
+    (mark, replayed): (Option<&Key>, &mut HashSet<Vec<u8>>),
 ) -> Result<usize> {
     let mut done = 0;
     for _ in 0..chunks {
         let mut next = state.clone();
         let mut tx = conn.begin().await?;
-        let n = replay_chunk(&mut tx, ctx, job, &mut next, replayed).await?;
+        let n = replay_chunk(&mut tx, ctx, job, &mut next, (mark, &mut *replayed)).await?;
         tx.commit().await.context("committing a replay")?;
         if n > 0 {
             clear_stage(conn).await?;
