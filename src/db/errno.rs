@@ -58,6 +58,21 @@ pub const SERVER_LOST: u16 = 2013;
 /// MySQL 8's `ER_CLIENT_INTERACTION_TIMEOUT`: disconnected by the server.
 pub const CLIENT_INTERACTION_TIMEOUT: u16 = 4031;
 
+/// `ER_TRUNCATED_WRONG_VALUE_FOR_FIELD`: in strict mode, a string the column's charset cannot
+/// hold ("Incorrect string value").
+pub const WRONG_STRING_VALUE: u16 = 1366;
+/// MariaDB's `ER_CANNOT_CONVERT_CHARACTER`: in strict mode, a character `CONVERT` cannot map.
+pub const CANNOT_CONVERT_CHARACTER: u16 = 1977;
+/// MySQL 8's `ER_CANNOT_CONVERT_STRING`: in strict mode, a string `CONVERT` cannot map.
+pub const CANNOT_CONVERT_STRING: u16 = 3854;
+
+/// Errors that say the server refused to convert a value between charsets.
+pub const REFUSED_CONVERSION: &[u16] = &[
+    WRONG_STRING_VALUE,
+    CANNOT_CONVERT_CHARACTER,
+    CANNOT_CONVERT_STRING,
+];
+
 /// Errors that say the target definitions make an index or the row too large.
 pub const TOO_LARGE: &[u16] = &[TOO_LONG_KEY, INDEX_COLUMN_TOO_LONG, TOO_BIG_ROWSIZE];
 

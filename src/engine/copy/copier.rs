@@ -9,7 +9,7 @@ use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
 use super::streams::{copy_wide, Wide};
-use super::write_sql::{replace_select, stage_insert_sql, Special};
+use super::write_sql::{replace_select, stage_delete_sql, stage_insert_sql, Special};
 use super::Phase;
 use crate::db::errno;
 use crate::db::quote;
@@ -216,6 +216,87 @@ pub(super) async fn write_rows(
     quarantine::save(conn, &b.schema, job, &b.table, &quarantine).await
 }
 
+/// What a step's write did: values recoded, newly quarantined, the keys staged (the check pass
+/// judges them one by one), and, when summed, what the shadow should hold for its rows.
+pub(super) struct Written {
+    pub(super) changed: u64,
+    pub(super) quarantined: u64,
+    pub(super) staged: Vec<Key>,
+    pub(super) expected: Option<Expected>,
+}
+
+/// Writes a step's rows by `ready` ([`write_rows`], its `?`s bound to `binds`), with
+/// `expected` its rows' sums. When the server refuses to convert a value of it
+/// ([`errno::REFUSED_CONVERSION`]), the range's rows are read again with shared locks,
+/// decided afresh (summed when `sum`) and written once more in the same transaction: a row
+/// the application rewrote after it was read ahead may hold bytes the charset of its old
+/// decision lacks (UTF-8 `И` is `D0 98`; cp1251 has no 0x98), which strict mode makes an
+/// error where the row's replay would have put it right. A refusal that outlives the fresh
+/// read is the table's own, and stops the copy as before.
+pub(super) async fn write_step(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    (ready, binds): (Ready, &[Vec<u8>]),
+    (expected, sum): (Option<Expected>, bool),
+    copying: impl FnOnce(),
+) -> Result<Written> {
+    let (changed, staged, cond) = (
+        ready.decided.changed,
+        staged_keys(&ready.decided),
+        ready.cond.clone(),
+    );
+    if let Some(ms) = std::env::var("MYRECODE_TEST_WRITE_HOLD_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        // Test hook: widen the window in which a row read ahead can change before its write.
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+    let number = match write_rows(conn, ctx, job, ready, binds, copying).await {
+        Ok(quarantined) => {
+            return Ok(Written {
+                changed,
+                quarantined,
+                staged,
+                expected,
+            })
+        }
+        Err(e) => refused_conversion(&e).ok_or(e)?,
+    };
+    // The server's message is left out: it quotes the row's bytes.
+    tracing::info!(
+        table = %ctx.plan.table,
+        "the server refused to convert a value read ahead (error {number}): its range is read again, locked, and decided afresh"
+    );
+    // The server undid the refused statement alone; the staged values of the stale write go too.
+    sqlx::query(&stage_delete_sql())
+        .execute(&mut *conn)
+        .await
+        .context("emptying the staging table")?;
+    let read = read_locked(conn, ctx, &cond, binds)
+        .await
+        .context("reading again a range whose rows changed since they were read ahead")?;
+    let rows = decide_rows(ctx, &read)?;
+    let ready = Ready::gather(ctx, &rows, &cond);
+    let (changed, staged) = (ready.decided.changed, staged_keys(&ready.decided));
+    Ok(Written {
+        quarantined: write_rows(conn, ctx, job, ready, binds, || ()).await?,
+        changed,
+        staged,
+        expected: expected_of(ctx, &rows).filter(|_| sum),
+    })
+}
+
+/// The server's error number when it refused to convert a value between charsets
+/// ([`errno::REFUSED_CONVERSION`]).
+fn refused_conversion(e: &anyhow::Error) -> Option<u16> {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<sqlx::Error>())
+        .filter_map(errno::of)
+        .find(|n| errno::REFUSED_CONVERSION.contains(n))
+}
+
 /// The next batch after `last`, decided. Read ahead (`ahead`), its rows are not read again:
 /// a row the application changed since then is in the change log, and its replay comes
 /// after this batch, so whatever the copy writes for it now is overwritten; only the rows
@@ -384,7 +465,8 @@ pub(super) async fn copy_batch(
     };
     let replayed: &HashSet<Vec<u8>> = replayed;
     // Summed only for a batch the trailing check will compare.
-    let expected = expected.filter(|_| !end);
+    let sum = sum && !end;
+    let expected = expected.filter(|_| sum);
     let check = async {
         match trailing.as_mut() {
             Some(t) if !end => t.check_pending(ctx, replayed).await,
@@ -392,13 +474,14 @@ pub(super) async fn copy_batch(
         }
     };
     let write = async {
-        let mut staged = Vec::new();
+        let (mut staged, mut expected) = (Vec::new(), expected);
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
             let ready = Ready::gather(ctx, &rows, &cond);
-            staged = staged_keys(&ready.decided);
-            next.rows_changed += ready.decided.changed;
-            next.rows_quarantined += write_rows(&mut tx, ctx, job, ready, &binds, || ()).await?;
+            let w = write_step(&mut tx, ctx, job, (ready, &binds), (expected, sum), || ()).await?;
+            (staged, expected) = (w.staged, w.expected);
+            next.rows_changed += w.changed;
+            next.rows_quarantined += w.quarantined;
             next.last_key = Some(keycodec::pack(upper));
             next.rows_read += count as u64;
         }
@@ -408,7 +491,7 @@ pub(super) async fn copy_batch(
         }
         checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
         tx.commit().await.context("committing a copy batch")?;
-        anyhow::Ok(staged)
+        anyhow::Ok((staged, expected))
     };
     let read_next = async {
         match &upper {
@@ -420,7 +503,7 @@ pub(super) async fn copy_batch(
         }
     };
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
-    let staged = written?;
+    let (staged, expected) = written?;
     checked?;
     if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
         if !end {

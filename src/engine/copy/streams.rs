@@ -22,9 +22,9 @@
 
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{locked_batch, staged_keys, sum_targets, write_rows, Ahead, Locked, Ready};
+use super::copier::{locked_batch, sum_targets, write_step, Ahead, Locked, Ready, Written};
 use super::decide::{Decider, Decisions};
-use super::expect::{Expected, Target};
+use super::expect::Target;
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
 use super::Phase;
@@ -313,9 +313,8 @@ fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Rea
 }
 
 /// Copies one stream's range in its own transaction, by its write made `ready` ahead where
-/// no row of it was read again since; returns (values recoded, quarantined, the keys staged,
-/// and, with `sum` (a trailing check will compare it), the rows as the shadow should hold
-/// them when the decisions tell).
+/// no row of it was read again since; with `sum` (a trailing check will compare it), what
+/// the shadow should hold for its rows comes back too, when the decisions tell.
 async fn write_part(
     w: &mut MySqlConnection,
     ctx: &Ctx<'_>,
@@ -324,7 +323,7 @@ async fn write_part(
     replayed: &HashSet<Vec<u8>>,
     sum: bool,
     go: Go,
-) -> Result<(u64, u64, Vec<Key>, Option<Expected>)> {
+) -> Result<Written> {
     let b = ctx.plan;
     let count = ahead.rows.len();
     let mut tx = w.begin().await?;
@@ -351,14 +350,20 @@ async fn write_part(
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.
     tokio::task::spawn_blocking(move || drop(rows));
-    let changed = ready.decided.changed;
-    let staged = staged_keys(&ready.decided);
-    let quarantined = write_rows(&mut tx, ctx, job, ready, &binds, move || drop(go)).await?;
+    let written = write_step(
+        &mut tx,
+        ctx,
+        job,
+        (ready, &binds),
+        (expected, sum),
+        move || drop(go),
+    )
+    .await?;
     tx.commit()
         .await
         .context("committing a copy stream's range")?;
     clear_stage(w).await?;
-    Ok((changed, quarantined, staged, expected))
+    Ok(written)
 }
 
 /// Lets a step's read-ahead and check begin (two permits) when dropped: once a stream's write
@@ -469,11 +474,11 @@ pub(super) async fn copy_wide(
     let mut staged = Vec::new();
     let mut expected = Some(Vec::new());
     for r in written {
-        let (changed, quarantined, keys, part) = r?;
-        next.rows_changed += changed;
-        next.rows_quarantined += quarantined;
-        staged.extend(keys);
-        expected = expected.zip(part).map(|(mut all, part)| {
+        let w = r?;
+        next.rows_changed += w.changed;
+        next.rows_quarantined += w.quarantined;
+        staged.extend(w.staged);
+        expected = expected.zip(w.expected).map(|(mut all, part)| {
             all.extend(part);
             all
         });

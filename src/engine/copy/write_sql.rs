@@ -180,6 +180,11 @@ pub fn stage_truncate_sql() -> String {
     format!("TRUNCATE TABLE {}", quote::ident(STAGE))
 }
 
+/// Empties the staging table inside a transaction (`TRUNCATE` would commit it).
+pub fn stage_delete_sql() -> String {
+    format!("DELETE FROM {}", quote::ident(STAGE))
+}
+
 /// Stages `rows` rows: per row the key (placeholders as `key` types them), then a value and a flag per job column.
 pub fn stage_insert_sql(key: &[KeyColumn], job_columns: usize, rows: usize) -> String {
     let key_ph: Vec<String> = key.iter().map(|k| k.placeholder()).collect();
@@ -248,6 +253,7 @@ mod tests {
             "DROP TEMPORARY TABLE IF EXISTS `_myrecode_stage`"
         );
         assert_eq!(stage_truncate_sql(), "TRUNCATE TABLE `_myrecode_stage`");
+        assert_eq!(stage_delete_sql(), "DELETE FROM `_myrecode_stage`");
     }
 
     #[test]
