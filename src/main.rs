@@ -9,17 +9,19 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// headers; libmimalloc-sys names no constant for it).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// Milliseconds after which mimalloc hands freed pages back (see `main`).
-const PURGE_AFTER_MS: std::os::raw::c_long = 1000;
+const PURGE_AFTER_MS: std::os::raw::c_long = 100;
 
 fn main() -> std::process::ExitCode {
-    // Freed pages go back to the system after a second (mimalloc v3's default, set here so a
-    // change of the library's default does not change it silently). Kept for good, as until
-    // 2026-11-27, a two-stream copy's heap grew with the table (lock mode 2: peak RSS 85 MiB
-    // at 100k rows, 119 at 300k, 154 at 1M, 179 at 3M): freed pages of one size class never
-    // served another. After a second, 108-126 MiB at 1M. After 10 ms it stayed flat (71 MiB
-    // at 100k, 80-85 at 1M), but the kernel then zeroed each batch's pages again as the next
-    // batch touched them: 0.5 s of system CPU per million rows, and bench_copy's ratio to
-    // pt-osc under its writer fell from 0.79-0.83 to 0.75-0.79 (docs/benchmarks.md).
+    // Freed pages go back to the system after 100 ms. Kept for good, as until 2026-11-27, a
+    // two-stream copy's heap grew with the table (lock mode 2: peak RSS 85 MiB at 100k rows,
+    // 154 at 1M, 179 at 3M): freed pages of one size class never served another. After a
+    // second (mimalloc v3's default), a copy's first second still outgrew a 100k-row run
+    // (lock mode 2, quiet: 66-68 MiB at 100k, 78-83 at 1M, bench_copy's worst of three runs
+    // 1.40x under its writer). After 100 ms: 60-62 and 65 MiB, for 0.15 s more system CPU per
+    // million rows. After 10 ms, before a batch's rows were read and decided row by row, the
+    // kernel zeroed each batch's pages again as the next touched them: 0.5 s of system CPU
+    // per million rows, and bench_copy's ratio under its writer fell 3-5%
+    // (docs/benchmarks.md).
     // SAFETY: sets an allocator option before any thread but this one runs.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_AFTER_MS) };
     // mimalloc asks for transparent huge pages: each first touch of a 2 MiB region then

@@ -34,7 +34,16 @@ pub trait Batches {
 
     /// Runs one batch of about `size` rows, committing it with its checkpoint.
     async fn batch(&mut self, conn: &mut MySqlConnection, size: usize) -> Result<Next>;
+
+    /// The most rows a batch may take, however fast batches run.
+    fn most_rows(&self) -> usize {
+        MOST_ROWS
+    }
 }
+
+/// The most rows a batch takes where its statements lock rows the application writes (in
+/// place: each batch's rows are locked until it commits).
+pub const MOST_ROWS: usize = 20_000;
 
 /// Runs batches until the strategy says done, the process is asked to stop (`stop`), or the
 /// operator pauses or aborts the job (through `pacer`). Returns how the loop ended.
@@ -81,17 +90,18 @@ pub async fn run<B: Batches>(
         let Next::More { pause } = next else {
             return Ok(TableOutcome::Done);
         };
-        size = tune(size, t0.elapsed(), plan.target_batch_time);
+        size = tune(size, t0.elapsed(), plan.target_batch_time).min(batches.most_rows());
         if pause && !plan.pause.is_zero() {
             tokio::time::sleep(plan.pause).await;
         }
     }
 }
 
-/// Next batch size: steer toward the target time, at most doubling or halving per step.
+/// Next batch size: steer toward the target time, at most doubling or halving per step (the
+/// caller bounds it from above, [`Batches::most_rows`]).
 pub fn tune(size: usize, took: Duration, target: Duration) -> usize {
     let ratio = target.as_secs_f64() / took.as_secs_f64().max(1e-4);
-    ((size as f64 * ratio.clamp(0.5, 2.0)) as usize).clamp(10, 20_000)
+    ((size as f64 * ratio.clamp(0.5, 2.0)) as usize).max(10)
 }
 
 /// The most rows a batch may take after a batch of `last` rows, by the replicas' verdict on
@@ -134,6 +144,15 @@ mod tests {
         assert_eq!(
             tune(10, Duration::from_secs(10), Duration::from_millis(500)),
             10
+        );
+        // The ceiling is the strategy's (Batches::most_rows), applied by the loop.
+        assert_eq!(
+            tune(
+                30_000,
+                Duration::from_millis(100),
+                Duration::from_millis(500)
+            ),
+            60_000
         );
     }
 }
