@@ -15,6 +15,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The line `verify` printed for the replica on `port` (the run's output in the panic without one).
+fn replica_line<'a>(stdout: &'a str, stderr: &str, port: u16) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("replica 127.0.0.1:{port}: ")))
+        .unwrap_or_else(|| panic!("no line for {port}: {stdout}\n{stderr}"))
+}
+
 /// `verify` of the job `jobp` (its schema on `db`, the primary reached over `c` and `url`)
 /// on `set`, whose relay and chained replica hold what the primary holds; `f` names the
 /// binary log format in messages. Leaves a row changed on the relay and one deleted on the
@@ -99,10 +107,7 @@ pub async fn verify_names_each_replicas_rows(
     );
     let mut unsettled = 0;
     for p in [p1, p2] {
-        let line = stdout
-            .lines()
-            .find(|l| l.starts_with(&format!("replica 127.0.0.1:{p}: ")))
-            .unwrap_or_else(|| panic!("no line for {p}: {stdout}\n{stderr}"));
+        let line = replica_line(&stdout, &stderr, p);
         eprintln!("{f}, under writes, without --pause-replicas: {line}");
         if !line.contains("every job table equal to the primary's") {
             assert!(
@@ -120,10 +125,7 @@ pub async fn verify_names_each_replicas_rows(
     for out in &outs {
         let (stdout, stderr) = texts(out);
         for p in [p1, p2] {
-            let line = stdout
-                .lines()
-                .find(|l| l.starts_with(&format!("replica 127.0.0.1:{p}: ")))
-                .unwrap_or_else(|| panic!("no line for {p}: {stdout}\n{stderr}"));
+            let line = replica_line(&stdout, &stderr, p);
             eprintln!("{f}, {writes} writes under verify: {line}");
             assert!(
                 line.contains("every job table equal to the primary's"),
