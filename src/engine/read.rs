@@ -81,8 +81,9 @@ pub async fn read_stored(
     .with_context(|| format!("reading a batch of {}", plan.table))
 }
 
-/// A batch's statement ([`batch_sql`]) and its binds, the parts of `after` it names.
-fn batch_of(
+/// A batch's statement without locks or with ([`batch_sql`]) and its binds, the parts of
+/// `after` it names (none from the start).
+pub fn batch_of(
     plan: &TablePlan,
     exprs: &[String],
     after: Option<&[Vec<u8>]>,

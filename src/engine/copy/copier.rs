@@ -8,7 +8,7 @@ use super::decide::{gather, Decided, Decisions};
 use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
-use super::streams::{copy_wide, Wide};
+use super::streams::{copy_wide, read_decided, Wide};
 use super::write_sql::{replace_select, stage_delete_sql, stage_insert_sql, Special};
 use super::Phase;
 use crate::db::errno;
@@ -22,7 +22,6 @@ use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, MySqlConnection};
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Keys re-read per locked read; the replay takes as many log rows per transaction.
 pub(super) const KEYS_PER_CHUNK: usize = 500;
@@ -116,34 +115,6 @@ impl Ready {
 /// The targets to sum a batch's expectation with, when a trailing check will compare it.
 pub(super) fn sum_targets(ctx: &Ctx<'_>, sum: bool) -> Option<Vec<Target>> {
     ctx.targets.clone().filter(|_| sum)
-}
-
-/// Reads the `size` rows after `after` without locks and decides their values on a
-/// blocking thread, so the next batch finds its decisions made (this runs while the
-/// current batch is written).
-pub(super) async fn read_ahead(
-    reader: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    after: &[Vec<u8>],
-    size: usize,
-    sum: bool,
-) -> Result<Ahead> {
-    let b = ctx.plan;
-    let stored = read::read_stored(reader, b, &ctx.job_names(), Some(after), size)
-        .await
-        .context("reading the next batch ahead")?;
-    let decider = Arc::clone(&ctx.decider);
-    let targets = sum_targets(ctx, sum);
-    let (rows, expected) =
-        tokio::task::spawn_blocking(move || decider.decide_ahead(stored, targets.as_deref()))
-            .await
-            .context("deciding the next batch ahead")?;
-    Ok(Ahead {
-        rows,
-        asked: size,
-        expected,
-        ready: Vec::new(),
-    })
 }
 
 /// Stages a batch's decided values, copies the rows of its key range (`ready` was made for
@@ -496,7 +467,9 @@ pub(super) async fn copy_batch(
     let read_next = async {
         match &upper {
             Some(upper) if !end => match reader.as_mut() {
-                Some(reader) => read_ahead(reader, ctx, upper, size, sum).await.map(Some),
+                Some(reader) => read_decided(reader, ctx, Some(upper), (size, 1), sum)
+                    .await
+                    .map(Some),
                 None => Ok(None),
             },
             _ => Ok(None),

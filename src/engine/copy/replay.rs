@@ -34,11 +34,13 @@ pub(super) async fn replay_chunk(
         return Ok(0);
     }
     let mut seen = HashSet::new();
-    let mut keys: Vec<Key> = Vec::new();
+    // Each key once: those to replay (and their packed form, for `replayed`), and how many the
+    // copy has yet to read.
+    let (mut keys, mut packed_keys): (Vec<Key>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
     let mut unread = 0u64;
     for r in &rows {
         let packed: Vec<u8> = r.get(1);
-        if seen.contains(&packed) {
+        if !seen.insert(packed.clone()) {
             continue;
         }
         let key = keycodec::unpack(&packed)
@@ -47,7 +49,7 @@ pub(super) async fn replay_chunk(
             unread += 1;
         } else {
             keys.push(key);
-            seen.insert(packed);
+            packed_keys.push(packed);
         }
     }
     state.rows_conflicted += unread;
@@ -61,7 +63,7 @@ pub(super) async fn replay_chunk(
         .await
         .context("removing replayed rows from the change log")?;
     checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
-    replayed.extend(seen);
+    replayed.extend(packed_keys);
     Ok(rows.len())
 }
 

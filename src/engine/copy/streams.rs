@@ -193,8 +193,7 @@ fn spawn_read_ahead(
     let targets = sum_targets(ctx, sum);
     let b = ctx.plan;
     let exprs: Vec<String> = ctx.job_names().iter().map(|c| keyset::raw(c)).collect();
-    let (sql, at) = read::batch_sql(&b.schema, &b.table, &b.key, &exprs, true, size, false);
-    let binds: Vec<Vec<u8>> = at.iter().map(|&i| after[i].clone()).collect();
+    let (sql, binds) = read::batch_of(b, &exprs, Some(after), size, false);
     let (nk, nc) = (b.key.len(), b.columns.len());
     let decider = Arc::clone(&ctx.decider);
     tokio::spawn(async move {

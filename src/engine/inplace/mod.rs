@@ -138,18 +138,7 @@ impl InPlace<'_> {
             .context("the read-ahead connection is busy")?;
         let nk = plan.key.len();
         let exprs: Vec<String> = self.names.iter().map(|c| keyset::raw(c)).collect();
-        let (sql, at) = read::batch_sql(
-            &plan.schema,
-            &plan.table,
-            &plan.key,
-            &exprs,
-            after.is_some(),
-            size,
-            false,
-        );
-        let binds: Vec<Vec<u8>> = after
-            .map(|a| at.iter().map(|&i| a[i].clone()).collect())
-            .unwrap_or_default();
+        let (sql, binds) = read::batch_of(plan, &exprs, after.as_deref(), size, false);
         let decider = self.decider.clone();
         let names = self.names.clone();
         let table = plan.table.clone();
