@@ -1,6 +1,9 @@
 //! The copy names the rows the server writes by another conversion than its column's default
 //! in its own statement (integer keys), and stages them otherwise (other keys): either way
 //! every value ends as decided, the check pass finds nothing to send back, and `verify` agrees.
+//! Batches after the first name a few hundred rows each: on `big` (one integer key part, the
+//! largest `BIGINT UNSIGNED`s) by a map of codes counted from the batch's lower bound, on
+//! `pair` (two key parts) by lists.
 
 mod common;
 
@@ -79,7 +82,7 @@ fn job(dir: &std::path::Path, schema: &str) -> std::path::PathBuf {
         )
     };
     let text = format!(
-        "version: 1\nschema: {schema}\ndefaults:\n  batch_size: 100\n  target_batch_time: 100ms\n  \
+        "version: 1\nschema: {schema}\ndefaults:\n  batch_size: 400\n  target_batch_time: 100ms\n  \
          cutover: auto\ntables:\n{}{}{}",
         table("big"),
         table("pair"),
@@ -104,7 +107,7 @@ async fn bodies(c: &mut sqlx::MySqlConnection, table: &str, order: &str) -> Vec<
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_of_other_tables_utf8_and_quarantined_come_out_as_decided_whatever_the_key() {
     let db = test_database("copy_choices");
-    let n = 400;
+    let n = 1600;
     seed(&db.config, n).await;
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name);

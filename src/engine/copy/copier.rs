@@ -45,7 +45,7 @@ pub(super) async fn copy_rows(
     cond: &str,
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
-    let ready = Ready::gather(ctx, &decide_rows(ctx, rows)?, cond);
+    let ready = Ready::gather(ctx, &decide_rows(ctx, rows)?, (None, cond));
     let changed = ready.decided.changed;
     let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
     Ok((changed, quarantined))
@@ -76,20 +76,34 @@ pub(super) struct Ahead {
 }
 
 /// A batch's write made ready: its rows gathered ([`gather`]) and its `INSERT … SELECT`
-/// built, for the key range `cond`.
+/// built, for the key range `cond` after `after`.
 pub(super) struct Ready {
     pub(super) decided: Decided,
     pub(super) insert: String,
     pub(super) cond: String,
+    /// The range's exclusive lower bound: the statement names rows by their distance from it.
+    pub(super) after: Option<Key>,
 }
 
 impl Ready {
-    /// The write of the decided `rows`, the rows of the key range `cond`.
-    pub(super) fn gather(ctx: &Ctx<'_>, rows: &[(Key, Decisions)], cond: &str) -> Ready {
+    /// The write of the decided `rows`, the rows of the key range `cond` (its keys after
+    /// `after`, exclusive, when it has a lower bound).
+    pub(super) fn gather(
+        ctx: &Ctx<'_>,
+        rows: &[(Key, Decisions)],
+        (after, cond): (Option<&[Vec<u8>]>, &str),
+    ) -> Ready {
         let decided = gather(&ctx.plan.columns, rows, ctx.named);
         let b = ctx.plan;
         let src = quote::table(&b.schema, &b.table);
-        let whens = choices::whens(&ctx.job_columns, &src, &ctx.decider.others, &decided.chosen);
+        let base = choices::map_base(after).filter(|_| ctx.named);
+        let whens = choices::whens(
+            &ctx.job_columns,
+            &src,
+            &ctx.decider.others,
+            &decided.chosen,
+            base,
+        );
         let special = Special {
             key: &b.key,
             staged: decided.stages(),
@@ -108,6 +122,7 @@ impl Ready {
             decided,
             insert,
             cond: cond.to_string(),
+            after: after.map(<[Vec<u8>]>::to_vec),
         }
     }
 }
@@ -135,6 +150,7 @@ pub(super) async fn write_rows(
         decided,
         insert,
         cond,
+        ..
     } = ready;
     let Decided {
         staged,
@@ -212,10 +228,11 @@ pub(super) async fn write_step(
     (expected, sum): (Option<Expected>, bool),
     copying: impl FnOnce(),
 ) -> Result<Written> {
-    let (changed, staged, cond) = (
+    let (changed, staged, cond, after) = (
         ready.decided.changed,
         staged_keys(&ready.decided),
         ready.cond.clone(),
+        ready.after.clone(),
     );
     if let Some(ms) = std::env::var("MYRECODE_TEST_WRITE_HOLD_MS")
         .ok()
@@ -249,7 +266,7 @@ pub(super) async fn write_step(
         .await
         .context("reading again a range whose rows changed since they were read ahead")?;
     let rows = decide_rows(ctx, &read)?;
-    let ready = Ready::gather(ctx, &rows, &cond);
+    let ready = Ready::gather(ctx, &rows, (after.as_deref(), &cond));
     let (changed, staged) = (ready.decided.changed, staged_keys(&ready.decided));
     Ok(Written {
         quarantined: write_rows(conn, ctx, job, ready, binds, || ()).await?,
@@ -448,7 +465,7 @@ pub(super) async fn copy_batch(
         let (mut staged, mut expected) = (Vec::new(), expected);
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let ready = Ready::gather(ctx, &rows, &cond);
+            let ready = Ready::gather(ctx, &rows, (last.as_deref(), &cond));
             let w = write_step(&mut tx, ctx, job, (ready, &binds), (expected, sum), || ()).await?;
             (staged, expected) = (w.staged, w.expected);
             next.rows_changed += w.changed;

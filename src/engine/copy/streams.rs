@@ -306,7 +306,7 @@ fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Rea
         .into_iter()
         .map(|(lo, hi, rows)| {
             let (cond, _) = key_range(&ctx.plan.key, lo.map(Vec::as_slice), Some(hi));
-            Ready::gather(ctx, rows, &cond)
+            Ready::gather(ctx, rows, (lo.map(Vec::as_slice), &cond))
         })
         .collect()
 }
@@ -342,9 +342,10 @@ async fn write_part(
     .await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
     let ready = match ready {
-        // Made for this very range (its statement's `?`s are bound below), none of it since re-read.
-        Some(r) if !renewed && r.cond == cond => r,
-        _ => Ready::gather(ctx, &rows, &cond),
+        // Made for this very range (its statement's `?`s are bound below, its map counts from
+        // its lower bound), none of it since re-read.
+        Some(r) if !renewed && r.cond == cond && r.after == lo => r,
+        _ => Ready::gather(ctx, &rows, (lo.as_deref(), &cond)),
     };
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.

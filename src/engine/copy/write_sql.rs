@@ -68,9 +68,9 @@ pub struct Special<'a> {
     pub key: &'a [KeyColumn],
     /// Whether values are staged (the staging table is then joined).
     pub staged: bool,
-    /// Per job column, `WHEN`s before the rest (the expression, the keys it writes as a
-    /// comma-separated list of literals; [`super::choices`]); may be empty.
-    pub whens: &'a [Vec<(String, String)>],
+    /// Per job column, how its `CASE` names rows before the rest ([`super::choices`]); may
+    /// be empty.
+    pub whens: &'a [choices::Named],
 }
 
 impl<'a> Special<'a> {
@@ -124,8 +124,7 @@ pub fn replace_select(
             } else {
                 job[j].default_expr(&src)
             };
-            let whens = special.whens.get(j).map(Vec::as_slice).unwrap_or_default();
-            choices::case_of(&key, whens, otherwise)
+            choices::case_of(&key, special.whens.get(j), otherwise)
         })
         .collect();
     let join = if special.staged {
@@ -294,7 +293,10 @@ mod tests {
         let sql = replace_select("s", "t", "n", &cols, &jobs, &Special::none(&key), "1");
         assert!(sql.contains("SELECT `s`.`t`.`id`, CONVERT(CAST(`s`.`t`.`b` AS BINARY) USING `cp1251`), `s`.`t`.`c` FROM"), "{sql}");
         // Rows named by key: a CASE around what the column would be otherwise.
-        let whens = vec![vec![("KOI".to_string(), "3,5".to_string())], vec![]];
+        let whens = vec![
+            choices::Named::Lists(vec![("KOI".to_string(), "3,5".to_string())]),
+            choices::Named::Lists(vec![]),
+        ];
         let named = Special {
             key: &key,
             staged: false,
