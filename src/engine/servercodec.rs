@@ -52,6 +52,38 @@ impl ServerCodec {
         stored.iter().all(|&b| self.agree[b as usize])
     }
 
+    /// Which bytes of `other`'s charset the server converts into this one and back to the
+    /// text we read in them: byte `b` when the server decodes it as we do, and our codec
+    /// encodes its character into a byte of this charset the server decodes as we do too. A
+    /// value of `other` the copy names by key may then be written in this charset, its
+    /// column's default's ([`crate::engine::copy`]'s choices).
+    pub fn holds(&self, other: &ServerCodec) -> [bool; 256] {
+        let mut holds = [false; 256];
+        let (Label::Legacy(to), Label::Legacy(from)) = (self.label, other.label) else {
+            return holds;
+        };
+        for (b, h) in holds.iter_mut().enumerate() {
+            *h = other.agree[b]
+                && codec::decode(from, &[b as u8])
+                    .ok()
+                    .and_then(|text| codec::encode(to, &text).ok())
+                    .is_some_and(|bytes| self.reproduces(&bytes));
+        }
+        holds
+    }
+
+    /// Whether the server converts UTF-8 `text` into this charset and back unchanged: every
+    /// character our codec encodes into a byte the server decodes as we do.
+    pub fn writes(&self, text: &[u8]) -> bool {
+        let Label::Legacy(enc) = self.label else {
+            return false;
+        };
+        std::str::from_utf8(text)
+            .ok()
+            .and_then(|t| codec::encode(enc, t).ok())
+            .is_some_and(|bytes| self.reproduces(&bytes))
+    }
+
     /// The SQL giving the server's conversion of `column` (qualified and quoted by the caller).
     pub fn expr(&self, column: &str) -> String {
         format!(
@@ -136,6 +168,18 @@ mod tests {
         assert!(sc.reproduces(&cp1251));
         // 0x98 is unmapped in windows-1251: never the server's to convert.
         assert!(!sc.reproduces(&[0x41, 0x98]));
+        // Text it can hold goes into cp1251 and back unchanged; a letter it lacks does not.
+        assert!(sc.writes("«Привет», № 5 — мир!".as_bytes()));
+        assert!(!sc.writes("Привет ╔ мир".as_bytes()));
+        assert!(!sc.writes("café".as_bytes()));
+        assert!(!sc.writes(b"\xff"));
+        // KOI8-R's letters and ASCII go into cp1251; its box drawing (0x80..) does not.
+        let koi8 = Encoding::Koi8R;
+        let koi = ServerCodec::from_server(Label::Legacy(koi8), &ours(koi8)).unwrap();
+        let holds = sc.holds(&koi);
+        assert!(holds[b'A' as usize] && holds[0xF0] && holds[0xC1] && holds[0xA3]);
+        assert!(!holds[0x80] && !holds[0x81] && !holds[0xB5]);
+        assert_eq!(sc.holds(&sc), std::array::from_fn(|b| sc.agree[b]));
         assert_eq!(
             sc.expr("`t`.`c`"),
             "CONVERT(CAST(`t`.`c` AS BINARY) USING `cp1251`)"

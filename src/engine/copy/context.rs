@@ -42,6 +42,9 @@ pub(super) struct Ctx<'a> {
     /// Whether the key is integers, so rows can be named by key in the copy's statement
     /// ([`super::choices`]).
     pub(super) named: bool,
+    /// Per job column, per other charset ([`Decider::others`]), which of its bytes the
+    /// column's default charset holds ([`ServerCodec::holds`]; empty without a default).
+    pub(super) holds: Vec<Vec<[bool; 256]>>,
 }
 
 impl Ctx<'_> {
@@ -206,6 +209,12 @@ pub(super) async fn context<'a>(
         text: job_columns.iter().map(|jc| !jc.binary).collect(),
         seen: Remembered::new(plan.columns.len()),
     });
+    let holds = (job_columns.iter())
+        .map(|jc| match &jc.server {
+            Some(sc) => decider.others.iter().map(|o| sc.holds(o)).collect(),
+            None => Vec::new(),
+        })
+        .collect();
     let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
     let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();
     let targets = expect::targets(&target_charsets, &key_names, &job_names);
@@ -213,6 +222,7 @@ pub(super) async fn context<'a>(
         plan,
         targets,
         named: key_types.iter().all(|t| choices::is_integer_type(t)),
+        holds,
         job_columns,
         all_columns: cols.into_iter().map(|c| c.0).collect(),
         key_types,

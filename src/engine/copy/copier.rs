@@ -4,7 +4,7 @@
 use super::checker::{Pending, Trailing};
 use super::choices;
 use super::context::Ctx;
-use super::decide::{gather, Decided, Decisions};
+use super::decide::{gather, Decided, Decisions, Stage};
 use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
@@ -93,7 +93,10 @@ impl Ready {
         rows: &[(Key, Decisions)],
         (after, cond): (Option<&[Vec<u8>]>, &str),
     ) -> Ready {
-        let decided = gather(&ctx.plan.columns, rows, ctx.named);
+        let fits = |ci: usize, stored: &[u8], stage: &Stage| {
+            choices::fits(&ctx.job_columns[ci], &ctx.holds[ci], stored, stage)
+        };
+        let decided = gather(&ctx.plan.columns, rows, ctx.named, fits);
         let b = ctx.plan;
         let src = quote::table(&b.schema, &b.table);
         let base = choices::map_base(after).filter(|_| ctx.named);
@@ -101,7 +104,7 @@ impl Ready {
             &ctx.job_columns,
             &src,
             &ctx.decider.others,
-            &decided.chosen,
+            (&decided.chosen, &decided.fits),
             base,
         );
         let special = Special {

@@ -184,6 +184,9 @@ pub(super) struct Decided {
     pub(super) special: Vec<Key>,
     pub(super) changed: u64,
     pub(super) quarantine: Vec<Quarantined>,
+    /// Per job column, whether every value chosen by key can be written in its default's
+    /// charset ([`choices::fits`]): its `CASE` is then written there.
+    pub(super) fits: Vec<bool>,
 }
 
 impl Decided {
@@ -198,14 +201,21 @@ impl Decided {
 /// the server writes without its bytes is chosen by key rather than staged.
 ///
 /// Borrows the rows, cloning only what it keeps (rows written otherwise than by default, the
-/// undecidable): the caller chooses where the rest is freed.
-pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: bool) -> Decided {
+/// undecidable): the caller chooses where the rest is freed. `fits` tells whether a chosen
+/// value of job column `i` can be written in its default's charset ([`choices::fits`]).
+pub(super) fn gather(
+    columns: &[ColumnPlan],
+    rows: &[(Key, Decisions)],
+    named: bool,
+    fits: impl Fn(usize, &[u8], &Stage) -> bool,
+) -> Decided {
     let mut d = Decided {
         staged: Vec::new(),
         chosen: vec![Vec::new(); columns.len()],
         special: Vec::new(),
         changed: 0,
         quarantine: Vec::new(),
+        fits: vec![true; columns.len()],
     };
     for (key, cells) in rows {
         // Made once, for a row with a choice only.
@@ -226,6 +236,7 @@ pub(super) fn gather(columns: &[ColumnPlan], rows: &[(Key, Decisions)], named: b
             values.push(match (choice, &r.stage) {
                 (Some((c, lit)), _) => {
                     choices::add(&mut d.chosen[ci], c, lit);
+                    d.fits[ci] = d.fits[ci] && fits(ci, stored, &r.stage);
                     (None, 0)
                 }
                 (None, Stage::Server(_)) => (None, 0),
@@ -285,7 +296,7 @@ mod tests {
             (vec![b"4".to_vec()], vec![server(), server()]),
         ];
         // Keys that are not integers: nothing is chosen by key, each such value is staged.
-        let d = gather(&columns, &rows, false);
+        let d = gather(&columns, &rows, false, |_, _, _| true);
         let v = |s: &str| (Some(s.as_bytes().to_vec()), STAGED_VALUE);
         assert_eq!(
             d.staged,
@@ -297,5 +308,19 @@ mod tests {
         );
         assert_eq!(d.special.len(), 3);
         assert_eq!(d.changed, 7);
+    }
+
+    #[test]
+    fn a_column_fits_its_default_s_charset_only_when_every_value_chosen_in_it_does() {
+        let columns = [column("a"), column("b"), column("c")];
+        let other = |stored: &[u8]| Some((stored.to_vec(), recoded(Stage::Other(0, vec![]))));
+        let rows: Vec<(Key, Decisions)> = vec![
+            (vec![b"1".to_vec()], vec![other(b"ok"), other(b"ok"), None]),
+            (vec![b"2".to_vec()], vec![other(b"ok"), other(b"no"), None]),
+        ];
+        let d = gather(&columns, &rows, true, |_, stored, _| stored == b"ok");
+        // c chose nothing: its CASE is its default alone, whatever this says.
+        assert_eq!(d.fits, vec![true, false, true]);
+        assert_eq!(d.chosen[1][0].1, vec!["1".to_string(), "2".to_string()]);
     }
 }
