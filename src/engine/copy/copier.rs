@@ -8,7 +8,8 @@ use super::decide::{gather, Decided, Decisions, Stage};
 use super::expect::{self, Expected, Target};
 use super::setup::clear_stage;
 use super::sql::{any_of, delete_where_sql, key_range, read_locked_sql};
-use super::streams::{copy_wide, read_decided, Wide};
+use super::streams::{copy_wide, make_ready, read_decided, Wide};
+use super::watermark;
 use super::write_sql::{replace_select, stage_delete_sql, stage_insert_sql, Special};
 use super::Phase;
 use crate::db::errno;
@@ -320,15 +321,20 @@ pub(super) async fn locked_batch(
     let count = early.rows.len();
     let end = count < early.asked;
     let upper = early.rows.last().map(|(k, _)| k.clone());
+    // The few replayed keys unpacked once, rather than every row's key packed (an allocation
+    // per row on the path between one write and the next, under a writer). With integer keys,
+    // only those past `last` can be among the rows read ahead; the replay holds those back
+    // while the copy runs ([`watermark::fate`]), so most steps look at no row here.
+    let replayed: HashSet<Key> = (replayed.iter())
+        .filter_map(|p| keycodec::unpack(p))
+        .filter(|k| match last {
+            Some(last) if ctx.named => watermark::unread(k, last),
+            _ => true,
+        })
+        .collect();
     let (mut out, stale): (Vec<_>, Vec<_>) = if replayed.is_empty() {
         (early.rows, Vec::new())
     } else {
-        // The few replayed keys unpacked once, rather than every row's key packed (an
-        // allocation per row on the path between one write and the next, under a writer).
-        let replayed: HashSet<Key> = replayed
-            .iter()
-            .filter_map(|p| keycodec::unpack(p))
-            .collect();
         early
             .rows
             .into_iter()
@@ -432,22 +438,18 @@ pub(super) async fn copy_batch(
     let mut tx = conn.begin().await?;
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
     let sum = trailing.is_some();
+    let mut early = ahead.take();
+    let made = early
+        .as_mut()
+        .and_then(|a| std::mem::take(&mut a.ready).pop());
     let Locked {
         count,
         end,
         upper,
         rows,
         expected,
-        ..
-    } = locked_batch(
-        &mut tx,
-        ctx,
-        (last.as_deref(), size),
-        ahead.take(),
-        replayed,
-        sum,
-    )
-    .await?;
+        renewed,
+    } = locked_batch(&mut tx, ctx, (last.as_deref(), size), early, replayed, sum).await?;
     let mut next = state.clone();
     // The last batch leaves the rest of the check to the check pass, from where it got to.
     let check_from = match &trailing {
@@ -468,7 +470,12 @@ pub(super) async fn copy_batch(
         let (mut staged, mut expected) = (Vec::new(), expected);
         if let Some(upper) = &upper {
             let (cond, binds) = key_range(&b.key, last.as_deref(), Some(upper));
-            let ready = Ready::gather(ctx, &rows, (last.as_deref(), &cond));
+            let ready = match made {
+                // Made while the step before was written, for this very range, none of it
+                // read again since.
+                Some(r) if !renewed && r.cond == cond && r.after == last => r,
+                _ => Ready::gather(ctx, &rows, (last.as_deref(), &cond)),
+            };
             let w = write_step(&mut tx, ctx, job, (ready, &binds), (expected, sum), || ()).await?;
             (staged, expected) = (w.staged, w.expected);
             next.rows_changed += w.changed;
@@ -487,9 +494,12 @@ pub(super) async fn copy_batch(
     let read_next = async {
         match &upper {
             Some(upper) if !end => match reader.as_mut() {
-                Some(reader) => read_decided(reader, ctx, Some(upper), (size, 1), sum)
-                    .await
-                    .map(Some),
+                Some(reader) => {
+                    let mut ahead = read_decided(reader, ctx, Some(upper), (size, 1), sum).await?;
+                    // Its write made ready while this step's is under way, off the path.
+                    ahead.ready = make_ready(ctx, &ahead, upper, 1);
+                    anyhow::Ok(Some(ahead))
+                }
                 None => Ok(None),
             },
             _ => Ok(None),

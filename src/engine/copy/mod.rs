@@ -32,7 +32,8 @@
 //!    exactly the log rows read are removed. Replays run between copy batches and until
 //!    the log is drained; with `cutover: manual` they go on until `myrecode cutover`. While
 //!    the copy runs, an integer key past the last row it has read is only taken off the log:
-//!    the copy reads that row later as it stands ([`watermark`]).
+//!    the copy reads that row later as it stands; one it has read ahead but not copied is
+//!    left in the log until the step that copies it is done ([`watermark`]).
 //! 5. The cut-over of each group of the job (the whole job unless it names groups;
 //!    [`group`], [`cutover`]), gh-ost's atomic form widened to every table of the group,
 //!    which works on MariaDB (it refuses `RENAME TABLE` under `LOCK TABLES`, error 1192) and
@@ -121,6 +122,7 @@ use self::cutover::{finish, settle_leftover_cutover};
 use self::replay::{log_len, replay_some};
 use self::setup::{create_stage, ensure_triggers, start};
 use self::sql::drop_table_sql;
+use self::watermark::Marks;
 use super::batch::{self, Batches, Next};
 use super::checkpoint::{self, State};
 use super::error::EngineError;
@@ -129,7 +131,6 @@ use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use crate::db::connect::ConnectionConfig;
 use crate::engine::keycodec;
-use crate::engine::read::Key;
 use crate::inventory::model::Table;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -384,18 +385,21 @@ struct Copy<'a, 'c> {
 }
 
 impl Copy<'_, '_> {
-    /// The last key the copy has read, past which it reads every row yet, logged or not
-    /// ([`watermark`]): `None` when the key is not integers, the copy has ended, or the rows
-    /// read ahead reach the table's end (a row inserted past them must come from the log).
-    fn unread_from(&self) -> Option<Key> {
+    /// Where the copy stands, for the replay ([`watermark`]): the last key copied and the
+    /// last read, past which it reads every row yet, logged or not. `None` when the key is
+    /// not integers, the copy has ended, or the rows read ahead reach the table's end (a row
+    /// inserted past them must come from the log).
+    fn marks(&self) -> Option<Marks> {
         if !self.ctx.named || Phase::of(&self.state) != Phase::Copying {
             return None;
         }
-        match &self.pipe.ahead {
-            Some(a) if a.rows.len() < a.asked => None,
+        let copied = self.state.last_key.as_deref().and_then(keycodec::unpack);
+        let read = match &self.pipe.ahead {
+            Some(a) if a.rows.len() < a.asked => return None,
             Some(a) => a.rows.last().map(|(k, _)| k.clone()),
-            None => self.state.last_key.as_deref().and_then(keycodec::unpack),
-        }
+            None => copied.clone(),
+        }?;
+        Some(Marks { copied, read })
     }
 }
 
@@ -425,7 +429,7 @@ impl Batches for Copy<'_, '_> {
                     }
                 }
                 self.pipe.replayed.clear();
-                let mark = self.unread_from();
+                let marks = self.marks();
                 let replayed = &mut self.pipe.replayed;
                 replay_some(
                     conn,
@@ -433,7 +437,7 @@ impl Batches for Copy<'_, '_> {
                     job,
                     &mut self.state,
                     1,
-                    (mark.as_ref(), replayed),
+                    (marks.as_ref(), replayed),
                 )
                 .await?;
             }

@@ -6,7 +6,7 @@ use super::copier::read_locked;
 use super::copier::KEYS_PER_CHUNK;
 use super::setup::clear_stage;
 use super::sql::{any_of, count_sql, log_delete_sql, log_read_sql};
-use super::watermark;
+use super::watermark::{self, Fate, Marks};
 use crate::engine::checkpoint::{self, State};
 use crate::engine::keycodec;
 use crate::engine::read::Key;
@@ -14,15 +14,16 @@ use anyhow::{anyhow, Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};
 use std::collections::HashSet;
 
-/// Replays up to one chunk of the change log inside the caller's transaction; keys past
-/// `mark`, which the copy has yet to read, are only taken off the log ([`watermark`]).
-/// Returns log rows done.
+/// Replays up to one chunk of the change log inside the caller's transaction. While the copy
+/// runs (`marks`, where it stands), a key it has yet to read is only taken off the log, and
+/// one it read ahead but has not copied is left there for the replay after the step that
+/// copies it ([`watermark::fate`]). Returns log rows taken off.
 pub(super) async fn replay_chunk(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
     state: &mut State,
-    (mark, replayed): (Option<&Key>, &mut HashSet<Vec<u8>>),
+    (marks, replayed): (Option<&Marks>, &mut HashSet<Vec<u8>>),
 ) -> Result<usize> {
     let b = ctx.plan;
     let log = ctx.names.log.as_str();
@@ -34,6 +35,7 @@ pub(super) async fn replay_chunk(
         return Ok(0);
     }
     let mut seen = HashSet::new();
+    let mut held = HashSet::new();
     // Each key once: those to replay (and their packed form, for `replayed`), and how many the
     // copy has yet to read.
     let (mut keys, mut packed_keys): (Vec<Key>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
@@ -45,26 +47,36 @@ pub(super) async fn replay_chunk(
         }
         let key = keycodec::unpack(&packed)
             .ok_or_else(|| anyhow!("the change log {} holds a malformed key", ctx.names.log))?;
-        if mark.is_some_and(|m| watermark::unread(&key, m)) {
-            unread += 1;
-        } else {
-            keys.push(key);
-            packed_keys.push(packed);
+        match marks.map_or(Fate::Replay, |m| watermark::fate(&key, m)) {
+            Fate::Replay => {
+                keys.push(key);
+                packed_keys.push(packed);
+            }
+            Fate::Hold => {
+                held.insert(packed);
+            }
+            Fate::Drop => unread += 1,
         }
     }
     state.rows_conflicted += unread;
     if !keys.is_empty() {
         replay_keys(conn, ctx, job, state, &keys).await?;
     }
-    // Exactly the ids read: a lower id committed later than these is not ours to delete yet.
-    let ids: Vec<u64> = rows.iter().map(|r| r.get::<u64, _>(0)).collect();
-    sqlx::query(&log_delete_sql(&b.schema, log, &ids))
-        .execute(&mut *conn)
-        .await
-        .context("removing replayed rows from the change log")?;
+    // Exactly the ids read and not held: a lower id committed later than these is not ours
+    // to delete yet.
+    let ids: Vec<u64> = (rows.iter())
+        .filter(|r| held.is_empty() || !held.contains(&r.get::<Vec<u8>, _>(1)))
+        .map(|r| r.get::<u64, _>(0))
+        .collect();
+    if !ids.is_empty() {
+        sqlx::query(&log_delete_sql(&b.schema, log, &ids))
+            .execute(&mut *conn)
+            .await
+            .context("removing replayed rows from the change log")?;
+    }
     checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
     replayed.extend(packed_keys);
-    Ok(rows.len())
+    Ok(ids.len())
 }
 
 /// Copies the rows of `keys` again (recoded afresh), reading them locked: every key leaves the
@@ -105,19 +117,20 @@ pub(super) async fn replay_some(
     job: &str,
     state: &mut State,
     chunks: usize,
-    (mark, replayed): (Option<&Key>, &mut HashSet<Vec<u8>>),
+    (marks, replayed): (Option<&Marks>, &mut HashSet<Vec<u8>>),
 ) -> Result<usize> {
     let mut done = 0;
     for _ in 0..chunks {
         let mut next = state.clone();
         let mut tx = conn.begin().await?;
-        let n = replay_chunk(&mut tx, ctx, job, &mut next, (mark, &mut *replayed)).await?;
+        let n = replay_chunk(&mut tx, ctx, job, &mut next, (marks, &mut *replayed)).await?;
         tx.commit().await.context("committing a replay")?;
         if n > 0 {
             clear_stage(conn).await?;
         }
         *state = next;
         done += n;
+        // A shorter chunk: the log is done, or the rest is held for the copy's next step.
         if n < KEYS_PER_CHUNK {
             break;
         }

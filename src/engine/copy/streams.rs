@@ -301,7 +301,7 @@ fn ranges<'a>(last: Option<&'a Key>, rows: &'a [(Key, Decisions)], parts: usize)
 /// The writes of rows read ahead, made ready for the `parts` streams of the step after
 /// `last` (the step being copied while they are made), range by range as [`split`] will
 /// split them.
-fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Ready> {
+pub(super) fn make_ready(ctx: &Ctx<'_>, ahead: &Ahead, last: &Key, parts: usize) -> Vec<Ready> {
     ranges(Some(last), &ahead.rows, parts)
         .into_iter()
         .map(|(lo, hi, rows)| {

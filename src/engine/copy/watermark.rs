@@ -11,19 +11,53 @@
 //! the server's key order is the order of the numbers, compared here) and the copy will read
 //! on past the mark (the rows read ahead were a full batch: fewer, and the table ended there
 //! when they were read, so a row inserted since must come from the log).
+//!
+//! A key the copy has read ahead but not yet copied is left in the log ([`Fate::Hold`]):
+//! replayed now, its row would be in the shadow before the step that copies its range, and
+//! that step would have to read it again and decide it afresh, for a write it then makes
+//! anyway. Left, it is replayed after that step, as every row changed after its read is.
 
 use crate::engine::read::Key;
 use std::cmp::Ordering;
 
 /// Whether the copy will yet read the row of `key`: it lies past `mark` in key order
 /// (integer keys, compared part by part). `false` whenever either cannot be read as integers.
-pub(super) fn unread(key: &Key, mark: &Key) -> bool {
+pub(super) fn unread(key: &[Vec<u8>], mark: &[Vec<u8>]) -> bool {
     compare(key, mark) == Some(Ordering::Greater)
+}
+
+/// Where the copy stands, for the replay while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Marks {
+    /// The last key copied (`None`: none yet).
+    pub(super) copied: Option<Key>,
+    /// The last key read: the rows read ahead's, else the last copied.
+    pub(super) read: Key,
+}
+
+/// What the replay does now with a logged key while the copy runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Copied again now: the copy has written its row (or its key is not integers).
+    Replay,
+    /// Left in the log: its row was read ahead and the next step copies it; replayed after.
+    Hold,
+    /// Taken off the log: the copy reads the row later, as it stands.
+    Drop,
+}
+
+/// The fate of logged `key` by where the copy stands ([`Marks`]).
+pub(super) fn fate(key: &[Vec<u8>], marks: &Marks) -> Fate {
+    match compare(key, &marks.read) {
+        Some(Ordering::Greater) => Fate::Drop,
+        Some(_) if marks.copied.as_ref().is_none_or(|c| unread(key, c)) => Fate::Hold,
+        _ => Fate::Replay,
+    }
 }
 
 /// Compares two integer keys part by part, as the server orders them; `None` unless every
 /// part of both is a plain integer.
-fn compare(a: &Key, b: &Key) -> Option<Ordering> {
+fn compare(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Ordering> {
     if a.len() != b.len() {
         return None;
     }
@@ -66,6 +100,35 @@ mod tests {
             &key(&["18446744073709551615"]),
             &key(&["18446744073709551614"])
         ));
+    }
+
+    #[test]
+    fn a_key_read_ahead_and_not_yet_copied_is_held_for_the_next_step() {
+        let marks = Marks {
+            copied: Some(key(&["100"])),
+            read: key(&["140"]),
+        };
+        assert_eq!(fate(&key(&["99"]), &marks), Fate::Replay);
+        assert_eq!(fate(&key(&["100"]), &marks), Fate::Replay);
+        assert_eq!(fate(&key(&["101"]), &marks), Fate::Hold);
+        assert_eq!(fate(&key(&["140"]), &marks), Fate::Hold);
+        assert_eq!(fate(&key(&["141"]), &marks), Fate::Drop);
+        // Nothing read past what was copied: no key held.
+        let flush = Marks {
+            copied: Some(key(&["100"])),
+            read: key(&["100"]),
+        };
+        assert_eq!(fate(&key(&["100"]), &flush), Fate::Replay);
+        assert_eq!(fate(&key(&["101"]), &flush), Fate::Drop);
+        // Nothing copied yet: everything up to the read mark is held.
+        let first = Marks {
+            copied: None,
+            read: key(&["140"]),
+        };
+        assert_eq!(fate(&key(&["-3"]), &first), Fate::Hold);
+        // A key that is not integers is replayed, whatever the marks.
+        assert_eq!(fate(&key(&["abc"]), &marks), Fate::Replay);
+        assert_eq!(fate(&key(&["abc"]), &first), Fate::Replay);
     }
 
     #[test]
