@@ -457,13 +457,11 @@ pub(super) async fn copy_batch(
         _ => None,
     };
     let replayed: &HashSet<Vec<u8>> = replayed;
-    // Summed only for a batch the trailing check will compare.
-    let sum = sum && !end;
     let expected = expected.filter(|_| sum);
     let check = async {
         match trailing.as_mut() {
-            Some(t) if !end => t.check_pending(ctx, replayed).await,
-            _ => Ok(()),
+            Some(t) => t.check_pending(ctx, replayed).await,
+            None => Ok(()),
         }
     };
     let write = async {
@@ -508,19 +506,49 @@ pub(super) async fn copy_batch(
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
     let (staged, expected) = written?;
     checked?;
-    if let (Some(t), Some(upper)) = (trailing.as_mut(), &upper) {
-        if !end {
-            t.pending = Some(Pending {
-                lo: last.clone(),
-                hi: upper.clone(),
-                staged,
-                expected,
-            });
-        }
+    let pending = upper.map(|hi| Pending {
+        lo: last,
+        hi,
+        staged,
+        expected,
+    });
+    match trailing.as_mut() {
+        Some(t) if end => check_last(conn, ctx, job, t, pending, &mut next).await?,
+        Some(t) => t.pending = pending,
+        None => {}
     }
     // A failed read-ahead costs only its head start: the next batch decides for itself.
     *ahead = read.ok().flatten();
     clear_stage(conn).await?;
     *state = next;
+    Ok(())
+}
+
+/// After the copy's last step (its checkpoint committed, phase `checking` from where the
+/// trailing check had got to): its own batch compared at once, by its decisions where they
+/// tell ([`Trailing::check_pending`]; no row replayed since it was copied), and the
+/// checkpoint moved on to where the trailing check got. The check pass then starts after the
+/// last row copied rather than one or two batches back, where it would compare them on the
+/// server (0.13 s for the bench's last 56,000 rows, 2% of its copy).
+pub(super) async fn check_last(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    trailing: &mut Trailing,
+    pending: Option<Pending>,
+    state: &mut State,
+) -> Result<()> {
+    if pending.is_some() {
+        trailing.pending = pending;
+        trailing.check_pending(ctx, &HashSet::new()).await?;
+    }
+    if let Some(done) = &trailing.done_upto {
+        state.last_key = Some(keycodec::pack(done));
+        let mut tx = conn.begin().await?;
+        checkpoint::save(&mut tx, &ctx.plan.schema, job, &ctx.plan.table, state).await?;
+        tx.commit()
+            .await
+            .context("committing where the check pass starts")?;
+    }
     Ok(())
 }

@@ -22,7 +22,9 @@
 
 use super::checker::{Pending, Trailing};
 use super::context::Ctx;
-use super::copier::{locked_batch, sum_targets, write_step, Ahead, Locked, Ready, Written};
+use super::copier::{
+    check_last, locked_batch, sum_targets, write_step, Ahead, Locked, Ready, Written,
+};
 use super::decide::{Decider, Decisions};
 use super::expect::Target;
 use super::setup::{clear_stage, create_stage};
@@ -408,7 +410,7 @@ pub(super) async fn copy_wide(
     let b = ctx.plan;
     let k = w.writers.len();
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
-    // Whether batches are summed for a trailing check (not the last: the check pass ends it).
+    // Whether batches are summed for a trailing check (the last too: [`check_last`]).
     let summing = w.trailing.is_some();
     let mut ahead = match w.ahead.take() {
         Some(a) => a,
@@ -430,7 +432,7 @@ pub(super) async fn copy_wide(
         _ => None,
     };
     let replayed = w.replayed;
-    let sum = summing && !end;
+    let sum = summing;
     let go = Arc::new(tokio::sync::Semaphore::new(0));
     let write = futures_util::future::join_all(
         w.writers
@@ -440,11 +442,14 @@ pub(super) async fn copy_wide(
     );
     let check = async {
         match w.trailing.as_mut() {
-            Some(t) if !end => {
-                gone(&go).await;
+            Some(t) => {
+                // A last step with no rows has no write to wait for.
+                if upper.is_some() {
+                    gone(&go).await;
+                }
                 t.check_pending(ctx, replayed).await
             }
-            _ => Ok(()),
+            None => Ok(()),
         }
     };
     let reader = match (&upper, w.reader.take()) {
@@ -495,15 +500,16 @@ pub(super) async fn copy_wide(
     let mut tx = conn.begin().await?;
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a copy step")?;
-    if let (Some(t), Some(upper)) = (w.trailing.as_mut(), &upper) {
-        if !end {
-            t.pending = Some(Pending {
-                lo: last,
-                hi: upper.clone(),
-                staged,
-                expected,
-            });
-        }
+    let pending = upper.map(|hi| Pending {
+        lo: last,
+        hi,
+        staged,
+        expected,
+    });
+    match w.trailing.as_mut() {
+        Some(t) if end => check_last(conn, ctx, job, t, pending, &mut next).await?,
+        Some(t) => t.pending = pending,
+        None => {}
     }
     // A failed read-ahead costs only its head start: the next step reads for itself (on the
     // main connection, if the reader went with a task that failed).
