@@ -398,7 +398,7 @@ pub(super) struct Pipeline {
     pub(super) reader: Option<MySqlConnection>,
     /// That batch, once read.
     pub(super) ahead: Option<Ahead>,
-    /// Packed keys replayed since it was read (see [`locked_batch`]).
+    /// Packed keys replayed, or held for its step, since it was read (see [`locked_batch`]).
     pub(super) replayed: HashSet<Vec<u8>>,
     /// The check pass running one batch behind, when this process began the copy.
     pub(super) trailing: Option<Trailing>,

@@ -17,7 +17,8 @@ use std::collections::HashSet;
 /// Replays up to one chunk of the change log inside the caller's transaction. While the copy
 /// runs (`marks`, where it stands), a key it has yet to read is only taken off the log, and
 /// one it read ahead but has not copied is left there for the replay after the step that
-/// copies it ([`watermark::fate`]). Returns log rows taken off.
+/// copies it ([`watermark::fate`]). Adds to `replayed` the keys replayed and those held.
+/// Returns log rows taken off.
 pub(super) async fn replay_chunk(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
@@ -76,6 +77,11 @@ pub(super) async fn replay_chunk(
     }
     checkpoint::save(conn, &b.schema, job, &b.table, state).await?;
     replayed.extend(packed_keys);
+    // A held row changed after it was read ahead: its step reads it again and decides it
+    // afresh, as a replayed one's does. Its stale decision would be written as its new bytes
+    // stand, and a cp1251 row rewritten in UTF-8, or a KOI8-R one named in a cp1251 `CASE`
+    // rewritten with « » ё, makes strict mode refuse the whole step (then read again entire).
+    replayed.extend(held);
     Ok(ids.len())
 }
 
