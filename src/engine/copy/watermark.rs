@@ -12,10 +12,11 @@
 //! on past the mark (the rows read ahead were a full batch: fewer, and the table ended there
 //! when they were read, so a row inserted since must come from the log).
 //!
-//! A key the copy has read ahead but not yet copied is left in the log ([`Fate::Hold`]):
-//! replayed now, its row would be in the shadow before the step that copies its range, and
-//! that step would have to read it again and decide it afresh, for a write it then makes
-//! anyway. Left, it is replayed after that step, as every row changed after its read is.
+//! A key the copy has read ahead but not yet copied is left in the log ([`Fate::Hold`]) until
+//! the step that copies its range is done: replayed now, its row would be copied into the
+//! shadow, deleted again by that step and copied once more. That step still reads the row
+//! again and decides it afresh (the replay names it among the keys changed since the
+//! read-ahead), so no decision made on its old bytes is written.
 
 use crate::engine::read::Key;
 use std::cmp::Ordering;
