@@ -323,8 +323,8 @@ pub(super) async fn locked_batch(
     let upper = early.rows.last().map(|(k, _)| k.clone());
     // The few replayed keys unpacked once, rather than every row's key packed (an allocation
     // per row on the path between one write and the next, under a writer). With integer keys,
-    // only those past `last` can be among the rows read ahead; the replay holds those back
-    // while the copy runs ([`watermark::fate`]), so most steps look at no row here.
+    // only those past `last` can be among the rows read ahead: a step whose range no change
+    // reached looks at none of its rows here.
     let replayed: HashSet<Key> = (replayed.iter())
         .filter_map(|p| keycodec::unpack(p))
         .filter(|k| match last {

@@ -432,13 +432,12 @@ pub(super) async fn copy_wide(
         _ => None,
     };
     let replayed = w.replayed;
-    let sum = summing;
     let go = Arc::new(tokio::sync::Semaphore::new(0));
     let write = futures_util::future::join_all(
         w.writers
             .iter_mut()
             .zip(parts.into_iter().zip(ready))
-            .map(|(c, part)| write_part(c, ctx, job, part, replayed, sum, Go(go.clone()))),
+            .map(|(c, part)| write_part(c, ctx, job, part, replayed, summing, Go(go.clone()))),
     );
     let check = async {
         match w.trailing.as_mut() {
