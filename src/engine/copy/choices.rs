@@ -177,7 +177,7 @@ const MAP_CHOICES: usize = 9;
 
 /// The map of one column's choices over the keys after `base`, when every key is a number
 /// above it and the range is dense enough ([`MAP_FEWEST`], [`MAP_MOST`]).
-fn map_of(column: &[(Choice, Vec<String>)], base: u64) -> Option<Vec<u8>> {
+fn map_of(column: &[(Choice, Vec<String>)], base: u64) -> Option<String> {
     let count: usize = column.iter().map(|(_, keys)| keys.len()).sum();
     if count < MAP_FEWEST || column.len() > MAP_CHOICES {
         return None;
@@ -196,7 +196,7 @@ fn map_of(column: &[(Choice, Vec<String>)], base: u64) -> Option<Vec<u8>> {
     for (o, code) in at {
         codes[o] = code;
     }
-    Some(codes)
+    String::from_utf8(codes).ok()
 }
 
 /// Per job column, how its `CASE` names its choices ([`Named`]): by a map of the range after
@@ -219,8 +219,7 @@ pub(super) fn whens(
             match base.and_then(|b| Some((b, map_of(column, b)?))) {
                 Some((base, codes)) => Named::Map {
                     base,
-                    // ASCII digits only: made above.
-                    codes: String::from_utf8(codes).unwrap_or_default(),
+                    codes,
                     exprs: column.iter().map(|(c, _)| expr(c)).collect(),
                 },
                 None => Named::Lists(

@@ -41,34 +41,33 @@ pub(super) async fn replay_chunk(
     // copy has yet to read.
     let (mut keys, mut packed_keys): (Vec<Key>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
     let mut unread = 0u64;
+    // Exactly the ids read and not held: a lower id committed later than these is not ours
+    // to delete yet.
+    let mut ids: Vec<u64> = Vec::with_capacity(rows.len());
     for r in &rows {
         let packed: Vec<u8> = r.get(1);
-        if !seen.insert(packed.clone()) {
-            continue;
+        if seen.insert(packed.clone()) {
+            let key = keycodec::unpack(&packed)
+                .ok_or_else(|| anyhow!("the change log {} holds a malformed key", ctx.names.log))?;
+            match marks.map_or(Fate::Replay, |m| watermark::fate(&key, m)) {
+                Fate::Replay => {
+                    keys.push(key);
+                    packed_keys.push(packed.clone());
+                }
+                Fate::Hold => {
+                    held.insert(packed.clone());
+                }
+                Fate::Drop => unread += 1,
+            }
         }
-        let key = keycodec::unpack(&packed)
-            .ok_or_else(|| anyhow!("the change log {} holds a malformed key", ctx.names.log))?;
-        match marks.map_or(Fate::Replay, |m| watermark::fate(&key, m)) {
-            Fate::Replay => {
-                keys.push(key);
-                packed_keys.push(packed);
-            }
-            Fate::Hold => {
-                held.insert(packed);
-            }
-            Fate::Drop => unread += 1,
+        if held.is_empty() || !held.contains(&packed) {
+            ids.push(r.get(0));
         }
     }
     state.rows_conflicted += unread;
     if !keys.is_empty() {
         replay_keys(conn, ctx, job, state, &keys).await?;
     }
-    // Exactly the ids read and not held: a lower id committed later than these is not ours
-    // to delete yet.
-    let ids: Vec<u64> = (rows.iter())
-        .filter(|r| held.is_empty() || !held.contains(&r.get::<Vec<u8>, _>(1)))
-        .map(|r| r.get::<u64, _>(0))
-        .collect();
     if !ids.is_empty() {
         sqlx::query(&log_delete_sql(&b.schema, log, &ids))
             .execute(&mut *conn)

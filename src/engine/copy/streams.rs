@@ -20,10 +20,10 @@
 //! the server may log
 //! such writes (not under a statement-based binary log).
 
-use super::checker::{Pending, Trailing};
+use super::checker::Trailing;
 use super::context::Ctx;
 use super::copier::{
-    check_last, locked_batch, sum_targets, write_step, Ahead, Locked, Ready, Written,
+    hand_over, locked_batch, sum_targets, write_step, Ahead, Locked, Ready, Written,
 };
 use super::decide::{Decider, Decisions};
 use super::expect::Target;
@@ -343,12 +343,7 @@ async fn write_part(
     )
     .await?;
     let (cond, binds) = key_range(&b.key, lo.as_deref(), Some(&hi));
-    let ready = match ready {
-        // Made for this very range (its statement's `?`s are bound below, its map counts from
-        // its lower bound), none of it since re-read.
-        Some(r) if !renewed && r.cond == cond && r.after == lo => r,
-        _ => Ready::gather(ctx, &rows, (lo.as_deref(), &cond)),
-    };
+    let ready = Ready::made_or_gather(ready, renewed, ctx, &rows, (lo.as_deref(), &cond));
     // Freed elsewhere: a batch's keys and decisions, tens of thousands of small buffers made
     // on the reading and deciding threads, had cost milliseconds of this step's path.
     tokio::task::spawn_blocking(move || drop(rows));
@@ -410,7 +405,7 @@ pub(super) async fn copy_wide(
     let b = ctx.plan;
     let k = w.writers.len();
     let last = state.last_key.as_deref().and_then(keycodec::unpack);
-    // Whether batches are summed for a trailing check (the last too: [`check_last`]).
+    // Whether batches are summed for a trailing check (the last too: [`hand_over`]).
     let summing = w.trailing.is_some();
     let mut ahead = match w.ahead.take() {
         Some(a) => a,
@@ -499,16 +494,9 @@ pub(super) async fn copy_wide(
     let mut tx = conn.begin().await?;
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a copy step")?;
-    let pending = upper.map(|hi| Pending {
-        lo: last,
-        hi,
-        staged,
-        expected,
-    });
-    match w.trailing.as_mut() {
-        Some(t) if end => check_last(conn, ctx, job, t, pending, &mut next).await?,
-        Some(t) => t.pending = pending,
-        None => {}
+    if let Some(t) = w.trailing.as_mut() {
+        let step = ((last, upper, end), (staged, expected));
+        hand_over(conn, ctx, job, t, step, &mut next).await?;
     }
     // A failed read-ahead costs only its head start: the next step reads for itself (on the
     // main connection, if the reader went with a task that failed).
