@@ -621,7 +621,7 @@ impl Writer {
                     // Known MariaDB 10.11 quirk (see the copy module docs): a statement prepared before the
                     // triggers were created can fail, naming the log table, until prepared afresh.
                     Err(e)
-                        if e.to_string().contains("1146")
+                        if common::errno(&e) == Some(1146)
                             && e.to_string().contains("_myrecode_log") =>
                     {
                         self.trigger_races += 1;
@@ -949,7 +949,7 @@ async fn sigkill_at_random_instants_then_rerun_loses_nothing() {
                 .await
             {
                 Ok(p) => p,
-                Err(e) if e.to_string().contains("1146") => None,
+                Err(e) if common::errno(&e) == Some(1146) => None,
                 Err(e) => panic!("{e}"),
             };
         // The sentry outlives a run killed inside its cut-over.

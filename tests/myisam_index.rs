@@ -80,11 +80,12 @@ async fn a_myisam_index_out_of_step_is_repaired_said_and_every_row_copied() {
     let job = dir.path().join("notes.yaml");
     std::fs::write(
         &job,
-        format!(
-            "version: 1\nschema: {}\ndefaults:\n  cutover: auto\ntables:\n  - name: notes\n    strategy: copy\n    \
-             columns:\n      - name: body\n        source: cp1251\n        \
-             target: VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
-            db.name
+        common::copy_job(
+            &db.name,
+            "notes",
+            "body",
+            "cp1251",
+            "VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
         ),
     )
     .unwrap();

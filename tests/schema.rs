@@ -15,6 +15,7 @@
 mod common;
 
 use common::legacy::*;
+use common::retried;
 use common::texts;
 use myrecode::codec::Encoding::{self, *};
 use myrecode::db::connect::ConnectionConfig;
@@ -313,6 +314,7 @@ impl App {
         schema: &str,
     ) {
         let op = self.op();
+        let since = std::time::Instant::now();
         let migrated = loop {
             match op.run(app, self.switched_at.is_none()).await {
                 Err(e)
@@ -335,17 +337,13 @@ impl App {
                 }
                 // Transient: a deadlock or lock wait (the application retries), or a
                 // statement prepared before the copy's triggers existed (prepared afresh).
-                Err(e)
-                    if ["1213", "1205", "1146"]
-                        .iter()
-                        .any(|n| e.to_string().contains(n)) =>
-                {
+                Err(e) if retried(&e, &[], since) => {
                     self.retries += 1;
                     eprintln!("retrying {} {:?}: {e}", op.sql, op.ids);
-                    assert!(self.retries < 200, "{e}");
                     sqlx::Connection::clear_cached_statements(&mut *app)
                         .await
                         .unwrap();
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
                 other => break other,
             }

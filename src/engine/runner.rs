@@ -378,6 +378,18 @@ pub async fn run(
 ) -> Result<Outcome> {
     let cfg = cfg.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
+    if opts.execute {
+        // Read half-moved by a killed cut-over, the schema would be planned wrong.
+        let copies: Vec<&str> = job
+            .tables
+            .iter()
+            .filter(|t| t.strategy == Strategy::Copy)
+            .map(|t| t.name.as_str())
+            .collect();
+        if !copies.is_empty() {
+            copy::group::settle_interrupted(&mut conn, &job.schema, &opts.job_id, &copies).await?;
+        }
+    }
     let mut planned = plans(&mut conn, job).await?;
     lift_finished(&mut conn, &job.schema, &mut planned, &opts.job_id).await?;
     // Refused before anything that writes: the checkpoint tables, a shadow, a trigger.
@@ -628,7 +640,12 @@ pub async fn abort_rest(
     job_id: &str,
     events: &dyn Events,
 ) -> Result<()> {
-    copy::group::abandon(conn, &job.schema, job_id).await?;
+    let copies: Vec<TablePlan> = plans
+        .iter()
+        .filter(|p| p.strategy == Strategy::Copy)
+        .cloned()
+        .collect();
+    copy::group::abandon(conn, &job.schema, job_id, &copies).await?;
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
         if copy::abort_table(conn, &job.schema, &p.table, job_id).await? {
             events.event(&Event::CopyAborted { table: &p.table });

@@ -33,6 +33,36 @@ pub fn lives(seed: u64) -> impl FnMut(u64, u64) -> u64 {
     }
 }
 
+/// The server's error number of a failed statement; `None` for any other failure. (Matched
+/// on the message instead, a number can turn up in a schema's name.)
+pub fn errno(e: &sqlx::Error) -> Option<u16> {
+    e.as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
+/// Whether an application statement that failed with `e` is retried, as an application
+/// does: a deadlock or lock wait (1213, 1205), or a table missing (1146: a statement prepared
+/// before the copy's triggers existed, or a copied table closed by a cut-over a kill left
+/// half-moved until the next run settles it), plus `also`. Retried for at most a minute from
+/// `since`, the statement's first try, so a failure that never ends fails the test.
+pub fn retried(e: &sqlx::Error, also: &[u16], since: std::time::Instant) -> bool {
+    let again = errno(e).is_some_and(|n| [1213, 1205, 1146].contains(&n) || also.contains(&n));
+    assert!(
+        !again || since.elapsed() < std::time::Duration::from_secs(60),
+        "retried for a minute: {e}"
+    );
+    again
+}
+
+/// A job copying one column of one table (cut over as soon as caught up): its YAML.
+pub fn copy_job(schema: &str, table: &str, column: &str, source: &str, target: &str) -> String {
+    format!(
+        "version: 1\nschema: {schema}\ndefaults:\n  cutover: auto\ntables:\n  - name: {table}\n    strategy: copy\n    \
+         columns:\n      - name: {column}\n        source: {source}\n        target: {target}\n"
+    )
+}
+
 /// Stdout and stderr as text.
 pub fn texts(out: &Output) -> (String, String) {
     (

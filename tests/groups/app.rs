@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use super::common::legacy::*;
+use super::common::retried;
 use myrecode::codec::Encoding::Windows1251;
 use myrecode::db::connect::ConnectionConfig;
 use sqlx::{MySqlConnection, Row};
@@ -404,6 +405,7 @@ impl App {
         schema: &str,
     ) {
         let (op, keys) = self.op(control).await;
+        let since = std::time::Instant::now();
         let migrated = loop {
             let legacy = !self.switched.contains_key(op.table);
             match op.run(app, legacy).await {
@@ -415,16 +417,12 @@ impl App {
                     let seen = charsets(app, schema).await;
                     self.seen_at_switch.push((op.table, seen));
                 }
-                Err(e)
-                    if ["1213", "1205", "1146"]
-                        .iter()
-                        .any(|n| e.to_string().contains(n)) =>
-                {
+                Err(e) if retried(&e, &[], since) => {
                     self.retries += 1;
-                    assert!(self.retries < 200, "{e}");
                     sqlx::Connection::clear_cached_statements(&mut *app)
                         .await
                         .unwrap();
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
                 other => break other,
             }

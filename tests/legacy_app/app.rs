@@ -6,6 +6,7 @@
 //! the same application born utf8mb4 from the same text.
 #![allow(dead_code)]
 
+use super::common::retried;
 use myrecode::codec::{self, Encoding};
 use myrecode::db::connect::ConnectionConfig;
 use sqlx::{MySqlConnection, Row};
@@ -346,6 +347,7 @@ impl Writer {
             }
             q.execute(c).await.map(|d| d.rows_affected())
         }
+        let since = std::time::Instant::now();
         let migrated = loop {
             let legacy = !self.switched.contains(&table);
             let value = if legacy {
@@ -357,13 +359,8 @@ impl Writer {
                 Err(_) if legacy && charset_of(app, schema, table).await == "utf8mb4" => {
                     self.switched.push(table);
                 }
-                Err(e)
-                    if ["1213", "1205", "1146", "1412"]
-                        .iter()
-                        .any(|c| e.to_string().contains(c)) =>
-                {
+                Err(e) if retried(&e, &[1412], since) => {
                     self.retries += 1;
-                    assert!(self.retries < 500, "{e}");
                     sqlx::Connection::clear_cached_statements(&mut *app)
                         .await
                         .unwrap();

@@ -16,6 +16,7 @@
 use super::cascade::{apply_at_cutover, plan_at_cutover};
 use super::cascade_plan::AtCutover;
 use super::context::Ctx;
+use super::cutover::reopen;
 use super::foreign::{apply_moves, plan_moves, settle_moves};
 use super::foreign_sql::{foreign_key_checks_sql, Move};
 use super::names::Names;
@@ -102,6 +103,17 @@ impl Carried {
         also
     }
 
+    /// Whether a kill between this cut-over's steps and its rename would leave the
+    /// application a half-moved schema: a child outside it constrained by a shadow, a table
+    /// without its own triggers, a parent no longer logging cascades. Such a cut-over closes
+    /// the gate before its first step, so that until a run settles it the application's
+    /// writes fail instead of going through wrong.
+    pub(super) fn tears(&self) -> bool {
+        self.moves.iter().any(|m| m.outside())
+            || !self.own.is_empty()
+            || !self.cascades.statements.is_empty()
+    }
+
     /// Under the lock, after the drains and before the rename, in order: the foreign keys,
     /// the tables' own triggers, then the cascade logging (last: the fewer milliseconds a
     /// kill could find the group's children without their cascades logged, the better).
@@ -120,15 +132,18 @@ impl Carried {
 }
 
 /// Settles what a cut-over left of its foreign-key and trigger moves, from their records:
-/// `renamed` says whether the rename ran (then every table of the group is swapped).
+/// `renamed` says whether the rename ran (then every table of the group is swapped). Then,
+/// and only then, opens those of `tables` a cut-over closed and did not rename.
 pub(super) async fn settle(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     renamed: bool,
+    tables: &[Names],
 ) -> Result<()> {
     settle_moves(conn, schema, job, renamed).await?;
-    settle_triggers(conn, schema, job).await
+    settle_triggers(conn, schema, job).await?;
+    reopen(conn, schema, tables).await
 }
 
 /// How the schema's views, routines and events are read, from the last group's copies.

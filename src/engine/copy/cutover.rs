@@ -9,10 +9,14 @@ use super::cutover_sql::{
     rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
     RENAME_QUEUED_SQL,
 };
+use super::names::Names;
 use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
-use super::sql::{drop_trigger_sql, lock_wait_timeout_sql, UNLOCK_TABLES};
+use super::sql::{
+    close_logs_sql, drop_trigger_sql, lock_wait_timeout_sql, reopen_log_sql, spare_log_ddl,
+    UNLOCK_TABLES,
+};
 use super::Phase;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::checkpoint::{self, State};
@@ -58,6 +62,33 @@ pub(super) async fn settle_leftover_cutover(
     .into())
 }
 
+/// Opens each of `tables` a cut-over closed and did not rename (its log gone, the spare
+/// still there); called once what that cut-over moved is settled, never before.
+pub(super) async fn reopen(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    tables: &[Names],
+) -> Result<()> {
+    for n in tables {
+        if !table_exists(conn, schema, &n.log).await?
+            && table_exists(conn, schema, &n.spare_log).await?
+        {
+            conn.execute(reopen_log_sql(schema, n).as_str())
+                .await
+                .with_context(|| format!("opening {} again (its change log back)", n.log))?;
+        }
+    }
+    Ok(())
+}
+
+/// A test hook's pause, in milliseconds, read from the environment variable `name`.
+fn test_hold(name: &str) -> Option<Duration> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+}
+
 /// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
 /// how long the tables were locked (`None`: the rename ran but its run could not measure or
 /// record the pause). `logged`: the copies still to be swapped, this cut-over's
@@ -86,7 +117,8 @@ pub(super) async fn cut_over(
             // pause is known if the renaming connection could record it.
             return checkpoint::recorded_pause(conn, schema, job, &ctxs[0].plan.table).await;
         }
-        carried::settle(conn, schema, job, false).await?;
+        let group: Vec<Names> = ctxs.iter().map(|c| c.names.clone()).collect();
+        carried::settle(conn, schema, job, false, &group).await?;
         // Cascade logging ended under the lock comes back; what went unlogged is checked again.
         let again = if foreign_keys {
             let tables: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
@@ -152,6 +184,14 @@ pub(super) async fn try_cut_over(
         .map(|c| (c.plan.table.as_str(), &c.names))
         .collect();
     let carried = Carried::record(conn, schema, job, ctxs, foreign_keys, logged).await?;
+    let closes = carried.tears();
+    if closes {
+        for ctx in ctxs {
+            conn.execute(spare_log_ddl(schema, &ctx.names).as_str())
+                .await
+                .context("creating the change log's spare for the cut-over")?;
+        }
+    }
     let also = carried.also_locked(schema, &tables);
     let mut locker = cfg.connect_one().await?;
     // Keyless tables: every value decided now, so under the lock only those written since are.
@@ -217,15 +257,14 @@ pub(super) async fn try_cut_over(
                 }
             }
         }
-        if let Some(ms) = std::env::var("MYRECODE_TEST_CUTOVER_HOLD_MS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
+        if let Some(hold) = test_hold("MYRECODE_TEST_CUTOVER_HOLD_MS") {
             // Test hook: stretch the locked window so kill tests can land inside it.
-            tokio::time::sleep(Duration::from_millis(ms)).await;
+            tokio::time::sleep(hold).await;
         }
-        // The constraints, the tables' own triggers and the cascade logging, in that order.
-        carried.apply(&mut locker, schema).await?;
+        if !closes {
+            // The constraints on the shadows: nothing the application sees moves.
+            carried.apply(&mut locker, schema).await?;
+        }
         anyhow::Ok(next)
     }
     .await;
@@ -233,11 +272,12 @@ pub(super) async fn try_cut_over(
         Ok(drained) => drained,
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
-            carried::settle(conn, schema, job, false).await?;
+            let group: Vec<Names> = ctxs.iter().map(|c| c.names.clone()).collect();
+            carried::settle(conn, schema, job, false, &group).await?;
             return Err(e.context("draining the change logs under the cut-over lock"));
         }
     };
-    let rename_sql = rename_sql(schema, &tables);
+    let rename_sql = rename_sql(schema, &tables, closes);
     let rename = async {
         renamer
             .execute(rename_sql.as_str())
@@ -261,6 +301,32 @@ pub(super) async fn try_cut_over(
                 bail!("the rename never queued behind the cut-over lock");
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if closes {
+            // The rename holds the gate and waits for the first table, before any log's name:
+            // the drained logs go, so from the first move the application could see until
+            // the rename (or until a run settles a rename that failed) a write to these
+            // tables fails, its trigger finding no log, instead of going through.
+            let moved = async {
+                let logs: Vec<&Names> = tables.iter().map(|(_, n)| *n).collect();
+                locker
+                    .execute(close_logs_sql(schema, &logs).as_str())
+                    .await
+                    .context("closing the tables for the cut-over's moves")?;
+                // The constraints, the tables' own triggers and the cascade logging.
+                carried.apply(&mut locker, schema).await?;
+                if let Some(hold) = test_hold("MYRECODE_TEST_CLOSED_HOLD_MS") {
+                    // Test hook: kill tests land with the tables closed and the moves made.
+                    tokio::time::sleep(hold).await;
+                }
+                anyhow::Ok(())
+            }
+            .await;
+            if let Err(e) = moved {
+                // The sentries are still there: unlocked, the rename can only fail.
+                let _ = locker.execute(UNLOCK_TABLES).await;
+                return Err(e);
+            }
         }
         // Drained, and the rename holds the gate and waits first in line: the sentries go,
         // then the lock.

@@ -19,8 +19,9 @@ pub const AUTOCOMMIT_OFF: &str = "SET autocommit = 0";
 pub const COMMIT: &str = "COMMIT";
 
 /// Other connections' statements carrying [`MARK`] (`?` schema, `?` [`mark_pattern`]): a
-/// rename an earlier run left queued.
-pub const MARKED_SQL: &str = "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE ? AND ID <> CONNECTION_ID()";
+/// rename an earlier run left queued. The catalog's `ID` is a signed `BIGINT` on MariaDB,
+/// unsigned on MySQL: cast, it reads alike on both.
+pub const MARKED_SQL: &str = "SELECT CAST(ID AS UNSIGNED) FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE ? AND ID <> CONNECTION_ID()";
 
 /// Whether connection `?` waits for a metadata lock: the rename queued behind our lock.
 pub const RENAME_QUEUED_SQL: &str = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE LIKE '%metadata lock%'";
@@ -91,11 +92,20 @@ pub fn auto_increment_sql(schema: &str, shadow: &str, next: u64) -> String {
 /// finds it queued: each table becomes its old one, each shadow the table. It first renames
 /// the gate away and back: the gate sorts first, so the rename holds it before it waits for
 /// any table, and every application write (whose triggers name the gate) waits behind it.
-pub fn rename_sql(schema: &str, tables: &[(&str, &Names)]) -> String {
+/// `closed`: the lock connection dropped the logs once this rename queued, and the rename
+/// brings each spare back as the log, with the swap or not at all.
+pub fn rename_sql(schema: &str, tables: &[(&str, &Names)], closed: bool) -> String {
     let gate = quote::table(schema, GATE);
     let swap = quote::table(schema, GATE_SWAP);
     let mut pairs = vec![format!("{gate} TO {swap}"), format!("{swap} TO {gate}")];
     for (table, n) in tables {
+        if closed {
+            pairs.push(format!(
+                "{} TO {}",
+                quote::table(schema, &n.spare_log),
+                quote::table(schema, &n.log)
+            ));
+        }
         let t = quote::table(schema, table);
         pairs.push(format!("{t} TO {}", quote::table(schema, &n.old)));
         pairs.push(format!("{} TO {t}", quote::table(schema, &n.shadow)));
@@ -122,11 +132,18 @@ mod tests {
              `база`.`_myrecode_checkpoint` WRITE, `база`.`_myrecode_quarantine` WRITE"
         );
         assert_eq!(
-            rename_sql("база", &both),
+            rename_sql("база", &both, false),
             "RENAME /* myrecode cut-over */ TABLE `база`.`!myrecode_gate` TO `база`.`!myrecode_gate~`, \
              `база`.`!myrecode_gate~` TO `база`.`!myrecode_gate`, \
              `база`.`a``b c` TO `база`.`a``b c_myrecode_old`, `база`.`a``b c_myrecode_new` TO `база`.`a``b c`, \
              `база`.`ё` TO `база`.`ё_myrecode_old`, `база`.`ё_myrecode_new` TO `база`.`ё`"
+        );
+        assert_eq!(
+            rename_sql("s", &both[..1], true),
+            "RENAME /* myrecode cut-over */ TABLE `s`.`!myrecode_gate` TO `s`.`!myrecode_gate~`, \
+             `s`.`!myrecode_gate~` TO `s`.`!myrecode_gate`, \
+             `s`.`a``b c_myrecode_log2` TO `s`.`a``b c_myrecode_log`, \
+             `s`.`a``b c` TO `s`.`a``b c_myrecode_old`, `s`.`a``b c_myrecode_new` TO `s`.`a``b c`"
         );
         assert_eq!(
             drop_sentries_sql("s", &both[..1]),
@@ -150,6 +167,7 @@ mod tests {
     #[test]
     fn a_queued_rename_is_found_by_its_mark() {
         assert_eq!(mark_pattern(), "%myrecode cut-over%");
-        assert!(rename_sql("s", &[("t", &names("t"))]).contains(&mark_pattern().replace('%', "")));
+        assert!(rename_sql("s", &[("t", &names("t"))], false)
+            .contains(&mark_pattern().replace('%', "")));
     }
 }

@@ -20,7 +20,7 @@ use super::cascade::{
 };
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
-use super::names::names;
+use super::names::{names, Names};
 use super::nontx::{recheck_if_restarted, settle_shadow};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
@@ -124,7 +124,7 @@ pub async fn cut_over_group(
         in_job_order(done)
     };
     // The rename swaps all or none: with none left to swap, it ran.
-    carried::settle(conn, schema, job, ctxs.is_empty()).await?;
+    carried::settle(conn, schema, job, ctxs.is_empty(), &all_names(plans)).await?;
     if ctxs.is_empty() {
         if finished_here {
             // The rename ran in a try that lost its connection (or its process) before the
@@ -282,7 +282,7 @@ pub async fn cut_over_group(
         let here: Vec<&str> = tables.iter().map(String::as_str).collect();
         drop_kept_cascades(conn, schema, &here).await?;
     }
-    carried::settle(conn, schema, job, true).await?;
+    carried::settle(conn, schema, job, true, &all_names(plans)).await?;
     if manual {
         // Only the command that allowed this group: one for the next, sent meanwhile, stays.
         pace::clear_cutover(conn, schema, job, group.name).await?;
@@ -323,6 +323,22 @@ async fn cutover_asked(
     })
 }
 
+/// Before a run that writes reads its schema: what a cut-over killed before its rename left
+/// of its moves is settled, and the tables of `tables` it closed are opened again. A child
+/// outside the job is then seen constrained by its parent again, not by the parent's shadow:
+/// read while it was, the parent would seem in no foreign key and its cut-over would leave
+/// the child constrained by the kept original.
+pub async fn settle_interrupted(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    tables: &[&str],
+) -> Result<()> {
+    settle_leftover_cutover(conn, schema).await?;
+    let all: Vec<Names> = tables.iter().map(|t| names(t)).collect();
+    carried::settle(conn, schema, job, false, &all).await
+}
+
 /// Before the first table of the run is copied: what a killed cut-over left of its moves is
 /// settled (no shadow keeps a constraint or a trigger of the application's while rows are
 /// copied into it), and (`foreign_keys`: some table is in one) every cascade into a copy
@@ -340,7 +356,8 @@ pub async fn prepare(
     };
     let schema = p.schema.as_str();
     // Both records: a table without foreign keys has no moves to settle (their table absent).
-    carried::settle(conn, schema, job, false).await?;
+    let tables: Vec<&str> = plans.iter().map(|p| p.table.as_str()).collect();
+    settle_interrupted(conn, schema, job, &tables).await?;
     if foreign_keys {
         let live = still_to_swap(conn, job, plans).await?;
         let tables: Vec<&str> = live.iter().map(|p| p.table.as_str()).collect();
@@ -350,9 +367,19 @@ pub async fn prepare(
     Ok(())
 }
 
-/// `myrecode abort` of the job's copies, before their logs go: the cascade-logging triggers
-/// (which write into them) and any constraint a cut-over had begun to move.
-pub async fn abandon(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<()> {
+/// `myrecode abort` of the job's copies `plans`, before their logs go: the cascade-logging
+/// triggers (which write into them) and any constraint a cut-over had begun to move.
+pub async fn abandon(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    plans: &[TablePlan],
+) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    carried::settle(conn, schema, job, false).await
+    carried::settle(conn, schema, job, false, &all_names(plans)).await
+}
+
+/// The names of the objects beside each of `plans`' tables.
+fn all_names(plans: &[TablePlan]) -> Vec<Names> {
+    plans.iter().map(|p| names(&p.table)).collect()
 }

@@ -43,7 +43,11 @@
 //!    foreign keys ([`foreign`]) and the logging of cascades ([`cascade`]); a second
 //!    connection issues one `RENAME TABLE` of the gate and every pair, which queues; once the server shows it waiting, the lock
 //!    connection drops the sentries and unlocks, and the rename runs before every queued
-//!    write. The gate (a table every change-log trigger names, sorting before every name)
+//!    write. Moves the application would see (a child outside the group constrained by a
+//!    shadow, a table's own triggers moved) wait until the rename is queued, and the drained
+//!    logs are dropped first, the rename bringing spares back as the logs: a kill between
+//!    them and the rename leaves the tables refusing writes until a run settles the moves,
+//!    never taking them half-moved (engine README: closed while half-moved). The gate (a table every change-log trigger names, sorting before every name)
 //!    is the rename's first lock: it holds it before waiting for any table, so a write the
 //!    unlock releases on any table waits for the rename (a write already holding its table
 //!    is the metadata-lock deadlock check's victim, and an autocommit statement retries by

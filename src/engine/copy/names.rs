@@ -11,6 +11,9 @@ pub struct Names {
     pub old: String,
     /// The change log, `<t>_myrecode_log`.
     pub log: String,
+    /// The change log's spare, `<t>_myrecode_log2`: a cut-over that closes the table drops
+    /// its drained log under the lock, and its rename brings the spare back as the log.
+    pub spare_log: String,
     /// Triggers: after insert, after update, after delete.
     pub triggers: [String; 3],
     /// Triggers on a table at the head of cascades logging the rows they change in the job's
@@ -38,6 +41,7 @@ pub fn names(table: &str) -> Names {
         shadow: fit(table, "new"),
         old: fit(table, "old"),
         log: fit(table, "log"),
+        spare_log: fit(table, "log2"),
         triggers: [fit(table, "ins"), fit(table, "upd"), fit(table, "del")],
         cascade: [
             [fit(table, "bup"), fit(table, "bup2")],

@@ -38,8 +38,9 @@ pub fn is_transactional(engine: &str) -> bool {
 }
 
 /// The other connections of our user running a statement that names `?` (a `LIKE` pattern
-/// from [`orphan_pattern`]).
-pub const ORPHANS_SQL: &str = "SELECT ID FROM information_schema.PROCESSLIST \
+/// from [`orphan_pattern`]). The catalog's `ID` is a signed `BIGINT` on MariaDB, unsigned on
+/// MySQL: cast, it reads alike on both.
+pub const ORPHANS_SQL: &str = "SELECT CAST(ID AS UNSIGNED) FROM information_schema.PROCESSLIST \
      WHERE ID <> CONNECTION_ID() AND USER = SUBSTRING_INDEX(USER(), '@', 1) AND INFO LIKE ?";
 
 /// The `LIKE` pattern of a statement naming `schema`.`table` as our statements quote it.

@@ -181,7 +181,9 @@ pub fn unmatched_rows_sql(
 
 /// The three triggers of a keyless table: they log nothing (the rebuild reads the table
 /// whole), they only name the gate, so a write the cut-over's unlock releases waits for the
-/// rename as on every copied table. `precedes`: as for [`super::sql::trigger_ddl`].
+/// rename as on every copied table, and read nothing of the log, so a cut-over that closes
+/// the table (dropping its log) closes it to writes as it does a logged one. `precedes`: as
+/// for [`super::sql::trigger_ddl`].
 pub fn gate_trigger_ddl(
     schema: &str,
     table: &str,
@@ -190,13 +192,14 @@ pub fn gate_trigger_ddl(
 ) -> [String; 3] {
     let t = quote::table(schema, table);
     let gate = quote::table(schema, GATE);
+    let log = quote::table(schema, &n.log);
     let one = |i: usize, event: &str| {
         let first = match &precedes[i] {
             Some(other) => format!(" PRECEDES {}", quote::ident(other)),
             None => String::new(),
         };
         format!(
-            "CREATE TRIGGER {} AFTER {event} ON {t} FOR EACH ROW{first} BEGIN IF 0 THEN DO (SELECT 1 FROM {gate} LIMIT 1); END IF; END",
+            "CREATE TRIGGER {} AFTER {event} ON {t} FOR EACH ROW{first} BEGIN IF 0 THEN DO (SELECT 1 FROM {gate} LIMIT 1); END IF; DO (SELECT 1 FROM {log} LIMIT 0); END",
             quote::table(schema, &n.triggers[i])
         )
     };
@@ -266,13 +269,13 @@ mod tests {
     }
 
     #[test]
-    fn a_keyless_tables_triggers_only_name_the_gate() {
+    fn a_keyless_tables_triggers_name_the_gate_and_read_nothing_of_the_log() {
         let n = names("t");
         let ddl = gate_trigger_ddl("s", "t", &n, &[None, Some("audit".into()), None]);
         assert_eq!(
             ddl[0],
             format!(
-                "CREATE TRIGGER `s`.`{}` AFTER INSERT ON `s`.`t` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; END",
+                "CREATE TRIGGER `s`.`{}` AFTER INSERT ON `s`.`t` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; DO (SELECT 1 FROM `s`.`t_myrecode_log` LIMIT 0); END",
                 n.triggers[0]
             )
         );

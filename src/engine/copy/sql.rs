@@ -99,6 +99,35 @@ pub fn log_ddl(schema: &str, n: &Names) -> String {
     )
 }
 
+/// Creates the change log's spare (see [`Names::spare_log`]) if it is missing.
+pub fn spare_log_ddl(schema: &str, n: &Names) -> String {
+    log_ddl(schema, n).replacen(
+        &quote::table(schema, &n.log),
+        &quote::table(schema, &n.spare_log),
+        1,
+    )
+}
+
+/// Closes the tables of a cut-over under its lock: their drained logs go, so until the
+/// rename (or until a run settles a rename that failed) every write to them fails, its
+/// trigger finding no log (1146), instead of going through a half-moved schema.
+pub fn close_logs_sql(schema: &str, tables: &[&Names]) -> String {
+    let logs: Vec<String> = tables
+        .iter()
+        .map(|n| quote::table(schema, &n.log))
+        .collect();
+    format!("DROP TABLE {}", logs.join(", "))
+}
+
+/// Opens a table a cut-over closed and did not rename: the spare takes the log's name.
+pub fn reopen_log_sql(schema: &str, n: &Names) -> String {
+    format!(
+        "RENAME TABLE {} TO {}",
+        quote::table(schema, &n.spare_log),
+        quote::table(schema, &n.log)
+    )
+}
+
 /// DDL of the three triggers that log changed keys (insert, update, delete).
 /// `precedes`: for each (insert, update, delete), the application's first `AFTER` trigger of
 /// that event, if any: ours fire before it. A statement prepared before our triggers existed
@@ -339,6 +368,21 @@ mod tests {
                 "{d}"
             );
         }
+        let n = super::super::names::names("t");
+        assert_eq!(
+            spare_log_ddl("s", &n),
+            "CREATE TABLE IF NOT EXISTS `s`.`t_myrecode_log2` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+        );
+        let m = super::super::names::names("ё`");
+        assert_eq!(
+            close_logs_sql("s", &[&n, &m]),
+            "DROP TABLE `s`.`t_myrecode_log`, `s`.`ё``_myrecode_log`"
+        );
+        assert_eq!(
+            reopen_log_sql("s", &m),
+            "RENAME TABLE `s`.`ё``_myrecode_log2` TO `s`.`ё``_myrecode_log`"
+        );
         assert_eq!(
             gate_ddl("s"),
             "CREATE TABLE IF NOT EXISTS `s`.`!myrecode_gate` (g TINYINT) ENGINE=InnoDB COMMENT='myrecode: the cut-over gate of copied tables'"

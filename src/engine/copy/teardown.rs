@@ -38,8 +38,9 @@ pub async fn abort_table(
         conn.execute(drop_table_sql(schema, &n.shadow).as_str())
             .await?;
     }
-    conn.execute(drop_table_sql(schema, &n.log).as_str())
-        .await?;
+    for log in [&n.log, &n.spare_log] {
+        conn.execute(drop_table_sql(schema, log).as_str()).await?;
+    }
     sqlx::query(&checkpoint::delete_sql(schema))
         .bind(job)
         .bind(table)
@@ -69,7 +70,8 @@ pub async fn cleanup_table(
         None => return Ok(Vec::new()),
     }
     let mut dropped = Vec::new();
-    for name in [&n.old, &n.log] {
+    // A spare is left where a cut-over that would have closed the table failed before it did.
+    for name in [&n.old, &n.log, &n.spare_log] {
         if table_exists(conn, schema, name).await? && !is_sentry(conn, schema, name).await? {
             conn.execute(drop_existing_table_sql(schema, name).as_str())
                 .await
