@@ -4,9 +4,11 @@
 //! drained change log dropped under the lock): until the next run settles the moves, every
 //! write to the copied table fails, its trigger finding no log (1146), where it had gone
 //! through without its cascade or its trigger; reads and the outside child's own writes go
-//! on. The rerun (having first stopped a rename the killed run would have left queued) opens
-//! the table, swaps, and afterwards a renumbered or deleted author cascades into its books
-//! and fires its trigger.
+//! on. A MyISAM table closed with it changes its row all the same (its trigger fails after
+//! the change): the rerun compares it with its copy again and keeps the change. The rerun
+//! (having first stopped a rename the killed run would have left queued) opens the tables,
+//! swaps, and afterwards a renumbered or deleted author cascades into its books and fires
+//! its trigger.
 
 mod common;
 
@@ -60,6 +62,7 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         "CREATE TABLE books (id INT NOT NULL PRIMARY KEY, author_id INT NOT NULL, KEY k_author (author_id), \
          CONSTRAINT fk_book_author FOREIGN KEY (author_id) REFERENCES authors (id) \
          ON UPDATE CASCADE ON DELETE CASCADE) ENGINE=InnoDB",
+        "CREATE TABLE bios (id INT NOT NULL PRIMARY KEY, bio VARCHAR(100) CHARACTER SET latin1) ENGINE=MyISAM",
     ] {
         c.execute(s).await.unwrap();
     }
@@ -78,19 +81,17 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
     c.execute("INSERT INTO books (id, author_id) SELECT id + 1000, 1 + id % 200 FROM authors")
         .await
         .unwrap();
+    c.execute("INSERT INTO bios (id, bio) SELECT id, name FROM authors")
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let jobf = dir.path().join("job.yaml");
-    std::fs::write(
-        &jobf,
-        common::copy_job(
-            &db.name,
-            "authors",
-            "name",
-            "cp1251",
-            "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
-        ),
-    )
-    .unwrap();
+    let utf8 = "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci";
+    let job = common::copy_job(&db.name, "authors", "name", "cp1251", utf8);
+    // A MyISAM table in the same cut-over, closed with it.
+    let bios = common::copy_job(&db.name, "bios", "bio", "cp1251", utf8);
+    let job = job + &bios[bios.find("  - name: bios").unwrap()..];
+    std::fs::write(&jobf, job).unwrap();
     let jobp = jobf.to_str().unwrap();
     let url = db.config.url_with_secret();
 
@@ -166,6 +167,16 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         2
     );
     assert_eq!(count(&mut c, "SELECT COUNT(*) FROM audit").await, 0);
+    // Without transactions, a refused write has changed its row all the same (the trigger
+    // failing after it): the rerun compares that table with its copy again.
+    let e = c
+        .execute(
+            sqlx::query("UPDATE bios SET bio = ? WHERE id = 5")
+                .bind(bytes(Windows1251, "Гоголь, писатель")),
+        )
+        .await
+        .expect_err("bios is closed");
+    assert_eq!(errno(&e), Some(1146), "{e}");
 
     // The rerun settles, opens the table and swaps. It first waits for, then stops, a
     // statement marked as a cut-over's rename (so looks one a killed run left queued).
@@ -195,6 +206,15 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         .await
         .unwrap();
     assert_eq!(name, "Чехов 2");
+    let bio: String = sqlx::query_scalar("SELECT bio FROM bios WHERE id = 5")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(bio, "Гоголь, писатель");
+    assert!(
+        stdout.contains("check: bios: every row compared with its copy; 1 differed"),
+        "{stdout}"
+    );
 
     // Swapped: a renumbered author takes its books along and fires its trigger; a deleted
     // one takes them away.

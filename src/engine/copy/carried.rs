@@ -133,17 +133,18 @@ impl Carried {
 
 /// Settles what a cut-over left of its foreign-key and trigger moves, from their records:
 /// `renamed` says whether the rename ran (then every table of the group is swapped). Then,
-/// and only then, opens those of `tables` a cut-over closed and did not rename.
+/// and only then, opens those of `tables` a cut-over closed and did not rename; returns the
+/// ones sent back to their check ([`reopen`]).
 pub(super) async fn settle(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     renamed: bool,
-    tables: &[Names],
-) -> Result<()> {
+    tables: &[&str],
+) -> Result<Vec<String>> {
     settle_moves(conn, schema, job, renamed).await?;
     settle_triggers(conn, schema, job).await?;
-    reopen(conn, schema, tables).await
+    reopen(conn, schema, job, tables).await
 }
 
 /// How the schema's views, routines and events are read, from the last group's copies.

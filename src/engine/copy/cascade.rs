@@ -145,7 +145,7 @@ pub(super) async fn ensure_cascade_triggers(
 
 /// Whether a copy in this state has compared rows already, so a cascade it missed would stay
 /// missed unless it is checked again (a copy still copying checks every row after).
-fn checked_before(state: &State) -> bool {
+pub(super) fn checked_before(state: &State) -> bool {
     matches!(Phase::of(state), Phase::Checking | Phase::Replaying)
 }
 
@@ -158,10 +158,21 @@ pub(super) async fn check_again_from_start(
     plan: &TablePlan,
     state: &mut State,
 ) -> Result<()> {
+    check_again(conn, &plan.schema, job, &plan.table, state).await
+}
+
+/// [`check_again_from_start`] of `schema`.`table`.
+pub(super) async fn check_again(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+    state: &mut State,
+) -> Result<()> {
     let mut next = state.clone();
     next.phase = Phase::Checking.as_str().into();
     next.last_key = None;
-    checkpoint::save(conn, &plan.schema, job, &plan.table, &next).await?;
+    checkpoint::save(conn, schema, job, table, &next).await?;
     *state = next;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! [`super`]), and the finish that follows it.
 
 use super::carried::{self, Carried};
+use super::cascade::{check_again, checked_before};
 use super::cascade::{check_now, restore_cascades, settle_shadow_cascades};
 use super::context::{is_sentry, table_exists, Ctx};
 use super::cutover_sql::{
@@ -9,7 +10,8 @@ use super::cutover_sql::{
     rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
     RENAME_QUEUED_SQL,
 };
-use super::names::Names;
+use super::names::{names, Names};
+use super::nontx::has_transactions;
 use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
@@ -63,22 +65,37 @@ pub(super) async fn settle_leftover_cutover(
 }
 
 /// Opens each of `tables` a cut-over closed and did not rename (its log gone, the spare
-/// still there); called once what that cut-over moved is settled, never before.
+/// still there); called once what that cut-over moved is settled, never before. Returns
+/// those without transactions, each sent back to its check first: a write refused there
+/// while it was closed had changed its row before the trigger after it failed, unlogged. (A
+/// keyless one is rebuilt from its rows as they stand; its phase never leaves `copying`.)
 pub(super) async fn reopen(
     conn: &mut MySqlConnection,
     schema: &str,
-    tables: &[Names],
-) -> Result<()> {
-    for n in tables {
-        if !table_exists(conn, schema, &n.log).await?
-            && table_exists(conn, schema, &n.spare_log).await?
+    job: &str,
+    tables: &[&str],
+) -> Result<Vec<String>> {
+    let mut again = Vec::new();
+    for table in tables {
+        let n = names(table);
+        if table_exists(conn, schema, &n.log).await?
+            || !table_exists(conn, schema, &n.spare_log).await?
         {
-            conn.execute(reopen_log_sql(schema, n).as_str())
-                .await
-                .with_context(|| format!("opening {} again (its change log back)", n.log))?;
+            continue;
         }
+        if !has_transactions(conn, schema, table).await? {
+            if let Some(mut state) = checkpoint::load(conn, schema, job, table).await? {
+                if !state.done && checked_before(&state) {
+                    check_again(conn, schema, job, table, &mut state).await?;
+                    again.push(table.to_string());
+                }
+            }
+        }
+        conn.execute(reopen_log_sql(schema, &n).as_str())
+            .await
+            .with_context(|| format!("opening {table} again (its change log back)"))?;
     }
-    Ok(())
+    Ok(again)
 }
 
 /// A test hook's pause, in milliseconds, read from the environment variable `name`.
@@ -117,16 +134,13 @@ pub(super) async fn cut_over(
             // pause is known if the renaming connection could record it.
             return checkpoint::recorded_pause(conn, schema, job, &ctxs[0].plan.table).await;
         }
-        let group: Vec<Names> = ctxs.iter().map(|c| c.names.clone()).collect();
-        carried::settle(conn, schema, job, false, &group).await?;
+        let group: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+        let mut again = carried::settle(conn, schema, job, false, &group).await?;
         // Cascade logging ended under the lock comes back; what went unlogged is checked again.
-        let again = if foreign_keys {
-            let tables: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
-            settle_shadow_cascades(conn, schema, &tables).await?;
-            restore_cascades(conn, schema, job, logged).await?
-        } else {
-            Vec::new()
-        };
+        if foreign_keys {
+            settle_shadow_cascades(conn, schema, &group).await?;
+            again.extend(restore_cascades(conn, schema, job, logged).await?);
+        }
         if attempt >= CUTOVER_ATTEMPTS {
             return Err(e.context(format!(
                 "the cut-over of {} table(s) failed {attempt} times; the copies stay attached and checkpointed: run again",
@@ -272,7 +286,7 @@ pub(super) async fn try_cut_over(
         Ok(drained) => drained,
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
-            let group: Vec<Names> = ctxs.iter().map(|c| c.names.clone()).collect();
+            let group: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
             carried::settle(conn, schema, job, false, &group).await?;
             return Err(e.context("draining the change logs under the cut-over lock"));
         }

@@ -20,7 +20,7 @@ use super::cascade::{
 };
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
-use super::names::{names, Names};
+use super::names::names;
 use super::nontx::{recheck_if_restarted, settle_shadow};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
@@ -124,7 +124,14 @@ pub async fn cut_over_group(
         in_job_order(done)
     };
     // The rename swaps all or none: with none left to swap, it ran.
-    carried::settle(conn, schema, job, ctxs.is_empty(), &all_names(plans)).await?;
+    let reopened = carried::settle(conn, schema, job, ctxs.is_empty(), &all(plans)).await?;
+    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        if reopened.contains(&ctx.plan.table) {
+            if let Some(s) = checkpoint::load(conn, schema, job, &ctx.plan.table).await? {
+                *state = s;
+            }
+        }
+    }
     if ctxs.is_empty() {
         if finished_here {
             // The rename ran in a try that lost its connection (or its process) before the
@@ -282,7 +289,7 @@ pub async fn cut_over_group(
         let here: Vec<&str> = tables.iter().map(String::as_str).collect();
         drop_kept_cascades(conn, schema, &here).await?;
     }
-    carried::settle(conn, schema, job, true, &all_names(plans)).await?;
+    carried::settle(conn, schema, job, true, &all(plans)).await?;
     if manual {
         // Only the command that allowed this group: one for the next, sent meanwhile, stays.
         pace::clear_cutover(conn, schema, job, group.name).await?;
@@ -335,8 +342,9 @@ pub async fn settle_interrupted(
     tables: &[&str],
 ) -> Result<()> {
     settle_leftover_cutover(conn, schema).await?;
-    let all: Vec<Names> = tables.iter().map(|t| names(t)).collect();
-    carried::settle(conn, schema, job, false, &all).await
+    carried::settle(conn, schema, job, false, tables)
+        .await
+        .map(|_| ())
 }
 
 /// Before the first table of the run is copied: what a killed cut-over left of its moves is
@@ -376,10 +384,12 @@ pub async fn abandon(
     plans: &[TablePlan],
 ) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    carried::settle(conn, schema, job, false, &all_names(plans)).await
+    carried::settle(conn, schema, job, false, &all(plans))
+        .await
+        .map(|_| ())
 }
 
-/// The names of the objects beside each of `plans`' tables.
-fn all_names(plans: &[TablePlan]) -> Vec<Names> {
-    plans.iter().map(|p| names(&p.table)).collect()
+/// The tables of `plans`.
+fn all(plans: &[TablePlan]) -> Vec<&str> {
+    plans.iter().map(|p| p.table.as_str()).collect()
 }

@@ -231,6 +231,21 @@ async fn record(
     Ok(())
 }
 
+/// Whether `schema`.`table` is in an engine with transactions (a table gone counts as one:
+/// nothing of it is left to compare).
+pub(super) async fn has_transactions(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<bool> {
+    let engine: Option<String> = sqlx::query_scalar(ENGINE_SQL)
+        .bind(schema)
+        .bind(table)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(engine.is_none_or(|e| is_transactional(&e)))
+}
+
 /// Compares a table without transactions with its copy again if the server started since it
 /// last was (see the module docs). Keyless tables are rebuilt under the cut-over's lock anyway.
 pub(super) async fn recheck_if_restarted(
