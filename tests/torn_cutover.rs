@@ -3,8 +3,8 @@
 //! before the rename, against a real server. Such a cut-over closes the table first (its
 //! drained change log dropped under the lock): until the next run settles the moves, every
 //! write to the copied table fails, its trigger finding no log (1146), where it had gone
-//! through without its cascade or its trigger; reads and the outside child's own writes go
-//! on. A MyISAM table closed with it changes its row all the same (its trigger fails after
+//! through without its cascade or its trigger, and `status` names the closed tables; reads
+//! and the outside child's own writes go on. A MyISAM table closed with it changes its row all the same (its trigger fails after
 //! the change): the rerun compares it with its copy again and keeps the change. The rerun
 //! (having first stopped a rename the killed run would have left queued) opens the tables,
 //! swaps, and afterwards a renumbered or deleted author cascades into its books and fires
@@ -140,6 +140,15 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
     assert_eq!(
         books_parent(&mut c, &db.name).await,
         ["authors_myrecode_new"]
+    );
+
+    // `status` says so, and what ends it.
+    let out = common::myrecode(Some(&url), &["status", jobp]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("closed: authors, bios: a cut-over was stopped before its rename"),
+        "{stdout}"
     );
 
     // Half-moved: every write to the copied table fails, saying which table is missing.

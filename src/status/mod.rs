@@ -42,6 +42,9 @@ pub struct Facts {
     pub estimates: HashMap<String, u64>,
     /// Rows in each copy's change log, for copies started and not done whose log exists.
     pub backlogs: HashMap<String, u64>,
+    /// Copies a cut-over closed and did not rename (the log gone, its spare there): killed
+    /// half-moved, they refuse writes until a run settles them.
+    pub closed: Vec<String>,
     /// The job's control row, if it has one.
     pub control: Option<Control>,
     /// The job's replicas as its run last sampled them.
@@ -183,6 +186,8 @@ pub struct TableStatus {
     /// Its phase moves rows, yet the checkpoint has not moved for a minute and the job says
     /// it waits for nothing: the run may have stopped.
     pub stalled: bool,
+    /// Copy: closed by a cut-over stopped half-moved; writes to it fail until a run settles it.
+    pub closed: bool,
 }
 
 /// The whole job.
@@ -383,6 +388,7 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
         stalled: matches!(phase, Phase::Running | Phase::Copying | Phase::Checking)
             && idle.is_some()
             && !fresh,
+        closed: f.closed.iter().any(|t| t == name),
     }
 }
 

@@ -22,7 +22,8 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
     for t in &job.tables {
         names.push(t.name.clone());
         if t.strategy == Strategy::Copy {
-            names.push(copy::names(&t.name).log);
+            let n = copy::names(&t.name);
+            names.extend([n.log, n.spare_log]);
         }
     }
     let sql = tables_sql(names.len());
@@ -52,6 +53,12 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
     };
     if facts.bookkeeping {
         facts.checkpoints = checkpoints(conn, schema, job_id).await?;
+    }
+    for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
+        let n = copy::names(&t.name);
+        if !existing.contains_key(&n.log) && existing.contains_key(&n.spare_log) {
+            facts.closed.push(t.name.clone());
+        }
     }
     if existing.contains_key(CONTROL) {
         facts.control = control(conn, schema, job_id).await?;

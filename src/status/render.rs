@@ -40,6 +40,19 @@ pub fn text(s: &JobStatus) -> String {
             duration(t.seconds_since_progress.unwrap_or(0.0))
         ));
     }
+    let closed: Vec<&str> = s
+        .tables
+        .iter()
+        .filter(|t| t.closed)
+        .map(|t| t.table.as_str())
+        .collect();
+    if !closed.is_empty() {
+        out.push_str(&format!(
+            "closed: {}: a cut-over was stopped before its rename with them half-moved, and writes to them fail \
+             (1146, their change log missing) until `myrecode run <job> --execute` (or `myrecode abort`) settles it\n",
+            closed.join(", ")
+        ));
+    }
     for g in &s.groups {
         out.push_str(&group_line(g, s));
     }
@@ -308,6 +321,34 @@ posts: no progress for 1h02m: is the run still going? (a rerun resumes from the 
     }
 
     #[test]
+    fn copies_closed_by_a_cut_over_stopped_half_moved_are_named_with_the_way_out() {
+        let f = Facts {
+            bookkeeping: true,
+            checkpoints: vec![
+                cp("notes", "", true, 9),
+                cp("posts", "replaying", false, 40),
+                cp("users", "replaying", false, 60),
+            ],
+            closed: vec!["posts".into(), "users".into()],
+            ..Facts::default()
+        };
+        let s = build(&job(false), "j", &f);
+        assert!(
+            text(&s).ends_with(
+                "closed: posts, users: a cut-over was stopped before its rename with them half-moved, and writes \
+                 to them fail (1146, their change log missing) until `myrecode run <job> --execute` (or `myrecode \
+                 abort`) settles it\n"
+            ),
+            "{}",
+            text(&s)
+        );
+        let v: serde_json::Value = serde_json::from_str(&json(&s)).unwrap();
+        assert_eq!(v["tables"][1]["closed"], true);
+        assert_eq!(v["tables"][0]["closed"], false);
+        assert!(!text(&build(&job(false), "j", &Facts::default())).contains("closed"));
+    }
+
+    #[test]
     fn a_job_not_started_and_one_finished() {
         assert_eq!(
             text(&build(&job(false), "j", &Facts::default())),
@@ -432,6 +473,7 @@ group forum (posts): waits for `myrecode cutover --group forum`: copied and caug
             "backlog",
             "seconds_since_progress",
             "stalled",
+            "closed",
         ];
         want.sort_unstable();
         assert_eq!(keys, want);
