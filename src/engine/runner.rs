@@ -379,7 +379,8 @@ pub async fn run(
     let cfg = cfg.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
     if opts.execute {
-        // Read half-moved by a killed cut-over, the schema would be planned wrong.
+        // Read half-moved by a killed cut-over, the schema would be planned wrong. (Nothing
+        // is written unless a cut-over left something to settle.)
         let copies: Vec<&str> = job
             .tables
             .iter()
@@ -640,10 +641,10 @@ pub async fn abort_rest(
     job_id: &str,
     events: &dyn Events,
 ) -> Result<()> {
-    let copies: Vec<TablePlan> = plans
+    let copies: Vec<&str> = plans
         .iter()
         .filter(|p| p.strategy == Strategy::Copy)
-        .cloned()
+        .map(|p| p.table.as_str())
         .collect();
     copy::group::abandon(conn, &job.schema, job_id, &copies).await?;
     for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {

@@ -106,8 +106,8 @@ impl Carried {
     /// Whether a kill between this cut-over's steps and its rename would leave the
     /// application a half-moved schema: a child outside it constrained by a shadow, a table
     /// without its own triggers, a parent no longer logging cascades. Such a cut-over closes
-    /// the gate before its first step, so that until a run settles it the application's
-    /// writes fail instead of going through wrong.
+    /// its tables (drops their drained logs) before its first step, so that until a run
+    /// settles it the application's writes to them fail instead of going through wrong.
     pub(super) fn tears(&self) -> bool {
         self.moves.iter().any(|m| m.outside())
             || !self.own.is_empty()

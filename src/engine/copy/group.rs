@@ -375,16 +375,16 @@ pub async fn prepare(
     Ok(())
 }
 
-/// `myrecode abort` of the job's copies `plans`, before their logs go: the cascade-logging
+/// `myrecode abort` of the job's copied `tables`, before their logs go: the cascade-logging
 /// triggers (which write into them) and any constraint a cut-over had begun to move.
 pub async fn abandon(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
-    plans: &[TablePlan],
+    tables: &[&str],
 ) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    carried::settle(conn, schema, job, false, &all(plans))
+    carried::settle(conn, schema, job, false, tables)
         .await
         .map(|_| ())
 }
