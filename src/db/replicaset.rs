@@ -184,6 +184,12 @@ impl ThrowawayReplicaSet {
             (0..self.replicas.len()).map(|i| self.replica(i)).collect();
         block_on_thread(async move {
             let mut p = primary.connect_one().await?;
+            // A marker every replica logs again: a transaction that changes nothing (a DELETE
+            // of no row, logged as a statement) is applied by a relay but not logged again,
+            // so a replica below it would never reach a position that ends with one.
+            for sql in SYNC_MARK_SQL {
+                p.execute(*sql).await?;
+            }
             let pos: String = sqlx::query("SELECT CAST(@@global.gtid_binlog_pos AS CHAR)")
                 .fetch_one(&mut p)
                 .await?
@@ -199,8 +205,18 @@ impl ThrowawayReplicaSet {
                     .await?
                     .get(0);
                 if waited != Some(0) {
-                    let status = replica_state(&mut c).await;
-                    bail!("replica {r} did not reach the primary's position {pos} within {limit:?}: {status}");
+                    let mut every = String::new();
+                    for (i, other) in replicas.iter().enumerate() {
+                        let state = match other.connect_one().await {
+                            Ok(mut o) => replica_state(&mut o).await,
+                            Err(e) => format!("unreachable: {e}"),
+                        };
+                        every.push_str(&format!("\n  replica {i} ({other}): {state}"));
+                    }
+                    bail!(
+                        "replica {r} did not reach the primary's position {pos} within {limit:?}:{every}\n  the primary's last events:{}",
+                        last_events(&mut p).await
+                    );
                 }
             }
             Ok(())
@@ -208,13 +224,57 @@ impl ThrowawayReplicaSet {
     }
 }
 
+/// The statements [`ThrowawayReplicaSet::sync`] marks the primary's position with: a row
+/// changed (logged as a row, `ON DUPLICATE KEY UPDATE` being unsafe as a statement) in a
+/// schema of the harness's own.
+const SYNC_MARK_SQL: &[&str] = &[
+    "CREATE DATABASE IF NOT EXISTS `myrecode_harness`",
+    "CREATE TABLE IF NOT EXISTS `myrecode_harness`.`sync_mark` (id INT NOT NULL PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB",
+    "INSERT INTO `myrecode_harness`.`sync_mark` (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1",
+];
+
+/// The last events of the primary's binary log, one line each, for a failing test's message.
+async fn last_events(p: &mut sqlx::MySqlConnection) -> String {
+    let file: Option<String> = sqlx::query("SHOW MASTER STATUS")
+        .fetch_optional(&mut *p)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|r| r.try_get::<String, _>(0).ok());
+    let Some(file) = file else {
+        return " unreadable".to_string();
+    };
+    let rows = sqlx::query(&format!("SHOW BINLOG EVENTS IN {}", quote::literal(&file)))
+        .fetch_all(&mut *p)
+        .await
+        .unwrap_or_default();
+    let mut out = String::new();
+    for r in rows.iter().rev().take(12).rev() {
+        let kind: String = r.try_get::<String, _>(2).unwrap_or_default();
+        let info: String = r
+            .try_get::<String, _>(5)
+            .or_else(|_| {
+                r.try_get::<Vec<u8>, _>(5)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\n    {kind}: {}",
+            info.chars().take(200).collect::<String>()
+        ));
+    }
+    out
+}
+
 /// A replica's threads and last errors, for a failing test's message.
 async fn replica_state(c: &mut sqlx::MySqlConnection) -> String {
-    match crate::engine::replicas::discover::status(c).await {
+    use crate::engine::replicas::discover;
+    let reading = match discover::status(c).await {
         Ok(Some(r)) => r.describe(),
         Ok(None) => "not a replica".to_string(),
         Err(e) => format!("status unreadable: {e:#}"),
-    }
+    };
+    format!("{reading}; {}", discover::threads_in_words(c).await)
 }
 
 #[cfg(test)]

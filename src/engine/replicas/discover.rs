@@ -156,6 +156,34 @@ pub async fn status(c: &mut MySqlConnection) -> Result<Option<Reading>> {
     }))
 }
 
+/// What a replica's threads are doing and where they are, in words: for a message when it
+/// does not catch up although both threads run.
+pub async fn threads_in_words(c: &mut MySqlConnection) -> String {
+    let rows = match either(c, REPLICA_STATUS_SQL, SLAVE_STATUS_SQL).await {
+        Ok(rows) => rows,
+        Err(e) => return format!("status unreadable: {e}"),
+    };
+    let Some(r) = rows.first() else {
+        return "not a replica".to_string();
+    };
+    let slave_pos: String = sqlx::query_scalar("SELECT CAST(@@global.gtid_slave_pos AS CHAR)")
+        .fetch_one(&mut *c)
+        .await
+        .unwrap_or_default();
+    format!(
+        "IO thread: {}; SQL thread: {}; received {} (Gtid_IO_Pos), applied {} (gtid_slave_pos); \
+         read {}:{}, executed {}:{}",
+        text(r, &["Replica_IO_State", "Slave_IO_State"]),
+        text(r, &["Replica_SQL_Running_State", "Slave_SQL_Running_State"]),
+        text(r, &["Gtid_IO_Pos"]),
+        slave_pos,
+        text(r, &["Source_Log_File", "Master_Log_File"]),
+        text(r, &["Read_Source_Log_Pos", "Read_Master_Log_Pos"]),
+        text(r, &["Relay_Source_Log_File", "Relay_Master_Log_File"]),
+        text(r, &["Exec_Source_Log_Pos", "Exec_Master_Log_Pos"]),
+    )
+}
+
 /// A server found at `address`, reached with the job's credentials.
 fn at(base: &ConnectionConfig, address: &str) -> Result<ConnectionConfig> {
     crate::engine::pace::replica_config(base, address)
