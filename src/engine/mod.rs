@@ -22,6 +22,7 @@ pub mod priors;
 pub mod quarantine;
 pub mod read;
 pub mod recode;
+pub mod rehearsal;
 pub mod remember;
 pub mod replicas;
 pub mod retry;
