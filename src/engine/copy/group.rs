@@ -347,12 +347,12 @@ pub async fn settle_interrupted(
         .map(|_| ())
 }
 
-/// Before the first table of the run is copied: what a killed cut-over left of its moves is
-/// settled (no shadow keeps a constraint or a trigger of the application's while rows are
-/// copied into it), and (`foreign_keys`: some table is in one) every cascade into a copy
-/// still to be swapped among `plans` is logged; a copy whose cascades went unlogged after it
-/// had compared rows (a cut-over killed between ending them and its rename) is sent back to
-/// its check.
+/// Before the first table of the run is copied, once [`settle_interrupted`] has settled what a
+/// killed cut-over left of its moves (so no shadow keeps a constraint or a trigger of the
+/// application's while rows are copied into it): (`foreign_keys`: some table is in one)
+/// every cascade into a copy still to be swapped among `plans` is logged; a copy whose
+/// cascades went unlogged after it had compared rows (a cut-over killed between ending them
+/// and its rename) is sent back to its check.
 pub async fn prepare(
     conn: &mut MySqlConnection,
     job: &str,
@@ -363,9 +363,6 @@ pub async fn prepare(
         return Ok(());
     };
     let schema = p.schema.as_str();
-    // Both records: a table without foreign keys has no moves to settle (their table absent).
-    let tables: Vec<&str> = plans.iter().map(|p| p.table.as_str()).collect();
-    settle_interrupted(conn, schema, job, &tables).await?;
     if foreign_keys {
         let live = still_to_swap(conn, job, plans).await?;
         let tables: Vec<&str> = live.iter().map(|p| p.table.as_str()).collect();
@@ -384,9 +381,7 @@ pub async fn abandon(
     tables: &[&str],
 ) -> Result<()> {
     drop_cascade_triggers(conn, schema).await?;
-    carried::settle(conn, schema, job, false, tables)
-        .await
-        .map(|_| ())
+    settle_interrupted(conn, schema, job, tables).await
 }
 
 /// The tables of `plans`.
