@@ -8,7 +8,8 @@
 //! ≈128k ours in column mode; ASCII-only ≈6M values/s ours, ≈3.4M chardetng.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use myrecode::detect::{detect, detect_column, eval, Context};
+use myrecode::detect::{detect, detect_column, Context};
+use myrecode::testkit::eval;
 
 fn corpus() -> Vec<Vec<u8>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/detect_corpus.tsv");

@@ -6,7 +6,7 @@
 //! cargo run --release --example bench_replicas -- [--rows N] [--bin PATH] [--max-lag MS]
 //! ```
 //!
-//! A throwaway primary and two replicas on loopback (`myrecode::db::replicaset`, ROW binary
+//! A throwaway primary and two replicas on loopback (`myrecode::testkit::replicaset`, ROW binary
 //! log, GTID). On loopback a plain replica keeps up with one copy (the copy is one
 //! `INSERT … SELECT` per batch on the primary, one row event per row on the replica), so
 //! the throttle would never engage. The second replica is slower than its primary the way a
@@ -36,8 +36,8 @@ use common::{
 };
 use myrecode::codec::Encoding;
 use myrecode::db::connect::ConnectionConfig;
-use myrecode::db::replicaset::{BinlogFormat, ThrowawayReplicaSet};
 use myrecode::engine::replicas::watch::now_us;
+use myrecode::testkit::replicaset::{BinlogFormat, ThrowawayReplicaSet};
 use sqlx::{Executor, MySqlConnection};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

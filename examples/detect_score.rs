@@ -15,7 +15,7 @@
 //! `--by-shape` makes each (label, language, shape) one column (`data/stress_units.tsv`: a
 //! column of prices, one of addresses).
 
-use myrecode::detect::eval;
+use myrecode::testkit::eval;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,7 +78,7 @@ fn main() -> anyhow::Result<()> {
             println!("column misses: {}", report.column_misses.len());
         }
         if let Some(extra) = &stress {
-            let (total, per) = myrecode::detect::stress::column_stress(&rows, extra, single);
+            let (total, per) = myrecode::testkit::eval::stress::column_stress(&rows, extra, single);
             if mistakes {
                 for (column, s) in &per {
                     println!("column stress {column}: {}", s.render());
@@ -95,7 +95,7 @@ fn main() -> anyhow::Result<()> {
             println!("column stress: {}", total.render());
         }
         if let Some(extra) = &inject {
-            let (total, per) = myrecode::detect::stress::injected_rewrites(&rows, extra);
+            let (total, per) = myrecode::testkit::eval::stress::injected_rewrites(&rows, extra);
             for (column, n) in per {
                 println!("injected into {column}: {n} of {} rewritten", extra.len());
             }

@@ -17,3 +17,5 @@ pub mod report;
 pub mod review;
 pub mod scan;
 pub mod status;
+#[cfg(feature = "testkit")]
+pub mod testkit;

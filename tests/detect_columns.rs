@@ -5,7 +5,7 @@
 //! of prices, quantities, addresses, phones and initials (`data/stress_units.tsv`): nothing
 //! rewritten wrongly and nothing wrong kept; undecided is allowed and counted.
 
-use myrecode::detect::{eval, stress};
+use myrecode::testkit::eval::{self, stress};
 
 fn corpus(name: &str) -> Vec<eval::Row> {
     let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));

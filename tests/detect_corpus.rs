@@ -1,7 +1,7 @@
 //! The detection targets, asserted on the committed corpus
 //! (`data/detect_corpus.tsv`, made by `scripts/gen_corpus.py`).
 
-use myrecode::detect::eval;
+use myrecode::testkit::eval;
 
 #[test]
 fn corpus_targets_are_met_alone_and_per_column() {

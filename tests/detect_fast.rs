@@ -5,7 +5,8 @@
 //! tables, genuine UTF-8 and ASCII), and on the units set's own columns; and, for the second
 //! table's reading, in every column of one table that holds a tenth of another's rows.
 
-use myrecode::detect::{column_prior, detect, eval, fast, ColumnPrior, Context, Label};
+use myrecode::detect::{column_prior, detect, fast, ColumnPrior, Context, Label};
+use myrecode::testkit::eval;
 use std::collections::BTreeMap;
 
 fn corpus(name: &str) -> Vec<eval::Row> {

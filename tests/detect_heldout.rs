@@ -3,7 +3,8 @@
 //! its targets alone and per column, and one test per class of miss the issue names.
 
 use myrecode::codec::{self, Encoding};
-use myrecode::detect::{chars, detect, detect_column, eval, Context, Label};
+use myrecode::detect::{chars, detect, detect_column, Context, Label};
+use myrecode::testkit::eval;
 
 fn heldout() -> Vec<eval::Row> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/heldout_corpus.tsv");

@@ -1,4 +1,4 @@
-//! Replicas against real topologies on loopback (`myrecode::db::replicaset`): a primary,
+//! Replicas against real topologies on loopback (`myrecode::testkit::replicaset`): a primary,
 //! a replica relaying with `log_slave_updates` and one chained below it.
 //!
 //! Under ROW and MIXED binary logs, a job mixing four copied tables (foreign keys between
@@ -30,7 +30,7 @@ use app::*;
 use common::texts;
 use kit::*;
 use myrecode::codec::Encoding;
-use myrecode::db::replicaset::BinlogFormat;
+use myrecode::testkit::replicaset::BinlogFormat;
 use run::*;
 use sqlx::Executor;
 use std::sync::atomic::Ordering;

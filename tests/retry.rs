@@ -8,12 +8,12 @@
 mod common;
 
 use common::exec_script;
-use myrecode::db::faultproxy::FaultProxy;
 use myrecode::db::throwaway::test_database;
 use myrecode::engine::events::{Event, Events};
 use myrecode::engine::runner::{self, RunOptions};
 use myrecode::job::load::load_str;
 use myrecode::job::model::Job;
+use myrecode::testkit::faultproxy::FaultProxy;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -3,15 +3,13 @@
 pub mod connect;
 pub mod credentials;
 pub mod errno;
-pub mod faultproxy;
 pub mod keyset;
 mod localserver;
 pub mod optionfile;
 pub mod quote;
 pub mod redact;
-pub mod replicaset;
 pub mod settings;
 pub mod sqltext;
-mod testuser;
+pub(crate) mod testuser;
 pub mod throwaway;
 pub mod tls;

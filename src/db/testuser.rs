@@ -15,7 +15,7 @@ pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// Runs a future to completion on a thread of its own, so callers inside a runtime may use it too.
-pub(super) fn block_on_thread<T: Send + 'static>(
+pub(crate) fn block_on_thread<T: Send + 'static>(
     f: impl std::future::Future<Output = Result<T>> + Send + 'static,
 ) -> Result<T> {
     std::thread::spawn(move || block_on(f))

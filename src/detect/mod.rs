@@ -17,16 +17,13 @@
 //! a row still wins in columns that mix encodings.
 
 pub mod binary;
-pub mod calibration;
 pub mod chars;
 pub mod column;
 mod decide;
-pub mod eval;
 pub mod fast;
 pub mod label;
 mod lookalike;
 pub mod model;
-pub mod stress;
 mod syllables;
 mod symbols;
 pub mod tables;

@@ -5,7 +5,7 @@
 //! It runs on a thread of its own with its own runtime, so the test's runtime (two workers,
 //! busy with a writer) never delays a forwarded byte or a cut.
 
-use super::connect::ConnectionConfig;
+use crate::db::connect::ConnectionConfig;
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

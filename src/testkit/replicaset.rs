@@ -6,10 +6,10 @@
 //! gets the primary's password everywhere (as replicated grants would give it), so a tool
 //! that reaches the replicas with the primary's credentials finds them as in production.
 
-use super::connect::ConnectionConfig;
-use super::quote;
-use super::testuser::block_on_thread;
-use super::throwaway::ThrowawayServer;
+use crate::db::connect::ConnectionConfig;
+use crate::db::quote;
+use crate::db::testuser::block_on_thread;
+use crate::db::throwaway::ThrowawayServer;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::{Executor, Row};
 use std::time::{Duration, Instant};

@@ -3,7 +3,10 @@
 //!
 //! Pure: takes parsed rows, returns numbers and a rendered table.
 
-use super::{detect, detect_column, Context, Label, Verdict};
+pub mod calibration;
+pub mod stress;
+
+use crate::detect::{detect, detect_column, Context, Label, Verdict};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -195,9 +198,9 @@ pub struct Report {
     /// Values a column gets wrong, with their column and what the column saw.
     pub column_misses: Vec<ColumnMiss>,
     /// Confidence against accuracy of decided non-ASCII values, each alone.
-    pub calibration_alone: super::calibration::Reliability,
+    pub calibration_alone: calibration::Reliability,
     /// The same, each decided in its (label, language) column.
-    pub calibration_column: super::calibration::Reliability,
+    pub calibration_column: calibration::Reliability,
 }
 
 /// One value its column gets wrong: where it is, what it got, and why.
@@ -235,7 +238,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
         let v = detect(&row.bytes, &ctx);
         let t = judge_verdict(row, &v);
         if t.correct == 0 {
-            let why: Vec<String> = super::explain(&row.bytes)
+            let why: Vec<String> = crate::detect::explain(&row.bytes)
                 .iter()
                 .take(3)
                 .map(|(l, s)| format!("{l}:{s:.1}"))
@@ -281,7 +284,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
                     format!("{} {:.2}", v.label, v.confidence),
                     row.text.clone(),
                 ));
-                let prior = prior.get_or_insert_with(|| super::column_prior(&values));
+                let prior = prior.get_or_insert_with(|| crate::detect::column_prior(&values));
                 r.column_misses.push(column_miss(row, &v, prior));
             }
             r.column.entry(label.clone()).or_default().add(&t);
@@ -318,7 +321,7 @@ pub fn evaluate(rows: &[Row]) -> Report {
 
 /// Counts a decided non-ASCII value in a reliability table (ASCII is decided by structure
 /// and always right: it would only dilute the buckets).
-fn calibrate(r: &mut super::calibration::Reliability, row: &Row, v: &Verdict, t: &Tally) {
+fn calibrate(r: &mut calibration::Reliability, row: &Row, v: &Verdict, t: &Tally) {
     if v.label != Label::Unknown && !row.bytes.is_ascii() {
         r.add(
             v.confidence,
@@ -329,12 +332,12 @@ fn calibrate(r: &mut super::calibration::Reliability, row: &Row, v: &Verdict, t:
 }
 
 /// Describes a value its column got wrong (diagnostics only: recomputes the prior).
-fn column_miss(row: &Row, v: &Verdict, prior: &super::ColumnPrior) -> ColumnMiss {
+fn column_miss(row: &Row, v: &Verdict, prior: &crate::detect::ColumnPrior) -> ColumnMiss {
     let mut detail = match prior.dominant() {
         Some((l, share)) => format!("column {l} {:.1}%;", share * 100.0),
         None => "column -;".to_owned(),
     };
-    for (l, s) in super::explain(&row.bytes).iter().take(4) {
+    for (l, s) in crate::detect::explain(&row.bytes).iter().take(4) {
         let _ = write!(detail, " {l}:{s:.1}{:+.1}", prior.bonus(*l));
     }
     let _ = write!(detail, "; {}", v.reasons.join("; "));

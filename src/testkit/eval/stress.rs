@@ -2,10 +2,10 @@
 //! columns of a held-out set and decided under each column's prior, to count what would be
 //! rewritten that must not be. Used by `examples/detect_score.rs`.
 //!
-//! Pure: takes parsed rows ([`super::eval`]), returns counts.
+//! Pure: takes parsed rows ([`super`]), returns counts.
 
-use super::eval::{class_of, judge_verdict, Row, Tally};
-use super::{detect, Context};
+use super::{class_of, judge_verdict, Row, Tally};
+use crate::detect::{detect, Context};
 use std::collections::BTreeMap;
 
 /// Genuine values (`extra`, never to be rewritten) put into every mojibake column of `rows`
@@ -28,7 +28,7 @@ pub fn injected_rewrites(rows: &[Row], extra: &[Row]) -> (usize, Vec<(String, us
         for chunk in extra.chunks(batch) {
             let mut all = values.clone();
             all.extend(chunk.iter().map(|r| r.bytes.as_slice()));
-            let prior = super::column_prior(&all);
+            let prior = crate::detect::column_prior(&all);
             let ctx = Context {
                 prior: Some(&prior),
                 ..Context::default()
@@ -108,8 +108,8 @@ pub fn column_stress(
     extra: &[Row],
     single: bool,
 ) -> (ColumnStress, Vec<(String, ColumnStress)>) {
-    use super::column::add_votes;
-    use super::{analyze, decide, Analysis, ColumnPrior};
+    use crate::detect::column::add_votes;
+    use crate::detect::{analyze, decide, Analysis, ColumnPrior};
     let mut groups: BTreeMap<(String, String), Vec<&Row>> = BTreeMap::new();
     for r in rows
         .iter()
@@ -159,7 +159,7 @@ pub fn column_stress(
                 for (&i, a) in chunk.iter().zip(chunk_an) {
                     let r = &extra[i];
                     let v = decide(&r.bytes, a, &ctx);
-                    let wrong = |v: &super::Verdict| {
+                    let wrong = |v: &crate::detect::Verdict| {
                         format!(
                             "{label} {lang}\t{}\t{} {:.2}\t{}",
                             r.expected, v.label, v.confidence, r.text
