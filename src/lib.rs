@@ -4,6 +4,7 @@
 //! Pure logic (codecs, detection, planning) does no I/O; `db` and the read
 //! functions of `inventory` are the only code that talks to a server.
 
+pub mod bookkeeping;
 pub mod cli;
 pub mod codec;
 pub mod db;
@@ -12,6 +13,7 @@ pub mod detect;
 pub mod engine;
 pub mod inventory;
 pub mod job;
+pub mod recode;
 pub mod rehearse;
 pub mod report;
 pub mod review;

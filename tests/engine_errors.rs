@@ -182,14 +182,14 @@ async fn cleanup_of_a_copy_still_running_is_still_copying() {
     )
     .await;
     let mut c = db.config.connect_one().await.unwrap();
-    myrecode::engine::checkpoint::ensure(&mut c, &db.name)
+    myrecode::bookkeeping::checkpoint::ensure(&mut c, &db.name)
         .await
         .unwrap();
-    let copying = myrecode::engine::checkpoint::State {
+    let copying = myrecode::bookkeeping::checkpoint::State {
         phase: "copying".into(),
         ..Default::default()
     };
-    myrecode::engine::checkpoint::save(&mut c, &db.name, "errors", "posts", &copying)
+    myrecode::bookkeeping::checkpoint::save(&mut c, &db.name, "errors", "posts", &copying)
         .await
         .unwrap();
     let err = myrecode::engine::copy::cleanup_table(&mut c, &db.name, "posts", "errors")

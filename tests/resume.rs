@@ -208,7 +208,7 @@ async fn sigkill_at_random_instants_loses_nothing_and_recodes_nothing_twice() {
         .unwrap()
         .iter()
         .map(|r| {
-            let k = myrecode::engine::keycodec::unpack(&r.get::<Vec<u8>, _>(0)).unwrap();
+            let k = myrecode::bookkeeping::keycodec::unpack(&r.get::<Vec<u8>, _>(0)).unwrap();
             String::from_utf8(k[0].clone()).unwrap().parse().unwrap()
         })
         .collect();

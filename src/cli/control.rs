@@ -3,7 +3,7 @@
 use super::common::block_on;
 use super::run::{job_id, JobArgs};
 use super::EXIT_OK;
-use crate::engine::checkpoint;
+use crate::bookkeeping::checkpoint;
 use crate::engine::copy;
 use crate::engine::pace::{self, Command};
 use crate::engine::replicas;

@@ -344,7 +344,7 @@ pub fn rollback(args: JobArgs) -> anyhow::Result<u8> {
     })?;
     print_findings(&f, "restored");
     for t in &copied {
-        let old = crate::engine::copy::names(t).old;
+        let old = crate::bookkeeping::names::names(t).old;
         println!(
             "  not undone: '{t}' was copied (strategy: copy), which `rollback` does not reverse; its original is kept as '{old}' until `myrecode cleanup`. To go back to it: RENAME TABLE {} TO {}, {} TO {} (writes made since the cut-over are only in the recoded table)",
             quote::ident(t),

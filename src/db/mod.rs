@@ -1,5 +1,6 @@
 //! Everything that talks to a server: connection, quoting, raw-byte reads, throwaway servers.
 
+pub mod charset;
 pub mod connect;
 pub mod credentials;
 pub mod errno;

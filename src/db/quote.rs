@@ -35,6 +35,56 @@ pub fn literal(value: &str) -> String {
     out
 }
 
+/// The value of the quoted string `s` starts with (`'…'` or `"…"`, doubled quotes and
+/// backslash escapes undone) and the bytes it spans.
+pub fn unquote_prefix(s: &str) -> Option<(String, usize)> {
+    let q = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut out = String::new();
+    let mut it = s.char_indices().skip(1).peekable();
+    while let Some((i, c)) = it.next() {
+        if c == q {
+            if it.peek().map(|(_, n)| *n) == Some(q) {
+                out.push(q);
+                it.next();
+                continue;
+            }
+            return Some((out, i + 1));
+        }
+        if c == '\\' {
+            let (_, e) = it.next()?;
+            if matches!(e, '%' | '_') {
+                // MySQL keeps the backslash of `\%` and `\_` (they are LIKE escapes).
+                out.push('\\');
+            }
+            out.push(match e {
+                '0' => '\0',
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                'b' => '\u{8}',
+                'Z' => '\u{1a}',
+                e => e,
+            });
+            continue;
+        }
+        out.push(c);
+    }
+    None
+}
+
+/// The members of an ENUM/SET type's list (`'a','b'`), unquoted.
+pub fn members(list: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = list.trim();
+    while !rest.is_empty() {
+        let (m, used) = unquote_prefix(rest)?;
+        out.push(m);
+        rest = rest[used..].trim_start();
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,10 +4,10 @@
 //! What a batch is belongs to the strategy ([`Batches`]): in place, one compare-and-set
 //! transaction; by copy, a copy, check or replay step of its current phase.
 
-use super::checkpoint::State;
 use super::events::{Event, Events};
 use super::pace::{Flow, Pacer};
 use super::plan::{TableOutcome, TablePlan};
+use crate::bookkeeping::checkpoint::State;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 use std::sync::atomic::AtomicBool;

@@ -3,15 +3,16 @@
 //! table (so `verify` proves it and `rollback` undoes it), and only where the reading
 //! round-trips losslessly ([`crate::review::decisions::Decisions::apply`]).
 
-use super::checkpoint::QUARANTINE;
 use super::inplace::{backup_insert_sql, update_if_unchanged_sql};
-use super::keycodec;
 use super::plan::TablePlan;
+use crate::bookkeeping::checkpoint::QUARANTINE;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine::quarantined;
 use crate::db::quote;
 use crate::job::model::Strategy;
 use crate::review::decisions::{show_key, Applied, Decisions};
 use anyhow::{Context, Result};
-use sqlx::{Connection, MySqlConnection, Row};
+use sqlx::{Connection, MySqlConnection};
 
 /// What applying the decisions did to one table.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -24,48 +25,6 @@ pub struct DecisionOutcome {
     pub undecided: u64,
     /// Decisions refused, one sentence each naming the value, why and the fix.
     pub refused: Vec<String>,
-}
-
-/// The quarantined values of a job's table: `(id, column, packed key, stored bytes)`.
-pub async fn quarantined(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    table: &str,
-) -> Result<Vec<(i64, String, Vec<u8>, Vec<u8>)>> {
-    let exists: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-    )
-    .bind(schema)
-    .bind(QUARANTINE)
-    .fetch_one(&mut *conn)
-    .await
-    .context("looking for the quarantine table")?;
-    if exists == 0 {
-        return Ok(Vec::new());
-    }
-    let sql = format!(
-        "SELECT id, col, key_bytes, value FROM {} WHERE job = ? AND tbl = ? ORDER BY id",
-        quote::table(schema, QUARANTINE)
-    );
-    let rows = sqlx::query(&sql)
-        .bind(job)
-        .bind(table)
-        .fetch_all(&mut *conn)
-        .await
-        .context("reading the quarantine table")?;
-    // `col` is utf8mb4_bin, which the driver hands over as bytes.
-    rows.iter()
-        .map(|r| {
-            let col: Vec<u8> = r.try_get(1)?;
-            Ok((
-                r.try_get(0)?,
-                String::from_utf8_lossy(&col).into_owned(),
-                r.try_get(2)?,
-                r.try_get(3)?,
-            ))
-        })
-        .collect()
 }
 
 /// Applies `decisions` to one table's quarantined values (writes only when `execute`),

@@ -1,7 +1,7 @@
 //! What the engine has to say while it runs, as events: the engine never prints, so `run`,
 //! `demo` and later `status` render the same events their own way.
 
-use super::checkpoint::State;
+use crate::bookkeeping::checkpoint::State;
 use std::time::Duration;
 
 /// One thing that happened in a run.
@@ -141,7 +141,7 @@ pub fn line(e: &Event<'_>) -> Option<String> {
         ),
         Event::Rebuilds { table, rows } => format!(
             "keyless: {table}: no key to copy it by in batches; its {rows} row(s) are rebuilt under the cut-over's lock (about {})",
-            crate::engine::copy::rebuild_sql::pause_words(*rows)
+            crate::job::pause::pause_words(*rows)
         ),
         Event::Ready { tables, group } => format!(
             "ready: {}{} {} copied and caught up; replaying writes until `myrecode cutover{}` swaps {} at one instant (cutover: manual)",

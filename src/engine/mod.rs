@@ -8,25 +8,19 @@
 //! tell definitive failures from transient ones.
 
 pub mod batch;
-pub mod checkpoint;
 pub mod columns;
 pub mod copy;
 pub mod decisions;
 pub mod error;
 pub mod events;
 pub mod inplace;
-pub mod keycodec;
 pub mod pace;
 pub mod plan;
 pub mod priors;
-pub mod quarantine;
 pub mod read;
-pub mod recode;
 pub mod rehearsal;
-pub mod remember;
 pub mod replicas;
 pub mod retry;
 pub mod runner;
-pub mod serialized;
 pub mod servercodec;
 pub mod verify;

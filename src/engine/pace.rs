@@ -5,15 +5,13 @@
 //! works from any terminal or host that can reach the server, and survives a restart of the run.
 
 use super::replicas::watch::Watch;
+use crate::bookkeeping::control_table::CONTROL;
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// Control table name: one row per job holding the operator's last command.
-pub const CONTROL: &str = "_myrecode_control";
 
 /// An operator's command to a running job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,24 +42,6 @@ impl Command {
             _ => None,
         }
     }
-}
-
-/// Columns the control table gained after its first release, with their definitions (added
-/// by [`super::checkpoint::ensure`] where missing): why the running job waits now, and since when.
-pub const CONTROL_ADDED: &[(&str, &str)] = &[
-    ("waiting", "VARCHAR(255) NULL"),
-    ("waiting_since", "TIMESTAMP(6) NULL"),
-    ("argument", "VARCHAR(255) NULL"),
-];
-
-/// DDL of the control table. `argument`: what the command names (`cutover`: the group).
-pub fn ddl(schema: &str) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {} (job VARCHAR(64) NOT NULL PRIMARY KEY, command VARCHAR(16) NOT NULL, \
-         at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), waiting VARCHAR(255) NULL, waiting_since TIMESTAMP(6) NULL, \
-         argument VARCHAR(255) NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-        quote::table(schema, CONTROL)
-    )
 }
 
 /// Notes why `?` job waits, `?` the reason: in the job's control row, made with no command
@@ -438,6 +418,7 @@ pub fn replica_config(main: &ConnectionConfig, spec: &str) -> Result<ConnectionC
 mod tests {
     use super::super::replicas::lag::{lag_reason, LagSource, Reading};
     use super::*;
+    use crate::bookkeeping::control_table::{ddl, CONTROL_ADDED};
 
     #[test]
     fn control_statements_quote_the_schema() {

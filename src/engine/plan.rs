@@ -1,7 +1,7 @@
 //! What the engine runs: a table's plan (key, columns, batch settings), as both strategies read it, and how a table's run ended.
 
-use super::recode::Source;
 use crate::db::keyset::KeyColumn;
+use crate::recode::value::Source;
 use std::time::Duration;
 
 /// One column to recode.

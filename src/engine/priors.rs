@@ -2,9 +2,9 @@
 //! checkpoint, so a short value is read in the light of its column and every resume decides alike.
 
 use super::plan::TablePlan;
-use super::recode::Source;
 use crate::db::keyset;
-use crate::detect::{self, ColumnPrior, Label};
+use crate::detect::{self, Label};
+use crate::recode::value::Source;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::BTreeMap;
@@ -53,18 +53,4 @@ pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Str
         out.insert(col.name.clone(), counts.into_iter().collect());
     }
     Ok(serde_json::to_string(&out).expect("priors serialise"))
-}
-
-/// Parses the priors saved in the checkpoint.
-pub fn parse(json: &str) -> BTreeMap<String, ColumnPrior> {
-    let raw: BTreeMap<String, Vec<(String, f32)>> = serde_json::from_str(json).unwrap_or_default();
-    raw.into_iter()
-        .map(|(col, counts)| {
-            let labeled: Vec<(Label, f32)> = counts
-                .into_iter()
-                .filter_map(|(l, c)| l.parse::<Label>().ok().map(|l| (l, c)))
-                .collect();
-            (col, ColumnPrior::from_counts(&labeled))
-        })
-        .collect()
 }

@@ -1,10 +1,9 @@
 //! The rehearsal's text, built by pure functions: what a run would do without writing, table
 //! by table, then the cut-over groups in the order they are swapped.
 
-use super::copy;
-use super::recode::Source;
 use super::runner::Plans;
 use crate::job::model::{Cutover, Job, Strategy};
+use crate::recode::value::Source;
 
 /// What a run would do, without writing: each table's plan, or why it is refused; then, for
 /// a job that names cut-over groups, the groups in the order they are swapped.
@@ -45,14 +44,14 @@ pub fn rehearsal(plans: &Plans, job: &Job) -> String {
             ),
             Strategy::Copy if p.key.is_empty() => format!(
                 "no key: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
-                copy::names(&p.table).shadow,
+                crate::bookkeeping::names::names(&p.table).shadow,
                 t.estimated_rows,
-                copy::rebuild_sql::pause_words(t.estimated_rows),
+                crate::job::pause::pause_words(t.estimated_rows),
                 cols.join(", ")
             ),
             Strategy::Copy => format!(
                 "online copy into {} (triggers, change log, check pass; {when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
-                copy::names(&p.table).shadow,
+                crate::bookkeeping::names::names(&p.table).shadow,
                 t.estimated_rows,
                 key.join(", "),
                 cols.join(", "),

@@ -65,7 +65,7 @@ pub fn classify_errno(number: u16, message: &str) -> Option<Transient> {
 
 /// Whether the server's "Table 'db.t' doesn't exist" names one of our change logs.
 fn names_a_change_log(message: &str) -> bool {
-    let log = crate::engine::copy::names("t").log;
+    let log = crate::bookkeeping::names::names("t").log;
     let suffix = log.strip_prefix('t').unwrap_or(&log);
     message
         .split('\'')

@@ -1,6 +1,5 @@
 //! Drives a job: checks it against the live schema, rehearses or executes each table (in place or by online copy), retries transient failures.
 
-use super::checkpoint;
 use super::copy;
 use super::copy::repair::{after_failure, after_restart};
 use super::error::EngineError;
@@ -8,10 +7,10 @@ use super::events::{Committed, Event, Events};
 use super::inplace;
 use super::pace::{self, Pacer};
 use super::plan::{ColumnPlan, TableOutcome, TablePlan};
-use super::recode::Source;
 use super::rehearsal::rehearsal;
 use super::replicas;
 use super::retry;
+use crate::bookkeeping::checkpoint;
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use crate::detect::{Label, DEFAULT_THRESHOLD};
@@ -19,6 +18,7 @@ use crate::inventory::model::{ColumnKind, Table};
 use crate::inventory::{self, Scope};
 use crate::job::model::{Cutover, Job, Strategy, TableJob};
 use crate::job::refusal::{self, Refusal, Refused};
+use crate::recode::value::Source;
 use crate::scan::read::key_columns;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -595,7 +595,7 @@ pub fn describe_copy_findings(table: &str, c: &copy::CopyFindings) -> String {
     let mut out = format!(
         "{table}: {} row(s) equal their original (kept as {}), recoded; {} differ\n",
         c.equal,
-        copy::names(table).old,
+        crate::bookkeeping::names::names(table).old,
         c.differ.len()
     );
     for k in c.differ.iter().take(20) {

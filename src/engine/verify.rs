@@ -4,14 +4,18 @@
 //! since the run are listed apart: verify does not count them as errors, rollback
 //! does not clobber them (compare-and-set again).
 
-use super::checkpoint::{BACKUP, CHECKPOINT, QUARANTINE};
+use crate::bookkeeping::checkpoint::BACKUP;
+
+use crate::bookkeeping::checkpoint::CHECKPOINT;
+
 use super::inplace::update_if_unchanged_sql;
-use super::keycodec;
-use super::recode::unrepair;
+use crate::bookkeeping::checkpoint::QUARANTINE;
+use crate::bookkeeping::keycodec;
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
 use crate::detect::Label;
 use crate::inventory::model::{ColumnKind, Table};
+use crate::recode::value::unrepair;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 

@@ -7,6 +7,7 @@ pub mod definition;
 pub mod keylen;
 pub mod mentions;
 pub mod model;
+pub mod objects;
 pub mod read;
 
 use anyhow::{bail, Result};

@@ -339,7 +339,10 @@ fn check_strategy(
         "binary" | "varbinary" => col.max_bytes,
         _ => None,
     };
-    let live_cs = col.charset.as_deref().map(target::normalize_charset);
+    let live_cs = col
+        .charset
+        .as_deref()
+        .map(crate::db::charset::normalize_charset);
     if def.data_type != col.data_type || def.length != live_len || def.charset != live_cs {
         out.push(Finding::new(
             format!("{cpath}.target"),

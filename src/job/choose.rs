@@ -113,7 +113,7 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
             why = format!(
                 "no primary key and no NOT NULL unique key: its {} row(s) are rebuilt under the cut-over's lock (about {}; `keyless_max_rows` bounds it)",
                 t.estimated_rows,
-                crate::engine::copy::rebuild_sql::pause_words(t.estimated_rows)
+                crate::job::pause::pause_words(t.estimated_rows)
             );
         }
         if let Some(r) = found

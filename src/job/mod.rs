@@ -15,6 +15,7 @@ pub mod live;
 pub mod load;
 pub mod locate;
 pub mod model;
+pub mod pause;
 pub mod plan;
 pub mod refusal;
 pub mod suggest;

@@ -163,7 +163,7 @@ fn group_links<'a>(copied: &[(&'a TableScan, &Choice)]) -> Vec<(&'a str, &'a str
         for trg in t
             .triggers
             .iter()
-            .filter(|x| !crate::engine::copy::names::is_copy_trigger(&x.name))
+            .filter(|x| !crate::bookkeeping::names::is_copy_trigger(&x.name))
         {
             for u in trg.tables.iter().filter(|u| in_job(u)) {
                 out.push((

@@ -8,9 +8,10 @@
 
 use super::finding::Finding;
 use super::model::{Strategy, TableJob};
-use super::target::normalize_charset;
+use crate::bookkeeping::names;
+use crate::bookkeeping::names::sorts_after;
+use crate::db::charset::normalize_charset;
 use crate::db::quote;
-use crate::engine::copy::{names, sorts_after};
 use crate::inventory::model::{Definition, ForeignKey, RecodeKey, Table, Trigger};
 use crate::scan::model::TableScan;
 use std::fmt;
@@ -270,7 +271,7 @@ fn no_usable_key(t: &Facts, strategy: Strategy, keyless_max_rows: u64, out: &mut
                 t.name
             ),
             if t.rows <= keyless_max_rows {
-                format!("write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about {} here), or {add_key}", crate::engine::copy::rebuild_sql::pause_words(t.rows))
+                format!("write `strategy: copy` (a table of at most `keyless_max_rows` rows is rebuilt under the cut-over's lock, about {} here), or {add_key}", crate::job::pause::pause_words(t.rows))
             } else {
                 format!("{add_key}, or leave the table out of the job")
             },
@@ -280,7 +281,7 @@ fn no_usable_key(t: &Facts, strategy: Strategy, keyless_max_rows: u64, out: &mut
                 "table '{}' has no primary key and no unique key over NOT NULL columns, so batches cannot page over it, and about {} rows are more than `keyless_max_rows` ({keyless_max_rows}) to rebuild under the cut-over's lock (about {})",
                 t.name,
                 t.rows,
-                crate::engine::copy::rebuild_sql::pause_words(t.rows)
+                crate::job::pause::pause_words(t.rows)
             ),
             format!(
                 "{add_key}, so it is copied online in batches; or raise `keyless_max_rows` above {} if that pause is acceptable; or leave the table out of the job",
@@ -452,7 +453,7 @@ pub fn foreign_key_splits(t: &Facts, job: &TableJob, all: &[TableJob]) -> Vec<Re
 }
 
 fn name_too_long(t: &Facts, out: &mut Vec<Refusal>) {
-    let n = names(t.name);
+    let n = names::names(t.name);
     let side = [n.shadow, n.old]
         .into_iter()
         .find(|side| !sorts_after(t.name, side));

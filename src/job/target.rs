@@ -4,7 +4,9 @@
 //! `varchar`, length 255, charset `utf8mb4`, collation `utf8mb4_unicode_ci`, not null; a
 //! DEFAULT, ON UPDATE, COMMENT, INVISIBLE and ENUM/SET members are kept as written.
 
+use crate::db::charset::normalize_charset;
 use crate::db::quote;
+use crate::db::quote::unquote_prefix;
 
 /// The parts of a target column definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,16 +121,6 @@ pub fn charset_maxlen(charset: &str) -> Option<u64> {
     })
 }
 
-/// Lower case, `utf8` as `utf8mb3`.
-pub fn normalize_charset(charset: &str) -> String {
-    let c = charset.to_ascii_lowercase();
-    if c == "utf8" {
-        "utf8mb3".into()
-    } else {
-        c
-    }
-}
-
 /// Whether a charset can hold any Unicode text (UTF-8 or UTF-16/32).
 pub fn holds_unicode(charset: &str) -> bool {
     matches!(
@@ -157,7 +149,8 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
         let inner = &rest[1..close];
         if matches!(data_type.as_str(), "enum" | "set") {
-            members = self::members(inner).ok_or("the members must be quoted, e.g. ('a','b')")?;
+            members = crate::db::quote::members(inner)
+                .ok_or("the members must be quoted, e.g. ('a','b')")?;
         } else {
             length = Some(
                 inner
@@ -342,56 +335,6 @@ fn expression(tokens: &[Tok]) -> Option<(String, usize)> {
             _ => Some((w.clone(), 1)),
         },
     }
-}
-
-/// The value of the quoted string `s` starts with (`'…'` or `"…"`, doubled quotes and
-/// backslash escapes undone) and the bytes it spans.
-pub fn unquote_prefix(s: &str) -> Option<(String, usize)> {
-    let q = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let mut out = String::new();
-    let mut it = s.char_indices().skip(1).peekable();
-    while let Some((i, c)) = it.next() {
-        if c == q {
-            if it.peek().map(|(_, n)| *n) == Some(q) {
-                out.push(q);
-                it.next();
-                continue;
-            }
-            return Some((out, i + 1));
-        }
-        if c == '\\' {
-            let (_, e) = it.next()?;
-            if matches!(e, '%' | '_') {
-                // MySQL keeps the backslash of `\%` and `\_` (they are LIKE escapes).
-                out.push('\\');
-            }
-            out.push(match e {
-                '0' => '\0',
-                'n' => '\n',
-                'r' => '\r',
-                't' => '\t',
-                'b' => '\u{8}',
-                'Z' => '\u{1a}',
-                e => e,
-            });
-            continue;
-        }
-        out.push(c);
-    }
-    None
-}
-
-/// The members of an ENUM/SET type's list (`'a','b'`), unquoted.
-pub fn members(list: &str) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut rest = list.trim();
-    while !rest.is_empty() {
-        let (m, used) = unquote_prefix(rest)?;
-        out.push(m);
-        rest = rest[used..].trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-    }
-    Some(out)
 }
 
 fn matching_paren(s: &str) -> Option<usize> {

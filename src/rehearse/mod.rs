@@ -445,7 +445,7 @@ pub fn quarantine_sql(schema: &str) -> String {
     format!(
         "SELECT CAST(col AS CHAR), key_bytes, value, CAST(reason AS CHAR), CAST(runner_up AS CHAR) \
          FROM {} WHERE job = ? AND tbl = ? ORDER BY id",
-        quote::table(schema, crate::engine::checkpoint::QUARANTINE)
+        quote::table(schema, crate::bookkeeping::checkpoint::QUARANTINE)
     )
 }
 
@@ -471,7 +471,7 @@ async fn undecided_values(
         .map(|(col, key, value, reason, runner_up)| {
             verdict::undecided_line(
                 col,
-                crate::engine::keycodec::unpack(key).as_deref(),
+                crate::bookkeeping::keycodec::unpack(key).as_deref(),
                 value,
                 reason,
                 runner_up.as_deref(),

@@ -10,7 +10,7 @@
 //! ```
 
 use crate::detect::Label;
-use crate::engine::recode;
+use crate::recode::value as recode;
 use serde::{Deserialize, Serialize};
 
 /// What the DBA says a value is.

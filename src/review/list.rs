@@ -2,9 +2,10 @@
 //! them with, from the job's own tables on the server.
 
 use super::readings::{review, Review};
+use crate::bookkeeping::checkpoint::CHECKPOINT;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine::quarantined;
 use crate::db::quote;
-use crate::engine::checkpoint::CHECKPOINT;
-use crate::engine::{decisions::quarantined, keycodec, priors};
 use anyhow::{Context, Result};
 use sqlx::MySqlConnection;
 
@@ -46,7 +47,7 @@ pub async fn undecided(
             .fetch_optional(&mut *conn)
             .await
             .context("reading the job's column priors")?;
-        let priors = priors::parse(json.as_deref().unwrap_or("{}"));
+        let priors = crate::bookkeeping::priors::parse(json.as_deref().unwrap_or("{}"));
         for (_, column, packed, stored) in rows {
             let review = review(&stored, priors.get(&column));
             out.push(Undecided {

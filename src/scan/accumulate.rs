@@ -5,7 +5,7 @@
 
 use super::model::Example;
 use crate::detect::{Label, Verdict};
-use crate::engine::serialized;
+use crate::recode::serialized;
 use std::collections::BTreeMap;
 
 /// How many undecided rows a report lists by key (the total is always counted).

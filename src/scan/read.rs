@@ -9,9 +9,9 @@ use crate::db::keyset::{self, KeyBind, KeyColumn};
 use crate::db::quote;
 use crate::detect;
 use crate::detect::Label;
-use crate::engine::copy::objects::describe_objects;
-use crate::engine::copy::objects_sql::{Kind, Reading};
 use crate::inventory::model::{ColumnKind, Inventory, Table};
+use crate::inventory::objects::Kind;
+use crate::recode::objects::Reading;
 use anyhow::{Context, Result};
 use futures_util::TryStreamExt;
 use sqlx::mysql::MySqlRow;
@@ -337,4 +337,25 @@ fn tally_rows(
         }
     }
     Ok(keys.last().cloned().unwrap_or_default())
+}
+
+/// What the cut-over would change in each of the schema's views, routines and events, for
+/// `scan` to report: (kind, name, changes or the reason it cannot be recreated).
+pub async fn describe_objects(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    reading: &Reading,
+) -> Result<Vec<(Kind, String, Result<Vec<String>, String>)>> {
+    Ok(crate::inventory::objects::read_objects(conn, schema)
+        .await?
+        .iter()
+        .map(|o| {
+            (
+                o.kind,
+                o.name.clone(),
+                crate::recode::objects::changes(o, reading),
+            )
+        })
+        .filter(|(_, _, c)| c.as_ref().map_or(true, |c| !c.is_empty()))
+        .collect())
 }

@@ -14,7 +14,7 @@ pub mod read;
 pub mod render;
 pub mod sql;
 
-use crate::engine::checkpoint::{self, State};
+use crate::bookkeeping::checkpoint::{self, State};
 use crate::engine::copy::Phase as CopyPhase;
 use crate::engine::pace;
 use crate::job::groups;

@@ -3,9 +3,9 @@
 
 use super::sql::{checkpoints_sql, control_sql, tables_sql, READ_ONLY_SQL};
 use super::{build, Checkpoint, Control, Facts, JobStatus, Phase, ReplicaStatus};
-use crate::engine::checkpoint::{self, CHECKPOINT};
+use crate::bookkeeping::checkpoint::{self, CHECKPOINT};
+use crate::bookkeeping::control_table::CONTROL;
 use crate::engine::copy;
-use crate::engine::pace::CONTROL;
 use crate::engine::replicas::watch::{states_sql, REPLICA_STATE};
 use crate::job::model::{Job, Strategy};
 use anyhow::{Context, Result};
@@ -22,7 +22,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
     for t in &job.tables {
         names.push(t.name.clone());
         if t.strategy == Strategy::Copy {
-            let n = copy::names(&t.name);
+            let n = crate::bookkeeping::names::names(&t.name);
             names.extend([n.log, n.spare_log]);
         }
     }
@@ -55,7 +55,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
         facts.checkpoints = checkpoints(conn, schema, job_id).await?;
     }
     for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
-        let n = copy::names(&t.name);
+        let n = crate::bookkeeping::names::names(&t.name);
         if !existing.contains_key(&n.log) && existing.contains_key(&n.spare_log) {
             facts.closed.push(t.name.clone());
         }
@@ -69,7 +69,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
     // The backlog of each copy underway: a done copy's log is drained and kept only for cleanup.
     let provisional = build(job, job_id, &facts);
     for t in job.tables.iter().filter(|t| t.strategy == Strategy::Copy) {
-        let log = copy::names(&t.name).log;
+        let log = crate::bookkeeping::names::names(&t.name).log;
         let underway = provisional
             .tables
             .iter()

@@ -2,9 +2,9 @@
 //! a job begun by an older myrecode has not got yet are read as `NULL` (or `''`), never
 //! added: `status` writes nothing.
 
+use crate::bookkeeping::checkpoint::CHECKPOINT;
+use crate::bookkeeping::control_table::CONTROL;
 use crate::db::quote;
-use crate::engine::checkpoint::CHECKPOINT;
-use crate::engine::pace::CONTROL;
 
 /// The tables among `n` names (`?` schema, then the `?` names) that exist, with the server's
 /// row estimate: name and `TABLE_ROWS`.

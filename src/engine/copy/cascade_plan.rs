@@ -11,8 +11,8 @@
 use super::cascade_chains::{chains, heads, Event, Target, TooManyChains};
 use super::cascade_sql::{trigger_body, trigger_ddl};
 use super::foreign_sql::ForeignKey;
-use super::names::names;
 use super::sql::drop_trigger_sql;
+use crate::bookkeeping::names::names;
 use crate::db::quote;
 
 /// The cascade-logging triggers one table at the head of chains needs.

@@ -306,7 +306,7 @@ pub fn trigger_ddl(schema: &str, head: &str, name: &str, event: Event, body: &st
 pub const SCHEMA_TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR), CAST(EVENT_OBJECT_TABLE AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?";
 
 /// The triggers in schema `?` named as our cascade triggers are: table, event, name, body
-/// (whether one is the table's own cascade trigger is told by its name: [`super::names`]).
+/// (whether one is the table's own cascade trigger is told by its name: [`crate::bookkeeping::names`]).
 pub const CASCADE_TRIGGERS_SQL: &str =
     "SELECT CAST(EVENT_OBJECT_TABLE AS CHAR), CAST(EVENT_MANIPULATION AS CHAR), \
 CAST(TRIGGER_NAME AS CHAR), CAST(ACTION_STATEMENT AS CHAR) FROM information_schema.TRIGGERS \

@@ -5,18 +5,17 @@ use super::choices;
 use super::cutover_sql::SENTRY_COMMENT;
 use super::decide::Decider;
 use super::expect::{self, Target};
-use super::names::Names;
 use super::own_triggers_sql::Recode;
 use super::sql::{TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use super::write_sql::JobColumn;
+use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::names::Names;
 use crate::db::quote;
-use crate::engine::checkpoint::State;
 use crate::engine::columns::{columns_of, key_types};
 use crate::engine::plan::TablePlan;
-use crate::engine::priors;
-use crate::engine::recode::Source;
-use crate::engine::remember::Remembered;
 use crate::engine::servercodec::{self, ServerCodec};
+use crate::recode::short_values::Remembered;
+use crate::recode::value::Source;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::HashMap;
@@ -163,7 +162,7 @@ pub(super) async fn context<'a>(
                 .and_then(|s| s.2.clone())
         })
         .collect();
-    let priors = priors::parse(&state.priors);
+    let priors = crate::bookkeeping::priors::parse(&state.priors);
     let mut probed: HashMap<&'static str, Option<ServerCodec>> = HashMap::new();
     let mut job_columns = Vec::new();
     for (c, cs) in plan.columns.iter().zip(&target_charsets) {

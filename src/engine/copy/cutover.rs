@@ -10,7 +10,6 @@ use super::cutover_sql::{
     rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
     RENAME_QUEUED_SQL,
 };
-use super::names::{names, Names};
 use super::nontx::has_transactions;
 use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
@@ -20,8 +19,10 @@ use super::sql::{
     UNLOCK_TABLES,
 };
 use super::Phase;
+use crate::bookkeeping::checkpoint::{self, State};
+use crate::bookkeeping::names::names;
+use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use anyhow::{bail, Context, Result};
@@ -193,7 +194,7 @@ pub(super) async fn try_cut_over(
                 .context("creating the cut-over sentry table")?;
         }
     }
-    let tables: Vec<(&str, &super::names::Names)> = ctxs
+    let tables: Vec<(&str, &crate::bookkeeping::names::Names)> = ctxs
         .iter()
         .map(|c| (c.plan.table.as_str(), &c.names))
         .collect();

@@ -2,10 +2,10 @@
 //! lock of every table the drain writes, the marked rename, and the process-list look-ups that
 //! tell a queued rename.
 
-use super::names::Names;
 use super::sql::{GATE, GATE_SWAP};
+use crate::bookkeeping::checkpoint::{CHECKPOINT, QUARANTINE};
+use crate::bookkeeping::names::Names;
 use crate::db::quote;
-use crate::engine::checkpoint::{CHECKPOINT, QUARANTINE};
 
 /// Marks our statements in the process list, so a rerun can find a rename left queued.
 pub const MARK: &str = "/* myrecode cut-over */";
@@ -116,7 +116,7 @@ pub fn rename_sql(schema: &str, tables: &[(&str, &Names)], closed: bool) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::copy::names;
+    use crate::bookkeeping::names::names;
 
     #[test]
     fn cut_over_statements_quote_every_name() {

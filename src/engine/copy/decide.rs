@@ -4,15 +4,16 @@
 use super::choices::{self, choice_of, key_literal, Chosen};
 use super::expect::{self, Expected, Target};
 use super::write_sql::{STAGED_DECLARED, STAGED_VALUE};
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine::Quarantined;
 use crate::detect::{ColumnPrior, Label};
-use crate::engine::keycodec;
 use crate::engine::plan::ColumnPlan;
-use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{Key, Stored};
-use crate::engine::recode::{self, Action, Source};
-use crate::engine::remember::Remembered;
-use crate::engine::serialized;
 use crate::engine::servercodec::ServerCodec;
+use crate::recode::serialized;
+use crate::recode::short_values::Remembered;
+use crate::recode::value as recode;
+use crate::recode::value::{Action, Source};
 
 /// How the copy writes one job value.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,7 +7,8 @@ use super::foreign_sql::{
     add_sql, collect, drop_sql, foreign_key_checks_sql, forget_sql, moves, moves_ddl, record_sql,
     recorded_sql, swap_sql, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
 };
-use super::names::{names, Names};
+use crate::bookkeeping::names::names;
+use crate::bookkeeping::names::Names;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 

@@ -11,7 +11,7 @@
 //! actions are kept. `foreign_key_checks` is off for the move, so no row is checked again:
 //! the rows are those the constraints already held, recoded.
 
-use super::names::Names;
+use crate::bookkeeping::names::Names;
 use crate::db::quote;
 
 /// Every foreign key whose child is in schema `?` (bound twice), one row per column pair in
@@ -165,7 +165,7 @@ pub fn stand_in(name: &str) -> String {
     if full.chars().count() <= 64 {
         return full;
     }
-    let hash = &crate::engine::checkpoint::fingerprint(name)[..8];
+    let hash = &crate::bookkeeping::checkpoint::fingerprint(name)[..8];
     let head: String = name.chars().take(64 - 18).collect();
     format!("{head}~{hash}_myrecode")
 }
@@ -270,7 +270,7 @@ pub const CONSTRAINT_ON_SQL: &str = "SELECT 1 FROM information_schema.REFERENTIA
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::copy::names;
+    use crate::bookkeeping::names::names;
 
     fn fk(name: &str, child: &str, parent: &str, upd: &str, del: &str) -> ForeignKey {
         ForeignKey {

@@ -20,13 +20,13 @@ use super::cascade::{
 };
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
-use super::names::names;
 use super::nontx::{recheck_if_restarted, settle_shadow};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
 use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
+use crate::bookkeeping::checkpoint::{self, State};
+use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::checkpoint::{self, State};
 use crate::engine::events::{Event, Events};
 use crate::engine::pace::{self, Flow, Pacer};
 use crate::engine::plan::{TableOutcome, TablePlan};

@@ -94,7 +94,6 @@ mod expect;
 mod foreign;
 pub mod foreign_sql;
 pub mod group;
-pub mod names;
 pub mod nontx;
 pub mod objects;
 pub mod objects_sql;
@@ -114,7 +113,6 @@ mod verify;
 mod watermark;
 pub mod write_sql;
 
-pub use names::{names, sorts_after, Names};
 pub use setup::refuse_kept_originals;
 pub use teardown::{abort_table, cleanup_table};
 pub use verify::{verify_table, CopyFindings};
@@ -128,13 +126,15 @@ use self::setup::{create_stage, ensure_triggers, start};
 use self::sql::drop_table_sql;
 use self::watermark::Marks;
 use super::batch::{self, Batches, Next};
-use super::checkpoint::{self, State};
 use super::error::EngineError;
 use super::events::{Event, Events};
 use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
+use crate::bookkeeping::checkpoint;
+use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::keycodec;
 use crate::inventory::model::Table;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -319,7 +319,7 @@ async fn forget_uncheckpointed(
     let last = state
         .last_key
         .as_deref()
-        .and_then(crate::engine::keycodec::unpack);
+        .and_then(crate::bookkeeping::keycodec::unpack);
     let (cond, binds) = sql::key_range(&ctx.plan.key, last.as_deref(), None);
     let delete = sql::delete_where_sql(&ctx.plan.schema, &ctx.names.shadow, &cond);
     crate::engine::read::bind_all(sqlx::query(&delete), &binds)

@@ -4,121 +4,23 @@
 //! chose; then the schema's default charset, once no table of it keeps a legacy one.
 
 use super::context::table_exists;
-use super::objects_sql::{
-    applied_sql, pending_sql, record_ddl, record_sql, recreate, schema_default_sql,
-    show_create_sql, Kind, Object, Reading, EVENTS_SQL, LEGACY_TABLES_SQL, OBJECTS, ROUTINES_SQL,
-    SEPARATOR, VIEWS_SQL,
-};
+use super::objects_sql::applied_sql;
+use super::objects_sql::pending_sql;
+use super::objects_sql::record_ddl;
+use super::objects_sql::record_sql;
+use super::objects_sql::recreate;
+use super::objects_sql::schema_default_sql;
+use super::objects_sql::LEGACY_TABLES_SQL;
+use super::objects_sql::OBJECTS;
+use super::objects_sql::SEPARATOR;
 use super::own_triggers_sql::{session_sql, use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL};
 use super::shadow::is_mariadb;
 use crate::db::quote;
+use crate::inventory::objects::Kind;
+use crate::inventory::objects::{read_objects, schema_charset};
+use crate::recode::objects::Reading;
 use anyhow::{anyhow, Context, Result};
-use sqlx::{Executor, MySqlConnection, Row};
-
-/// The schema's default charset.
-async fn schema_charset(conn: &mut MySqlConnection, schema: &str) -> Result<String> {
-    Ok(sqlx::query_scalar(
-        "SELECT CAST(DEFAULT_CHARACTER_SET_NAME AS CHAR) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
-    )
-    .bind(schema)
-    .fetch_one(conn)
-    .await?)
-}
-
-/// `SHOW CREATE`'s statement (its third column for routines, second for views).
-async fn show_create(
-    conn: &mut MySqlConnection,
-    kind: Kind,
-    schema: &str,
-    name: &str,
-) -> Result<(String, String)> {
-    let row = sqlx::query(&show_create_sql(kind, schema, name))
-        .fetch_one(conn)
-        .await
-        .with_context(|| format!("reading the {} `{name}`", kind.word().to_lowercase()))?;
-    Ok(match kind {
-        Kind::View => (row.try_get(1)?, String::new()),
-        _ => (row.try_get(2)?, row.try_get(1)?),
-    })
-}
-
-/// The schema's views, routines and events as the server shows them.
-pub async fn read_objects(conn: &mut MySqlConnection, schema: &str) -> Result<Vec<Object>> {
-    let default = schema_charset(conn, schema).await?;
-    let mut out = Vec::new();
-    let views: Vec<String> = sqlx::query_scalar(VIEWS_SQL)
-        .bind(schema)
-        .fetch_all(&mut *conn)
-        .await?;
-    for name in views {
-        let (create, _) = show_create(conn, Kind::View, schema, &name).await?;
-        // A view keeps no default of its day: its literals are compared with the schema's
-        // legacy columns, so they are read in the schema's charset.
-        out.push(Object {
-            kind: Kind::View,
-            name,
-            create,
-            sql_mode: String::new(),
-            charset: default.clone(),
-            definer: String::new(),
-            comment: String::new(),
-        });
-    }
-    let routines: Vec<(String, String, String)> = sqlx::query_as(ROUTINES_SQL)
-        .bind(schema)
-        .fetch_all(&mut *conn)
-        .await?;
-    for (name, ty, charset) in routines {
-        let kind = Kind::from_word(&ty).ok_or_else(|| anyhow!("unknown routine type {ty}"))?;
-        let (create, sql_mode) = show_create(conn, kind, schema, &name).await?;
-        out.push(Object {
-            kind,
-            name,
-            create,
-            sql_mode,
-            charset,
-            definer: String::new(),
-            comment: String::new(),
-        });
-    }
-    let events: Vec<(String, String, String, String, String, String)> = sqlx::query_as(EVENTS_SQL)
-        .bind(schema)
-        .fetch_all(&mut *conn)
-        .await?;
-    for (name, body, sql_mode, definer, comment, charset) in events {
-        out.push(Object {
-            kind: Kind::Event,
-            name,
-            create: body,
-            sql_mode,
-            charset,
-            definer,
-            comment,
-        });
-    }
-    Ok(out)
-}
-
-/// What the cut-over would change in each of the schema's views, routines and events, for
-/// `scan` to report: (kind, name, changes or the reason it cannot be recreated).
-pub async fn describe_objects(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    reading: &Reading,
-) -> Result<Vec<(Kind, String, Result<Vec<String>, String>)>> {
-    Ok(read_objects(conn, schema)
-        .await?
-        .iter()
-        .map(|o| {
-            (
-                o.kind,
-                o.name.clone(),
-                super::objects_sql::changes(o, reading),
-            )
-        })
-        .filter(|(_, _, c)| c.as_ref().map_or(true, |c| !c.is_empty()))
-        .collect())
-}
+use sqlx::{Executor, MySqlConnection};
 
 /// What the rehearsal and `plan --check` ask first: every view, routine and event that the
 /// cut-over would recreate can be (its texts decided), and a view's new query is one the

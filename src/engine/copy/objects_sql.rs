@@ -14,79 +14,9 @@
 //! they are recreated right after the job's last rename (see [`super::objects`]).
 
 use crate::db::quote;
-use crate::db::sqltext::{self, Mode};
-use crate::detect::Label;
-use crate::job::definition;
-use crate::job::target::normalize_charset;
-
-/// What kind of object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `CREATE VIEW`.
-    View,
-    /// `CREATE PROCEDURE`.
-    Procedure,
-    /// `CREATE FUNCTION`.
-    Function,
-    /// `CREATE EVENT`.
-    Event,
-}
-
-impl Kind {
-    /// The word `SHOW CREATE` and the bookkeeping use.
-    pub fn word(self) -> &'static str {
-        match self {
-            Kind::View => "VIEW",
-            Kind::Procedure => "PROCEDURE",
-            Kind::Function => "FUNCTION",
-            Kind::Event => "EVENT",
-        }
-    }
-
-    /// The kind named by [`Kind::word`].
-    pub fn from_word(w: &str) -> Option<Kind> {
-        [Kind::View, Kind::Procedure, Kind::Function, Kind::Event]
-            .into_iter()
-            .find(|k| k.word().eq_ignore_ascii_case(w))
-    }
-}
-
-/// One object as the server shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Object {
-    /// View, routine or event.
-    pub kind: Kind,
-    /// Its name (in the job's schema).
-    pub name: String,
-    /// `SHOW CREATE …`'s statement (for an event: its `DO` body, see [`Object::comment`]).
-    pub create: String,
-    /// The `sql_mode` it was created under (views keep none: the server's default).
-    pub sql_mode: String,
-    /// The charset its text was written in: the schema's default of its day (routines,
-    /// events: `DATABASE_COLLATION`'s; views: their client's), which its literals are compared in.
-    pub charset: String,
-    /// An event's `DEFINER` (`user@host`) and COMMENT; unused for the others.
-    pub definer: String,
-    /// An event's COMMENT.
-    pub comment: String,
-}
-
-/// How the objects' texts are read: the job's labels, the utf8mb4 collation they take.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
-    /// The labels of the job's values, most trusted first.
-    pub labels: Vec<Label>,
-    /// The collation recreated strings and declarations take.
-    pub collation: String,
-}
-
-/// Whether a charset already holds UTF-8 (or is binary: bytes, not text).
-fn is_utf8(cs: &str) -> bool {
-    matches!(
-        normalize_charset(cs).as_str(),
-        "utf8mb4" | "utf8mb3" | "binary"
-    )
-}
+use crate::db::sqltext::Mode;
+use crate::inventory::objects::{Kind, Object};
+use crate::recode::objects::{utf8_declarations, Reading};
 
 /// The statements that recreate `o` in UTF-8, or `None` when it holds no legacy text and
 /// declares no legacy string; an error names the text no reading decides.
@@ -97,8 +27,10 @@ pub fn recreate(o: &Object, r: &Reading, mariadb: bool) -> Result<Option<Vec<Str
     if matches!(o.kind, Kind::Procedure | Kind::Function) {
         text = utf8_declarations(&text, mode, &o.charset, &r.collation).map_err(fail)?;
     }
-    let text = definition::recode_sql(&text, Some(&o.charset), &r.labels, mode).map_err(fail)?;
-    let comment = definition::recode_text(&o.comment, Some(&o.charset), &r.labels).map_err(fail)?;
+    let text = crate::recode::sql_text::recode_sql(&text, Some(&o.charset), &r.labels, mode)
+        .map_err(fail)?;
+    let comment = crate::recode::sql_text::recode_text(&o.comment, Some(&o.charset), &r.labels)
+        .map_err(fail)?;
     if text == o.create && comment == o.comment {
         return Ok(None);
     }
@@ -122,70 +54,6 @@ pub fn recreate(o: &Object, r: &Reading, mariadb: bool) -> Result<Option<Vec<Str
     }))
 }
 
-/// What recreating `o` changes, one phrase each (its literals `'before' → 'after'`, its
-/// string declarations, its comment), for `scan` and `plan` to show; empty: nothing.
-pub fn changes(o: &Object, r: &Reading) -> Result<Vec<String>, String> {
-    let mode = Mode::from_sql_mode(&o.sql_mode);
-    let mut out = definition::literal_changes(&o.create, Some(&o.charset), &r.labels, mode)?;
-    if matches!(o.kind, Kind::Procedure | Kind::Function)
-        && utf8_declarations(&o.create, mode, &o.charset, &r.collation)? != o.create
-    {
-        out.push("string parameters, return type and variables declared utf8mb4".into());
-    }
-    let comment = definition::recode_text(&o.comment, Some(&o.charset), &r.labels)?;
-    if comment != o.comment {
-        out.push(format!(
-            "COMMENT {} → {}",
-            quote::literal(&o.comment),
-            quote::literal(&comment)
-        ));
-    }
-    Ok(out)
-}
-
-/// A routine's `CREATE` with every string parameter, return type and variable in utf8mb4:
-/// one declared in a legacy charset gets utf8mb4 instead, one declared without takes it
-/// explicitly when the routine's default (`charset`) was legacy.
-pub fn utf8_declarations(
-    create: &str,
-    mode: Mode,
-    charset: &str,
-    collation: &str,
-) -> Result<String, String> {
-    let types = sqltext::routine_string_types(create, mode).map_err(|e| e.to_string())?;
-    let utf8 = format!("CHARACTER SET utf8mb4 COLLATE {collation}");
-    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    for t in types {
-        match (&t.explicit, &t.charset) {
-            (Some(span), Some(cs)) if !is_utf8(cs) => edits.push((span.clone(), utf8.clone())),
-            (Some(_), _) => {}
-            (None, _) if !is_utf8(charset) => {
-                edits.push((t.span.end..t.span.end, format!(" {utf8}")))
-            }
-            (None, _) => {}
-        }
-    }
-    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-    let mut out = create.to_string();
-    for (r, s) in edits {
-        out.replace_range(r, &s);
-    }
-    Ok(out)
-}
-
-/// The views of `?` schema.
-pub const VIEWS_SQL: &str =
-    "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ? ORDER BY 1";
-/// The routines of `?` schema: name, type, database collation's charset.
-pub const ROUTINES_SQL: &str = "SELECT CAST(r.ROUTINE_NAME AS CHAR), CAST(r.ROUTINE_TYPE AS CHAR), CAST(c.CHARACTER_SET_NAME AS CHAR) \
-     FROM information_schema.ROUTINES r JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = r.DATABASE_COLLATION \
-     WHERE r.ROUTINE_SCHEMA = ? ORDER BY 1, 2";
-/// The events of `?` schema: name, body, sql_mode, definer, comment, database collation's charset.
-pub const EVENTS_SQL: &str = "SELECT CAST(e.EVENT_NAME AS CHAR), CAST(e.EVENT_DEFINITION AS CHAR), CAST(e.SQL_MODE AS CHAR), \
-     CAST(e.DEFINER AS CHAR), CAST(e.EVENT_COMMENT AS CHAR), CAST(c.CHARACTER_SET_NAME AS CHAR) \
-     FROM information_schema.EVENTS e JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = e.DATABASE_COLLATION \
-     WHERE e.EVENT_SCHEMA = ? ORDER BY 1";
-
 /// How many base tables of `?` schema, myrecode's own aside (bookkeeping, side tables, the
 /// gate), keep a legacy default charset.
 pub const LEGACY_TABLES_SQL: &str = "SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
@@ -208,11 +76,6 @@ pub fn schema_default_sql(schema: &str, collation: &str) -> String {
         "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{collation}",
         quote::ident(schema)
     )
-}
-
-/// `SHOW CREATE <kind> schema.name`.
-pub fn show_create_sql(kind: Kind, schema: &str, name: &str) -> String {
-    format!("SHOW CREATE {} {}", kind.word(), quote::table(schema, name))
 }
 
 /// Name of the table recording each object's statements before the cut-over, so a kill at
@@ -261,6 +124,7 @@ pub const SEPARATOR: &str = "\u{0}";
 mod tests {
     use super::*;
     use crate::codec::{self, Encoding};
+    use crate::detect::Label;
 
     fn shown(text: &str) -> String {
         let b = codec::encode(Encoding::Windows1251, text).unwrap();
@@ -369,7 +233,7 @@ mod tests {
             assert_eq!(Kind::from_word(k.word()), Some(k));
         }
         assert_eq!(
-            show_create_sql(Kind::Function, "s", "f`x"),
+            crate::inventory::objects::show_create_sql(Kind::Function, "s", "f`x"),
             "SHOW CREATE FUNCTION `s`.`f``x`"
         );
     }

@@ -3,13 +3,14 @@
 //! run whatever instant a kill chose.
 
 use super::context::{table_exists, Ctx};
-use super::names::{is_copy_trigger, names};
 use super::own_triggers_sql::{
     as_sent, context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql,
     OwnTrigger, Recode, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL,
     TRIGGER_TABLE_SQL,
 };
 use super::sql::drop_trigger_sql;
+use crate::bookkeeping::names::is_copy_trigger;
+use crate::bookkeeping::names::names;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::BTreeMap;

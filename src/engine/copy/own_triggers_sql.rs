@@ -7,7 +7,6 @@
 use crate::db::quote;
 use crate::db::sqltext::Mode;
 use crate::detect::Label;
-use crate::job::definition;
 
 /// A table's triggers (`?` schema, `?` table) in firing order: name, event, timing, order,
 /// body, `sql_mode`, definer, `character_set_client`, `collation_connection`.
@@ -76,7 +75,7 @@ pub fn as_sent(t: &OwnTrigger, recode: Option<&Recode>) -> Result<OwnTrigger, St
     sent.charset_client = "utf8mb4".into();
     sent.collation_connection = "utf8mb4_general_ci".into();
     if let Some(r) = recode {
-        sent.body = definition::recode_sql(
+        sent.body = crate::recode::sql_text::recode_sql(
             &t.body,
             Some(&t.charset_client),
             &r.labels,

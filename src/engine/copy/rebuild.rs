@@ -18,9 +18,9 @@ use super::rebuild_sql::{
 use super::sql::count_sql;
 use super::verify::CopyFindings;
 use super::write_sql::{STAGED_DECLARED, STAGED_VALUE};
-use crate::engine::checkpoint::State;
-use crate::engine::keycodec;
-use crate::engine::quarantine::{self, Quarantined};
+use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine::{self, Quarantined};
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashMap;

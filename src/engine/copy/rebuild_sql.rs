@@ -7,32 +7,10 @@
 //! (`_myrecode_map<j>`: the value's MD5, the value, what it becomes), and one
 //! `INSERT … SELECT` joins every row to the maps on its stored bytes.
 
-use super::names::Names;
 use super::sql::GATE;
 use super::write_sql::{staged_expr, JobColumn};
+use crate::bookkeeping::names::Names;
 use crate::db::quote;
-use std::time::Duration;
-
-/// Rows per second a rebuild writes under the lock, for the estimate `plan` and the rehearsal
-/// print: measured on the throwaway MariaDB 10.11 with 10,000 rows of two text columns (~30
-/// and ~150 bytes) beside a keyed table: 168 ms on a quiet moment, 350-690 ms with other
-/// builds on the two cores (the server's `INSERT … SELECT` through the maps took 97 ms).
-pub const REBUILD_ROWS_PER_SEC: u64 = 25_000;
-
-/// What a rebuild of `rows` rows adds to the cut-over's pause, about.
-pub fn pause_estimate(rows: u64) -> Duration {
-    Duration::from_millis(rows.saturating_mul(1000) / REBUILD_ROWS_PER_SEC)
-}
-
-/// [`pause_estimate`] in words: `40 ms of pause`, `2.5 s of pause`.
-pub fn pause_words(rows: u64) -> String {
-    let d = pause_estimate(rows);
-    if d < Duration::from_secs(1) {
-        format!("{} ms of pause", d.as_millis().max(1))
-    } else {
-        format!("{:.1} s of pause", d.as_secs_f64())
-    }
-}
 
 /// The session's map of the decided values of job column `j` of the cut-over's table `i`.
 pub fn map_name(i: usize, j: usize) -> String {
@@ -209,7 +187,8 @@ pub fn gate_trigger_ddl(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::copy::names;
+    use crate::bookkeeping::names::names;
+    use crate::job::pause::{pause_words, REBUILD_ROWS_PER_SEC};
 
     fn job() -> Vec<JobColumn> {
         vec![JobColumn {

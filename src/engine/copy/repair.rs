@@ -34,12 +34,12 @@
 //! an index that misses rows fails nothing, the key-range reads of the copy and the check
 //! would skip those rows in silence, and the application's own statements go on failing.
 
-use super::names::names;
 use super::nontx::{
     check_said, is_transactional, messages, record_checked_sql, recorded_start, restarted_since,
     server_started,
 };
 use super::sql::ENGINE_SQL;
+use crate::bookkeeping::names::names;
 use crate::db::errno::{self, NEEDS_REPAIR};
 use crate::db::quote;
 use crate::engine::error::EngineError;

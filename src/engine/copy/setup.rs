@@ -2,7 +2,6 @@
 //! that fill it, the session's staging table.
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
-use super::names::{names, Names};
 use super::rebuild_sql::gate_trigger_ddl;
 use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
@@ -10,9 +9,11 @@ use super::sql::{
 };
 use super::write_sql;
 use super::Phase;
+use crate::bookkeeping::checkpoint::{self, State};
+use crate::bookkeeping::names::names;
+use crate::bookkeeping::names::Names;
 use crate::db::keyset::KeyColumn;
 use crate::db::{errno, quote};
-use crate::engine::checkpoint::{self, State};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
@@ -115,7 +116,7 @@ pub(super) async fn start(
         }
     }
     let priors_json = priors::compute(conn, plan).await?;
-    let labels = super::shadow::labels(plan, &priors::parse(&priors_json));
+    let labels = super::shadow::labels(plan, &crate::bookkeeping::priors::parse(&priors_json));
     let alter = match super::shadow::alter_sql(conn, plan, &n.shadow, &labels).await {
         Ok(a) => a,
         Err(e) => {

@@ -10,7 +10,7 @@ use crate::detect::{ColumnPrior, Label};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
-use crate::engine::recode::Source;
+use crate::recode::value::Source;
 use crate::scan::target::utf8mb4_collation;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -160,7 +160,7 @@ pub async fn trial_job(
     let Some(first) = copies.first().filter(|_| refused.is_empty()) else {
         return refused;
     };
-    let reading = super::objects_sql::Reading {
+    let reading = crate::recode::objects::Reading {
         labels,
         collation: shadow_sql::plans_collation(copies.iter().copied()),
     };
@@ -176,7 +176,7 @@ pub async fn trial_job(
 /// Returns the labels the table's texts are read with.
 pub async fn trial(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Vec<Label>> {
     let scratch = format!("{}_myrecode_try", plan.table);
-    let priors = priors::parse(&priors::compute(conn, plan).await?);
+    let priors = crate::bookkeeping::priors::parse(&priors::compute(conn, plan).await?);
     let labels = labels(plan, &priors);
     let alter = alter_sql(conn, plan, &scratch, &labels).await?;
     // The table's own triggers, as the cut-over will create them on the shadow.

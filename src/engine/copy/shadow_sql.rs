@@ -14,11 +14,10 @@
 //! The texts (comments, string literals) are read as the job's columns are: their bytes in
 //! the table's charset, read with the columns' labels ([`definition::recode_text`]).
 
+use crate::db::charset::normalize_charset;
 use crate::db::quote;
 use crate::db::sqltext::Mode;
 use crate::detect::Label;
-use crate::job::definition;
-use crate::job::target::normalize_charset;
 
 /// A generated column as the catalog shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +85,8 @@ pub fn shadow_alter_sql(
 ) -> Result<String, String> {
     let cs = facts.charset.as_deref();
     let read = |what: &str, sql: &str| {
-        definition::recode_sql(sql, cs, labels, Mode::default()).map_err(|e| format!("{what}: {e}"))
+        crate::recode::sql_text::recode_sql(sql, cs, labels, Mode::default())
+            .map_err(|e| format!("{what}: {e}"))
     };
     let mut clauses = Vec::new();
     for c in columns {
@@ -126,7 +126,7 @@ pub fn shadow_alter_sql(
             m.push_str(" NOT NULL");
         }
         if !g.comment.is_empty() {
-            let c = definition::recode_text(&g.comment, cs, labels)?;
+            let c = crate::recode::sql_text::recode_text(&g.comment, cs, labels)?;
             m.push_str(&format!(" COMMENT {}", quote::literal(&c)));
         }
         if g.invisible {
@@ -144,7 +144,7 @@ pub fn shadow_alter_sql(
             "DROP CONSTRAINT {name}, ADD CONSTRAINT {name} CHECK ({clause})"
         ));
     }
-    let comment = definition::recode_text(&facts.comment, cs, labels)
+    let comment = crate::recode::sql_text::recode_text(&facts.comment, cs, labels)
         .map_err(|e| format!("the table's COMMENT: {e}"))?;
     clauses.push(format!("COMMENT = {}", quote::literal(&comment)));
     clauses.push(format!("DEFAULT CHARACTER SET utf8mb4 COLLATE {collation}"));

@@ -3,7 +3,7 @@
 //! The check pass's are in [`super::check_sql`], the cut-over's in [`super::cutover_sql`],
 //! the batch's own `INSERT … SELECT` and its staging table in [`super::write_sql`].
 
-use super::names::Names;
+use crate::bookkeeping::names::Names;
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
 
@@ -328,7 +328,7 @@ mod tests {
             "DROP TABLE `s`.`таблица_myrecode_old`"
         );
         assert_eq!(
-            log_ddl("s", &crate::engine::copy::names("a`b")),
+            log_ddl("s", &crate::bookkeeping::names::names("a`b")),
             "CREATE TABLE IF NOT EXISTS `s`.`a``b_myrecode_log` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
              key_bytes BLOB NOT NULL) ENGINE=InnoDB"
         );
@@ -343,7 +343,7 @@ mod tests {
         let ddl = trigger_ddl(
             "s",
             "t",
-            &crate::engine::copy::names("t"),
+            &crate::bookkeeping::names::names("t"),
             &[k("id")],
             &none,
         );
@@ -351,7 +351,7 @@ mod tests {
         let before = trigger_ddl(
             "s",
             "t",
-            &crate::engine::copy::names("t"),
+            &crate::bookkeeping::names::names("t"),
             &[k("id")],
             &first,
         );
@@ -368,13 +368,13 @@ mod tests {
                 "{d}"
             );
         }
-        let n = super::super::names::names("t");
+        let n = crate::bookkeeping::names::names("t");
         assert_eq!(
             spare_log_ddl("s", &n),
             "CREATE TABLE IF NOT EXISTS `s`.`t_myrecode_log2` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
              key_bytes BLOB NOT NULL) ENGINE=InnoDB"
         );
-        let m = super::super::names::names("ё`");
+        let m = crate::bookkeeping::names::names("ё`");
         assert_eq!(
             close_logs_sql("s", &[&n, &m]),
             "DROP TABLE `s`.`t_myrecode_log`, `s`.`ё``_myrecode_log`"
@@ -438,7 +438,7 @@ mod tests {
             "SELECT CAST(`a``b` AS BINARY), CAST(`order` AS BINARY), CAST(`na me` AS BINARY) \
              FROM `my db`.`таблица` WHERE (`a``b` = ? AND `order` = ?) LOCK IN SHARE MODE"
         );
-        let n = crate::engine::copy::names("a`b");
+        let n = crate::bookkeeping::names::names("a`b");
         assert_eq!(
             log_read_sql("s", &n.log, 500),
             "SELECT id, key_bytes FROM `s`.`a``b_myrecode_log` ORDER BY id LIMIT 500"

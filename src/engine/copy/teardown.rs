@@ -2,9 +2,9 @@
 
 use super::context::{is_sentry, table_exists};
 use super::cutover::settle_leftover_cutover;
-use super::names::names;
 use super::sql::{drop_existing_table_sql, drop_table_sql, drop_trigger_sql};
-use crate::engine::checkpoint;
+use crate::bookkeeping::checkpoint;
+use crate::bookkeeping::names::names;
 use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};

@@ -2,9 +2,9 @@
 
 use super::checker::compare_batch;
 use super::context::{context, table_exists};
-use super::names::names;
-use crate::engine::checkpoint;
-use crate::engine::keycodec;
+use crate::bookkeeping::checkpoint;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::names::names;
 use crate::engine::plan::TablePlan;
 use crate::engine::read::Key;
 use anyhow::Result;

@@ -14,21 +14,25 @@ mod write;
 pub use sql::{backup_insert_sql, update_if_unchanged_sql};
 
 use super::batch::{self, Batches, Next};
-use super::checkpoint::{self, State};
 use super::columns;
 use super::error::EngineError;
 use super::events::Events;
-use super::keycodec;
 use super::pace::Pacer;
 use super::plan::{TableOutcome, TablePlan};
 use super::priors;
-use super::quarantine::{self, Quarantined};
 use super::read::{self, Key};
-use super::recode::{self, Action, Source};
-use super::remember::Remembered;
+use crate::bookkeeping::checkpoint;
+use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine;
+use crate::bookkeeping::quarantine::Quarantined;
 use crate::db::connect::ConnectionConfig;
 use crate::db::keyset;
 use crate::detect::ColumnPrior;
+use crate::recode::short_values::Remembered;
+use crate::recode::value as recode;
+use crate::recode::value::Action;
+use crate::recode::value::Source;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection};
 use std::collections::BTreeMap;
@@ -81,7 +85,10 @@ pub async fn run_table(
     let mut work = InPlace {
         job,
         plan,
-        decider: Arc::new(Decider::new(plan, priors::parse(&state.priors))),
+        decider: Arc::new(Decider::new(
+            plan,
+            crate::bookkeeping::priors::parse(&state.priors),
+        )),
         names: plan.columns.iter().map(|c| c.name.clone()).collect(),
         state,
         reader: Some(reader),

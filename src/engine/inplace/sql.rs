@@ -2,9 +2,9 @@
 //! session's staging table, the set-based compare-and-set `UPDATE` joined on it, the look-up
 //! of the rows it did not match, backups written from it, and the one-value fallbacks.
 
+use crate::bookkeeping::checkpoint::BACKUP;
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
-use crate::engine::checkpoint::BACKUP;
 
 /// Name of the session temporary table holding a batch's compare-and-set triples (key, bytes
 /// read, bytes to write), apart from the copy's staging table so one session can hold both.

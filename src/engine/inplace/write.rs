@@ -4,11 +4,11 @@
 //! statement from the stage.
 
 use super::sql;
-use crate::engine::keycodec;
+use crate::bookkeeping::keycodec;
+use crate::bookkeeping::quarantine::Quarantined;
 use crate::engine::plan::TablePlan;
-use crate::engine::quarantine::Quarantined;
 use crate::engine::read::{bind_key, Key};
-use crate::engine::recode::Action;
+use crate::recode::value::Action;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashMap;

@@ -10,11 +10,11 @@
 //! it moves those of tables outside the job.
 
 use super::{charset_after, At, Class, Facts, Refusal};
+use crate::bookkeeping::names::is_copy_trigger;
+use crate::db::charset::normalize_charset;
 use crate::db::quote;
-use crate::engine::copy::names::is_copy_trigger;
 use crate::job::groups::group_of;
 use crate::job::model::{Job, Strategy, TableJob};
-use crate::job::target::normalize_charset;
 
 /// The group of table `name` when it is a copied table of `all` in a named group.
 fn copied_group<'a>(all: &'a Job, name: &str) -> Option<&'a str> {

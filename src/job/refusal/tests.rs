@@ -1,6 +1,7 @@
 //! Unit tests of `job::refusal`, kept apart so the rules read on their own.
 
 use super::*;
+use crate::bookkeeping::names::names;
 use crate::inventory::model::{Column, ColumnKind, RowSize};
 use crate::job::model::ColumnJob;
 

@@ -1,6 +1,6 @@
 use super::*;
+use crate::bookkeeping::names::names;
 use crate::engine::copy::cascade_sql::tests::{fk, id_key, logs, targets};
-use crate::engine::copy::names::names;
 
 #[test]
 fn a_stale_trigger_is_replaced_under_the_other_name_before_it_is_dropped() {

@@ -4,6 +4,7 @@ use super::checkpoint::QUARANTINE;
 use crate::db::quote;
 use anyhow::{Context, Result};
 use sqlx::MySqlConnection;
+use sqlx::Row;
 
 /// An undecidable value, for the quarantine table.
 pub struct Quarantined {
@@ -58,6 +59,48 @@ pub async fn save(
             .rows_affected();
     }
     Ok(added)
+}
+
+/// The quarantined values of a job's table: `(id, column, packed key, stored bytes)`.
+pub async fn quarantined(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+) -> Result<Vec<(i64, String, Vec<u8>, Vec<u8>)>> {
+    let exists: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+    )
+    .bind(schema)
+    .bind(QUARANTINE)
+    .fetch_one(&mut *conn)
+    .await
+    .context("looking for the quarantine table")?;
+    if exists == 0 {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, col, key_bytes, value FROM {} WHERE job = ? AND tbl = ? ORDER BY id",
+        quote::table(schema, QUARANTINE)
+    );
+    let rows = sqlx::query(&sql)
+        .bind(job)
+        .bind(table)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading the quarantine table")?;
+    // `col` is utf8mb4_bin, which the driver hands over as bytes.
+    rows.iter()
+        .map(|r| {
+            let col: Vec<u8> = r.try_get(1)?;
+            Ok((
+                r.try_get(0)?,
+                String::from_utf8_lossy(&col).into_owned(),
+                r.try_get(2)?,
+                r.try_get(3)?,
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
             QUARANTINE,
             "value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,",
         ),
-        super::pace::ddl(schema),
+        super::control_table::ddl(schema),
     ]
 }
 
@@ -258,8 +258,8 @@ pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
     add_missing(
         conn,
         schema,
-        super::pace::CONTROL,
-        super::pace::CONTROL_ADDED,
+        super::control_table::CONTROL,
+        super::control_table::CONTROL_ADDED,
     )
     .await
 }
@@ -524,6 +524,6 @@ mod tests {
                 UNIQUE KEY u_row (job, tbl, col, key_id)
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );
-        assert_eq!(ddl[3], crate::engine::pace::ddl("a`b"));
+        assert_eq!(ddl[3], crate::bookkeeping::control_table::ddl("a`b"));
     }
 }

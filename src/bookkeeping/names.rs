@@ -1,6 +1,6 @@
 //! Names of the objects a copy creates beside a table, and the order the cut-over needs them in. Pure.
 
-use crate::engine::checkpoint;
+use crate::bookkeeping::checkpoint;
 
 /// Names of the objects a copy creates beside table `t`, each at most 64 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
