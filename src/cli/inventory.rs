@@ -10,7 +10,7 @@ use crate::report;
 pub enum Format {
     /// Tables for a terminal.
     Table,
-    /// JSON with stable field names (see README, "inventory JSON").
+    /// JSON with stable field names (docs/inventory.md, "inventory JSON").
     Json,
 }
 

@@ -216,7 +216,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         } else {
             // `rollback` puts back what in-place repairs changed; a swap is undone by a rename.
             format!(
-                "in-place repairs are undone by `myrecode rollback {}`, a copied table by renaming its kept original back (README: switching the application over)",
+                "in-place repairs are undone by `myrecode rollback {}`, a copied table by renaming its kept original back (docs/copy-and-cutover.md: switching the application over)",
                 args.job.display()
             )
         };

@@ -206,7 +206,7 @@ pub fn explain(at: &str, host: &str, tls: &TlsSettings, driver_text: &str) -> an
         // (launchbadge/sqlx#3793), so VERIFY_CA checks the name too in this build.
         return anyhow!(
             "ssl-mode=VERIFY_CA: the certificate of the server at {at} is not issued for host '{host}', \
-             and this build checks the host name under VERIFY_CA as well (a driver limitation, see README). \
+             and this build checks the host name under VERIFY_CA as well (a driver limitation, see docs/connecting.md). \
              Fix: connect with the host name the certificate names (in --url or the option file)"
         );
     }

@@ -4,7 +4,7 @@ use crate::inventory::model::{ColumnKind, Inventory, Table};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table as Grid};
 use std::fmt::Write;
 
-/// Renders the inventory as JSON (the stable layout documented in README).
+/// Renders the inventory as JSON (the stable layout documented in docs/inventory.md).
 pub fn to_json(inv: &Inventory) -> String {
     serde_json::to_string_pretty(inv).expect("inventory serialises")
 }

@@ -1,4 +1,4 @@
-//! Renders a scan report: a terminal summary, Markdown, and JSON (the versioned layout in README).
+//! Renders a scan report: a terminal summary, Markdown, and JSON (the versioned layout in docs/scan.md).
 
 use crate::scan::model::{ColumnScan, ScanReport, Strategy, TableScan};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table as Grid};
