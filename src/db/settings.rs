@@ -190,8 +190,7 @@ impl Settings {
     }
 }
 
-/// An option's name as the mysql client reads it (in option files and URL queries alike):
-/// lower case, dashes for underscores, without the `loose-` prefix: `SSL_CA` is `ssl-ca`.
+/// Lower case, dashes for underscores, without the `loose-` prefix: `SSL_CA` is `ssl-ca`.
 pub fn normalize_key(k: &str) -> String {
     let k = k.trim().to_ascii_lowercase().replace('_', "-");
     k.strip_prefix("loose-").map(str::to_string).unwrap_or(k)

@@ -146,8 +146,7 @@ pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inv
     }
 }
 
-/// One table's inventory entry: keys and their limits, columns, row size, triggers,
-/// foreign keys and the risks they carry.
+/// One table's inventory entry from the catalog rows.
 fn assemble_table(
     raw: &RawCatalog,
     t: &read::RawTable,
@@ -194,8 +193,7 @@ fn assemble_table(
     }
 }
 
-/// What decides whether an index can be the recode key, beyond its being unique, that
-/// [`Index`] does not keep.
+/// What an index's parts say of it as a recode key, beyond what [`Index`] keeps.
 #[derive(Debug, Clone, Copy)]
 struct KeyFacts {
     /// Every part is a NOT NULL column (a functional part counts as nullable).
@@ -204,8 +202,7 @@ struct KeyFacts {
     has_prefix: bool,
 }
 
-/// The table's indexes with each part's bytes now and under utf8mb4 (sums and overflows
-/// not yet filled in), and each index's [`KeyFacts`], in the same order.
+/// The table's indexes with their parts' bytes, and each one's [`KeyFacts`] in order.
 fn indexes_of(
     raw: &RawCatalog,
     t: &read::RawTable,
@@ -263,14 +260,12 @@ fn indexes_of(
     (indexes, key_facts)
 }
 
-/// Whether the server holds an index to the key length limits (FULLTEXT, SPATIAL and HASH
-/// indexes it does not).
+/// Whether the key length limits apply to an index (not FULLTEXT, SPATIAL or HASH).
 fn checks_length(i: &Index) -> bool {
     !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH")
 }
 
-/// Fills in each index's key length now and under utf8mb4, and whether either is over the
-/// per-part or whole-key limit.
+/// Fills in each index's key length now and under utf8mb4, and whether it overflows.
 fn size_indexes(indexes: &mut [Index], part_limit: u64, key_limit: u64) {
     for i in indexes {
         i.bytes = i.parts.iter().map(|p| p.bytes).sum();
@@ -283,8 +278,7 @@ fn size_indexes(indexes: &mut [Index], part_limit: u64, key_limit: u64) {
     }
 }
 
-/// The key batches walk: a unique index over whole NOT NULL columns, the primary key first,
-/// else the shortest.
+/// The unique key over whole NOT NULL columns that batches walk: PRIMARY, else the shortest.
 fn recode_key(indexes: &[Index], key_facts: &[KeyFacts]) -> Option<RecodeKey> {
     indexes
         .iter()
@@ -369,8 +363,7 @@ fn triggers_of(raw: &RawCatalog, t: &read::RawTable) -> Vec<Trigger> {
         .collect()
 }
 
-/// What stands in the way of recoding the table: no usable key, an index or the row size
-/// over its limit under utf8mb4; `(part_limit, key_limit)` are the table's key limits.
+/// What stands in the way of recoding the table: no key, an index or row over its limit.
 fn table_risks(
     t: &read::RawTable,
     has_recode_key: bool,

@@ -160,8 +160,7 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
     })
 }
 
-/// The definition's type, lower case, and the text after it; an error unless it is a text
-/// or binary type.
+/// The definition's text or binary type, lower case, and the text after it.
 fn base_type(s: &str) -> Result<(String, &str), String> {
     let type_end = s
         .find(|c: char| !c.is_ascii_alphabetic())
@@ -208,8 +207,7 @@ fn type_arguments<'a>(
     Ok((length, members, rest[close + 1..].trim_start()))
 }
 
-/// The length as the server takes it: VARCHAR/VARBINARY must give one, CHAR/BINARY
-/// default to 1.
+/// The length as the server takes it: required for VARCHAR/VARBINARY, 1 for CHAR/BINARY.
 fn default_length(data_type: &str, length: Option<u64>) -> Result<Option<u64>, String> {
     match data_type {
         "varchar" | "varbinary" if length.is_none() => Err(format!(
@@ -308,8 +306,7 @@ fn clauses(rest: &str) -> Result<Clauses, String> {
     Ok(c)
 }
 
-/// The charset, else the one the collation names; an error when a binary type has one or
-/// the collation belongs to another.
+/// The charset (else the collation's), checked against the type and the collation.
 fn checked_charset(
     data_type: &str,
     charset: Option<String>,

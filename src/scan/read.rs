@@ -183,8 +183,7 @@ async fn scan_table(
     Ok(table_scan(t, &cols, &tallies, mysql, rows_scanned))
 }
 
-/// Tallies the table batch by batch in key order, pausing between batches; in sample mode
-/// jumps ahead after each batch so the sample spans the table. Returns the rows read.
+/// Tallies the table in key order, batch by batch (a sample spread out); returns the rows.
 async fn scan_by_key(
     conn: &mut MySqlConnection,
     t: &Table,
@@ -244,8 +243,7 @@ async fn scan_by_key(
     Ok(rows_scanned)
 }
 
-/// Tallies a table without a key in one streamed pass (still read-only: the table can't be
-/// recoded online, but the DBA sees what it holds). Returns the rows read.
+/// Tallies a table without a key in one streamed pass; returns the rows read.
 async fn scan_keyless(
     conn: &mut MySqlConnection,
     t: &Table,
@@ -282,8 +280,7 @@ async fn scan_keyless(
     Ok(rows_scanned)
 }
 
-/// The table's scan entry: each column decided from its tally, the table's risks (index
-/// risks recomputed for the chosen targets) and its strategy.
+/// The table's scan entry: its columns decided from their tallies, its risks and strategy.
 fn table_scan(
     t: &Table,
     cols: &[&Column],

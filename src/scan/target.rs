@@ -61,8 +61,7 @@ fn kept(col: &Column, why: String) -> Target {
     }
 }
 
-/// What the column becomes and how, by the DBA's rules (see the module's doc); pushes the
-/// risks a rule finds onto `risks`.
+/// What the column becomes and how, by the module's rules; a rule's risks go onto `risks`.
 fn choose_target(
     col: &Column,
     tally: &ColumnTally,
@@ -128,8 +127,7 @@ fn choose_target(
     }
 }
 
-/// Why a text column with nothing to recode is kept: pure ASCII, already UTF-8, or nothing
-/// decidable.
+/// Why a text column with nothing to recode is kept as it is.
 fn nothing_to_recode(col: &Column, tally: &ColumnTally) -> String {
     if tally.labels.keys().all(|l| l == "ascii") {
         format!(
@@ -143,8 +141,7 @@ fn nothing_to_recode(col: &Column, tally: &ColumnTally) -> String {
     }
 }
 
-/// The utf8mb4 definition a single-byte column holding legacy text is copied into, its TEXT
-/// type widened when the recoded values outgrow it (a risk pushed onto `risks`).
+/// The utf8mb4 target a column of legacy text is copied into, its TEXT type widened if need be.
 fn copy_target(col: &Column, tally: &ColumnTally, mysql: bool, risks: &mut Vec<String>) -> Target {
     let collation = utf8mb4_collation(col.collation.as_deref(), mysql);
     let base = match capacity(&col.data_type) {
@@ -170,8 +167,7 @@ fn copy_target(col: &Column, tally: &ColumnTally, mysql: bool, risks: &mut Vec<S
     }
 }
 
-/// Pushes the risks of the chosen target onto `risks`: binary values a copy converts, values
-/// that do not fit, serialized values that do not parse, undecided values.
+/// Pushes the risks of the chosen target and of the values it leaves alone onto `risks`.
 fn outcome_risks(
     col: &Column,
     tally: &ColumnTally,
