@@ -9,7 +9,9 @@ use crate::engine::events::Lines;
 use crate::engine::runner::{self, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
+use crate::job::model::Job;
 use crate::report;
+use crate::scan::model::ScanReport;
 use crate::scan::read::{self as scan, Options, Silent};
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -130,22 +132,11 @@ async fn comment_rows(conn: &mut MySqlConnection) -> Result<Vec<(i64, Vec<u8>)>>
         .collect())
 }
 
+/// Loads the samples into `schema`, then inventories, scans, plans, runs and verifies them.
 async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     let cfg = admin.with_database(Some(schema));
     let mut conn = cfg.connect_one().await?;
-    for (what, ddl, data) in SAMPLES {
-        println!("\nLoading {what} into `{schema}`...");
-        for stmt in statements(ddl).into_iter().chain(statements(data)) {
-            conn.execute(stmt.as_str())
-                .await
-                .with_context(|| format!("loading sample: {stmt}"))?;
-        }
-    }
-    conn.execute(
-        "ANALYZE TABLE users, comments, visit_log, products, categories, product_images, danh_muc, san_pham, cua_hang",
-    )
-    .await
-    .ok();
+    load_samples(&mut conn, schema).await?;
 
     println!(
         "\n== 1. inventory: what text lives where, and what utf8mb4 would do to the indexes =="
@@ -167,7 +158,44 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     print!("{}", report::scan::to_text(&scan_report));
 
     println!("\n== 3. plan: the job a DBA reviews ==");
-    let yaml = crate::job::plan::generate(&scan_report, Some(schema), "scan.json")?;
+    // The job's file stays until the demo is over.
+    let (job, _job_dir) = plan_job(&scan_report, schema)?;
+
+    let before = Samples::read(&mut conn).await?;
+    println!(
+        "\n== 4. run: in place where the type holds UTF-8, online copy where it must change =="
+    );
+    run_job(&cfg, &job).await?;
+
+    println!("\n== 5. verify: in place, every changed value against its backup; copied tables, every row against the kept original ==");
+    verify_job(&mut conn, schema, &scope, &job).await?;
+
+    print_before_after_samples(&mut conn, &before).await?;
+    print_left_as_is(&scan_report);
+    Ok(())
+}
+
+/// Loads every sample database into `schema` and refreshes the tables' statistics.
+async fn load_samples(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
+    for (what, ddl, data) in SAMPLES {
+        println!("\nLoading {what} into `{schema}`...");
+        for stmt in statements(ddl).into_iter().chain(statements(data)) {
+            conn.execute(stmt.as_str())
+                .await
+                .with_context(|| format!("loading sample: {stmt}"))?;
+        }
+    }
+    conn.execute(
+        "ANALYZE TABLE users, comments, visit_log, products, categories, product_images, danh_muc, san_pham, cua_hang",
+    )
+    .await
+    .ok();
+    Ok(())
+}
+
+/// Writes, prints and loads the job the scan plans (its file in the returned directory).
+fn plan_job(scan_report: &ScanReport, schema: &str) -> Result<(Job, tempfile::TempDir)> {
+    let yaml = crate::job::plan::generate(scan_report, Some(schema), "scan.json")?;
     let dir = tempfile::tempdir()?;
     let job_path = dir.path().join("demo-job.yaml");
     std::fs::write(&job_path, &yaml)?;
@@ -185,21 +213,42 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     println!(
         "  (the demo swaps copied tables as soon as they are caught up, as with `cutover: auto`)"
     );
+    Ok((job, dir))
+}
 
-    let before = text_rows(&mut conn, PRODUCTS).await?;
-    let before_catalogue = text_rows(&mut conn, SAN_PHAM).await?;
-    let before_comments = comment_rows(&mut conn).await?;
-    let before_images = image_digests(&mut conn).await?;
-    println!(
-        "\n== 4. run: in place where the type holds UTF-8, online copy where it must change =="
-    );
+/// What the demo shows before and after the run.
+struct Samples {
+    /// `products.title`.
+    products: Vec<(i64, String)>,
+    /// `san_pham.name`.
+    catalogue: Vec<(i64, String)>,
+    /// `comments.body`'s bytes.
+    comments: Vec<(i64, Vec<u8>)>,
+    /// `product_images`' digests.
+    images: Vec<(i64, String, i64, String)>,
+}
+
+impl Samples {
+    /// Reads the samples as they are now.
+    async fn read(conn: &mut MySqlConnection) -> Result<Samples> {
+        Ok(Samples {
+            products: text_rows(conn, PRODUCTS).await?,
+            catalogue: text_rows(conn, SAN_PHAM).await?,
+            comments: comment_rows(conn).await?,
+            images: image_digests(conn).await?,
+        })
+    }
+}
+
+/// Runs the job for real and prints each table's counts.
+async fn run_job(cfg: &ConnectionConfig, job: &Job) -> Result<()> {
     let opts = RunOptions {
         execute: true,
         job_id: "demo".into(),
         retry_for: Duration::from_secs(30),
     };
     let runner::Outcome::Ran(summaries) =
-        runner::run(&cfg, &job, &opts, &AtomicBool::new(false), &Lines).await?
+        runner::run(cfg, job, &opts, &AtomicBool::new(false), &Lines).await?
     else {
         return Err(anyhow!("the demo run did not execute"));
     };
@@ -209,36 +258,48 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
             s.table, s.state.rows_read, s.state.rows_changed, s.state.rows_quarantined
         );
     }
+    Ok(())
+}
 
-    println!("\n== 5. verify: in place, every changed value against its backup; copied tables, every row against the kept original ==");
-    let tables = inventory::take(&mut conn, &scope).await?.tables;
-    let f = verify::verify(&mut conn, schema, "demo", &tables).await?;
+/// Verifies the run's in-place values and copies, and prints the findings.
+async fn verify_job(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    scope: &Scope,
+    job: &Job,
+) -> Result<()> {
+    let tables = inventory::take(conn, scope).await?.tables;
+    let f = verify::verify(conn, schema, "demo", &tables).await?;
     println!("  verified {} value(s); {} error(s)", f.ok, f.errors.len());
-    for (table, c) in runner::verify_copies(&mut conn, &job, "demo").await? {
+    for (table, c) in runner::verify_copies(conn, job, "demo").await? {
         print!("  {}", runner::describe_copy_findings(&table, &c));
     }
+    Ok(())
+}
 
+/// Prints each sample before and after the run; an error if the images' bytes changed.
+async fn print_before_after_samples(conn: &mut MySqlConnection, before: &Samples) -> Result<()> {
     println!("\n== before / after (products.title, repaired in place) ==");
-    print_before_after(&before, &text_rows(&mut conn, PRODUCTS).await?);
+    print_before_after(&before.products, &text_rows(conn, PRODUCTS).await?);
     println!("\n== before / after (san_pham.name: TCVN3 read as latin1, now utf8mb4 text) ==");
-    print_before_after(&before_catalogue, &text_rows(&mut conn, SAN_PHAM).await?);
+    print_before_after(&before.catalogue, &text_rows(conn, SAN_PHAM).await?);
     println!("\n== before / after (comments.body: latin1 bytes, now utf8mb4 text) ==");
     let after = sqlx::query("SELECT seq, body FROM comments ORDER BY seq")
-        .fetch_all(&mut conn)
+        .fetch_all(&mut *conn)
         .await?;
     let after: Vec<(i64, String)> = after
         .iter()
         .map(|r| (r.get::<i32, _>(0) as i64, r.get::<String, _>(1)))
         .collect();
-    for ((id, b), (_, a)) in before_comments.iter().zip(&after) {
+    for ((id, b), (_, a)) in before.comments.iter().zip(&after) {
         println!(
             "  {id:>3}  {:<60}  ->  {a}",
             format!("0x{}…", hex::encode(&b[..b.len().min(12)]))
         );
     }
     println!("\n== before / after (product_images.data: PNG/JPEG bytes in a latin1 MEDIUMTEXT, left alone) ==");
-    let after_images = image_digests(&mut conn).await?;
-    if after_images != before_images {
+    let after_images = image_digests(conn).await?;
+    if after_images != before.images {
         return Err(anyhow!(
             "product_images.data changed during the run: image bytes must never be recoded"
         ));
@@ -246,6 +307,11 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
     for (id, mime, len, md5) in &after_images {
         println!("  {id:>3}  {mime:<11} {len:>4} bytes  md5 {md5}  unchanged");
     }
+    Ok(())
+}
+
+/// Prints each column the scan would recode but left as it is, with why.
+fn print_left_as_is(scan_report: &ScanReport) {
     for t in &scan_report.tables {
         for c in t
             .columns
@@ -262,5 +328,4 @@ async fn demo_in(admin: &ConnectionConfig, schema: &str) -> Result<()> {
             }
         }
     }
-    Ok(())
 }

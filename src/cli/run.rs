@@ -5,11 +5,12 @@ use super::{EXIT_ATTENTION, EXIT_OK};
 use crate::db::quote;
 use crate::engine::error::{self, EngineError};
 use crate::engine::events::{self, Event, Events};
-use crate::engine::runner::{self, Outcome, RunOptions};
+use crate::engine::runner::{self, Outcome, RunOptions, TableSummary};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -138,7 +139,38 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     };
     let cfg = args.conn.resolve()?;
     let stop = Arc::new(AtomicBool::new(false));
-    let bar = std::io::stderr().is_terminal().then(|| {
+    let progress = RunProgress {
+        bar: progress_bar(),
+        last: Mutex::new((String::new(), Instant::now())),
+    };
+    let resume = format!("myrecode run {} --execute", args.job.display());
+    let result = block_on(async {
+        stop_on_signals(stop.clone());
+        runner::run(&cfg, &job, &opts, &stop, &progress).await
+    });
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let summaries = match ran(result, &resume)? {
+        ControlFlow::Continue(s) => s,
+        ControlFlow::Break(code) => return Ok(code),
+    };
+    let mut attention = false;
+    if let Some(d) = &decisions {
+        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d)?;
+    }
+    attention |= print_summaries(&summaries, decisions.is_some());
+    if summaries.iter().any(|s| !s.done) {
+        println!("Interrupted; finished batches are checkpointed. Resume with: {resume}");
+    } else {
+        print_job_done(&job, &args.job);
+    }
+    Ok(if attention { EXIT_ATTENTION } else { EXIT_OK })
+}
+
+/// A progress bar on stderr when it is a terminal.
+fn progress_bar() -> Option<ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(1);
         b.set_style(
             ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}")
@@ -146,55 +178,53 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 .progress_chars("=> "),
         );
         b
+    })
+}
+
+/// Sets `flag` on the first SIGINT or SIGTERM, so the run stops after its current batch.
+fn stop_on_signals(flag: Arc<AtomicBool>) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+        eprintln!("myrecode: stopping after the current batch...");
+        flag.store(true, Ordering::SeqCst);
     });
-    let progress = RunProgress {
-        bar,
-        last: Mutex::new((String::new(), Instant::now())),
-    };
-    let resume = format!("myrecode run {} --execute", args.job.display());
-    let result = block_on(async {
-        let flag = stop.clone();
-        tokio::spawn(async move {
-            use tokio::signal::unix::{signal, SignalKind};
-            let (Ok(mut int), Ok(mut term)) = (
-                signal(SignalKind::interrupt()),
-                signal(SignalKind::terminate()),
-            ) else {
-                return;
-            };
-            tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
-            eprintln!("myrecode: stopping after the current batch...");
-            flag.store(true, Ordering::SeqCst);
-        });
-        runner::run(&cfg, &job, &opts, &stop, &progress).await
-    });
-    if let Some(bar) = &progress.bar {
-        bar.finish_and_clear();
-    }
-    let summaries = match result {
-        Ok(Outcome::Ran(s)) => s,
-        Ok(Outcome::Rehearsed { refused: 0 }) => return Ok(EXIT_OK),
+}
+
+/// The summaries of an executed run, else a rehearsal's exit code, else the error to show.
+fn ran(
+    result: anyhow::Result<Outcome>,
+    resume: &str,
+) -> anyhow::Result<ControlFlow<u8, Vec<TableSummary>>> {
+    match result {
+        Ok(Outcome::Ran(s)) => Ok(ControlFlow::Continue(s)),
+        Ok(Outcome::Rehearsed { refused: 0 }) => Ok(ControlFlow::Break(EXIT_OK)),
         Ok(Outcome::Rehearsed { refused }) => {
             eprintln!(
                 "{refused} table(s) refused (listed above): `run --execute` would stop before writing anything. \
                  Fix the job or the tables as each line says, then rehearse again"
             );
-            return Ok(EXIT_ATTENTION);
+            Ok(ControlFlow::Break(EXIT_ATTENTION))
         }
         // Nothing was written, so there is nothing to resume: the refusals say what to fix.
-        Err(e) if matches!(error::find(&e), Some(EngineError::Refused(_))) => return Err(e),
-        Err(e) => {
-            return Err(anyhow::anyhow!(
-                "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",
-                crate::db::redact::redact_error(&e)
-            ))
-        }
-    };
-    let mut attention = false;
-    if let Some(d) = &decisions {
-        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d)?;
+        Err(e) if matches!(error::find(&e), Some(EngineError::Refused(_))) => Err(e),
+        Err(e) => Err(anyhow::anyhow!(
+            "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",
+            crate::db::redact::redact_error(&e)
+        )),
     }
-    for s in &summaries {
+}
+
+/// Prints each table's counts; true when one is unfinished or has quarantined values.
+fn print_summaries(summaries: &[TableSummary], decisions_applied: bool) -> bool {
+    let mut attention = false;
+    for s in summaries {
         let st = &s.state;
         println!(
             "{}: {} rows read, {} values recoded, {} quarantined, {} changed by the application meanwhile{}",
@@ -206,26 +236,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             if s.done { "" } else { " (not finished)" }
         );
         // With decisions, what is still undecided was counted when they were applied.
-        attention |= (decisions.is_none() && st.rows_quarantined > 0) || !s.done;
+        attention |= (!decisions_applied && st.rows_quarantined > 0) || !s.done;
     }
-    if summaries.iter().any(|s| !s.done) {
-        println!("Interrupted; finished batches are checkpointed. Resume with: {resume}");
+    attention
+}
+
+/// Says how to prove the finished job and how to undo it.
+fn print_job_done(job: &crate::job::model::Job, path: &std::path::Path) {
+    let undo = if copied_tables(job).is_empty() {
+        format!("undo it with `myrecode rollback {}`", path.display())
     } else {
-        let undo = if copied_tables(&job).is_empty() {
-            format!("undo it with `myrecode rollback {}`", args.job.display())
-        } else {
-            // `rollback` puts back what in-place repairs changed; a swap is undone by a rename.
-            format!(
-                "in-place repairs are undone by `myrecode rollback {}`, a copied table by renaming its kept original back (docs/copy-and-cutover.md: switching the application over)",
-                args.job.display()
-            )
-        };
-        println!(
-            "Job done. Prove it with `myrecode verify {}`; {undo}.",
-            args.job.display()
-        );
-    }
-    Ok(if attention { EXIT_ATTENTION } else { EXIT_OK })
+        // `rollback` puts back what in-place repairs changed; a swap is undone by a rename.
+        format!(
+            "in-place repairs are undone by `myrecode rollback {}`, a copied table by renaming its kept original back (docs/copy-and-cutover.md: switching the application over)",
+            path.display()
+        )
+    };
+    println!(
+        "Job done. Prove it with `myrecode verify {}`; {undo}.",
+        path.display()
+    );
 }
 
 fn print_findings(f: &verify::Findings, what: &str) {

@@ -10,7 +10,7 @@
 //! value; escapes `\n \t \r \b \s \\`; dashes and underscores alike in keys (`ssl_ca` is
 //! `ssl-ca`), and a `loose-` prefix ignored, as the client does.
 
-use super::settings::{Key, Layer, Settings};
+use super::settings::{normalize_key, Key, Layer, Settings};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -88,12 +88,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Item>> {
         });
     }
     Ok(items)
-}
-
-/// Lower case, dashes for underscores, without the `loose-` prefix: `SSL_CA` is `ssl-ca`.
-pub fn normalize_key(k: &str) -> String {
-    let k = k.trim().to_ascii_lowercase().replace('_', "-");
-    k.strip_prefix("loose-").map(str::to_string).unwrap_or(k)
 }
 
 fn strip_comment(s: &str) -> &str {

@@ -176,7 +176,7 @@ impl Settings {
             s.set(Key::Database, &db, at)?;
         }
         for (k, v) in parsed.query_pairs() {
-            let name = super::optionfile::normalize_key(&k);
+            let name = normalize_key(&k);
             match Key::from_name(&name) {
                 Some(key @ (Key::Socket | Key::SslMode | Key::SslCa | Key::SslCert | Key::SslKey)) => {
                     s.set(key, &v, at)?
@@ -188,6 +188,12 @@ impl Settings {
         }
         Ok(s)
     }
+}
+
+/// Lower case, dashes for underscores, without the `loose-` prefix: `SSL_CA` is `ssl-ca`.
+pub fn normalize_key(k: &str) -> String {
+    let k = k.trim().to_ascii_lowercase().replace('_', "-");
+    k.strip_prefix("loose-").map(str::to_string).unwrap_or(k)
 }
 
 fn percent_decode(s: &str) -> Result<String> {

@@ -238,146 +238,215 @@ fn quoted(
 
 /// Splits SQL text into tokens; executable comments' content is lexed like any other SQL.
 pub fn tokens(sql: &str, mode: Mode) -> Result<Vec<Token>, LexError> {
-    use LexErrorKind::*;
-    use TokenKind::*;
-    let b = sql.as_bytes();
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    let esc = !mode.no_backslash_escapes;
-    let string_quote = |c: u8| c == b'\'' || (c == b'"' && !mode.ansi_quotes);
-    let mut out: Vec<Token> = Vec::new();
-    let (mut i, mut exec, mut last_sig) = (0, None::<usize>, None::<usize>);
-    while i < b.len() {
-        let (start, c) = (i, b[i]);
-        let kind = if is_space(c) {
-            i = skip(b, i, is_space);
-            Whitespace
-        } else if c == b'#' || (c == b'-' && at(i + 1) == b'-' && matches!(at(i + 2), 0..=32 | 127))
-        {
-            i = sql[i..].find('\n').map_or(b.len(), |p| i + p);
-            Comment
-        } else if c == b'/' && at(i + 1) == b'*' {
-            let marker = match (at(i + 2), at(i + 3)) {
-                (b'!', _) => 3,
-                (b'M', b'!') => 4,
-                _ => 0,
-            };
-            if marker > 0 && exec.is_none() {
-                let digits = skip(b, i + marker, |d| d.is_ascii_digit()) - i - marker;
-                i += marker + if digits >= 5 { digits.min(6) } else { 0 };
-                exec = Some(start);
-                ExecOpen
-            } else {
-                let end = sql[i + 2..]
-                    .find("*/")
-                    .ok_or(err(start, UnterminatedComment))?;
-                i += end + 4;
-                Comment
-            }
-        } else if c == b'*' && at(i + 1) == b'/' && exec.is_some() {
-            i += 2;
-            exec = None;
-            ExecClose
-        } else if string_quote(c) {
-            let (end, value) = quoted(sql, i, esc, UnterminatedString)?;
-            i = end;
-            let prev = last_sig.and_then(|k| out[k].literal());
-            Str(Literal {
-                span: start..end,
-                quote_span: start..end,
-                quote: c as char,
-                value,
-                introducer: prev.and_then(|p| p.introducer.clone()),
-                national: prev.is_some_and(|p| p.national),
-                continuation: prev.is_some(),
-            })
-        } else if c == b'`' || c == b'"' {
-            let (end, name) = quoted(sql, i, false, UnterminatedIdentifier)?;
-            i = end;
-            QuotedIdent(name)
-        } else if c == b'@' {
-            i += 1 + usize::from(at(i + 1) == b'@');
-            if matches!(at(i), b'\'' | b'"' | b'`') {
-                // The server reads quoted variable names without backslash escapes.
-                i = quoted(sql, i, false, UnterminatedIdentifier)?.0;
-            } else {
-                i = skip(b, i, |d| is_word_byte(d) || d == b'.');
-            }
-            Variable
-        } else if c.is_ascii_digit() {
-            // Only lower-case `0x`/`0b` prefixes make hex/bit literals; `0X41` is a name.
-            let j = match (c, at(i + 1)) {
-                (b'0', b'x') => skip(b, i + 2, |d| d.is_ascii_hexdigit()),
-                (b'0', b'b') => skip(b, i + 2, |d| d == b'0' || d == b'1'),
-                _ => i,
-            };
-            if j > i + 2 && !is_word_byte(at(j)) {
-                i = j;
-                HexBits
-            } else {
-                i = skip(b, i, |d| d.is_ascii_digit());
-                if at(i) == b'.' {
-                    i = skip(b, i + 1, |d| d.is_ascii_digit());
-                }
-                let sign = usize::from(matches!(at(i + 1), b'+' | b'-'));
-                if matches!(at(i), b'e' | b'E') && at(i + 1 + sign).is_ascii_digit() {
-                    i = skip(b, i + 1 + sign, |d| d.is_ascii_digit());
-                }
-                // `1abc` is a valid unquoted identifier.
-                let word = is_word_byte(at(i));
-                i = skip(b, i, is_word_byte);
-                if word {
-                    Word
-                } else {
-                    Number
-                }
-            }
-        } else if is_word_byte(c) {
-            i = skip(b, i, is_word_byte);
-            let w = &sql[start..i];
-            let one = |s: &str| w.eq_ignore_ascii_case(s) && at(i) == b'\'';
-            let intro = (w.strip_prefix('_').map(|n| n.to_ascii_lowercase()))
-                .filter(|n| CHARSETS.contains(&n.as_str()));
-            let j = if intro.is_some() {
-                skip(b, i, is_space)
-            } else {
-                i
-            };
-            if one("x") || one("b") {
-                i += sql[i + 1..]
-                    .find('\'')
-                    .ok_or(err(start, UnterminatedString))?
-                    + 2;
-                HexBits
-            } else if one("n") || (intro.is_some() && string_quote(at(j))) {
-                let (end, value) = quoted(sql, j, esc, UnterminatedString)?;
-                i = end;
-                Str(Literal {
-                    span: start..end,
-                    quote_span: j..end,
-                    quote: b[j] as char,
-                    value,
-                    national: intro.is_none(),
-                    introducer: intro,
-                    continuation: false,
-                })
-            } else {
-                Word
-            }
-        } else {
-            i += 1;
-            Punct
-        };
-        if !matches!(kind, Whitespace | Comment) {
-            last_sig = Some(out.len());
+    let mut lx = Lexer {
+        sql,
+        b: sql.as_bytes(),
+        mode,
+        out: Vec::new(),
+        exec: None,
+        last_sig: None,
+    };
+    let mut i = 0;
+    while i < lx.b.len() {
+        let (end, kind) = lx.token_at(i)?;
+        if !matches!(kind, TokenKind::Whitespace | TokenKind::Comment) {
+            lx.last_sig = Some(lx.out.len());
         }
-        out.push(Token {
-            kind,
-            span: start..i,
-        });
+        lx.out.push(Token { kind, span: i..end });
+        i = end;
     }
-    match exec {
-        Some(open) => Err(err(open, UnterminatedComment)),
-        None => Ok(out),
+    match lx.exec {
+        Some(open) => Err(err(open, LexErrorKind::UnterminatedComment)),
+        None => Ok(lx.out),
+    }
+}
+
+/// The state of [`tokens`] over one text.
+struct Lexer<'a> {
+    sql: &'a str,
+    b: &'a [u8],
+    mode: Mode,
+    out: Vec<Token>,
+    /// Where the executable comment we are in opened.
+    exec: Option<usize>,
+    /// Index in `out` of the last significant token (a literal there makes the next one its
+    /// continuation).
+    last_sig: Option<usize>,
+}
+
+impl Lexer<'_> {
+    /// The byte at `k`, or 0 past the end.
+    fn at(&self, k: usize) -> u8 {
+        self.b.get(k).copied().unwrap_or(0)
+    }
+
+    /// Whether backslash escapes are on in strings.
+    fn esc(&self) -> bool {
+        !self.mode.no_backslash_escapes
+    }
+
+    /// Whether `c` opens a string literal (`"` does unless ANSI_QUOTES).
+    fn string_quote(&self, c: u8) -> bool {
+        c == b'\'' || (c == b'"' && !self.mode.ansi_quotes)
+    }
+
+    /// The token starting at `i`: where it ends and what it is.
+    fn token_at(&mut self, i: usize) -> Result<(usize, TokenKind), LexError> {
+        let c = self.b[i];
+        if is_space(c) {
+            Ok((skip(self.b, i, is_space), TokenKind::Whitespace))
+        } else if c == b'#'
+            || (c == b'-' && self.at(i + 1) == b'-' && matches!(self.at(i + 2), 0..=32 | 127))
+        {
+            let end = self.sql[i..].find('\n').map_or(self.b.len(), |p| i + p);
+            Ok((end, TokenKind::Comment))
+        } else if c == b'/' && self.at(i + 1) == b'*' {
+            self.block_comment(i)
+        } else if c == b'*' && self.at(i + 1) == b'/' && self.exec.is_some() {
+            self.exec = None;
+            Ok((i + 2, TokenKind::ExecClose))
+        } else if self.string_quote(c) {
+            self.string(i)
+        } else if c == b'`' || c == b'"' {
+            let (end, name) = quoted(self.sql, i, false, LexErrorKind::UnterminatedIdentifier)?;
+            Ok((end, TokenKind::QuotedIdent(name)))
+        } else if c == b'@' {
+            self.variable(i)
+        } else if c.is_ascii_digit() {
+            Ok(self.number(i))
+        } else if is_word_byte(c) {
+            self.word(i)
+        } else {
+            Ok((i + 1, TokenKind::Punct))
+        }
+    }
+
+    /// A `/* … */` comment, or an executable comment's opening (`/*!`, `/*!50001`, `/*M!`).
+    fn block_comment(&mut self, start: usize) -> Result<(usize, TokenKind), LexError> {
+        let i = start;
+        let marker = match (self.at(i + 2), self.at(i + 3)) {
+            (b'!', _) => 3,
+            (b'M', b'!') => 4,
+            _ => 0,
+        };
+        if marker > 0 && self.exec.is_none() {
+            let digits = skip(self.b, i + marker, |d| d.is_ascii_digit()) - i - marker;
+            self.exec = Some(start);
+            Ok((
+                i + marker + if digits >= 5 { digits.min(6) } else { 0 },
+                TokenKind::ExecOpen,
+            ))
+        } else {
+            let end = self.sql[i + 2..]
+                .find("*/")
+                .ok_or(err(start, LexErrorKind::UnterminatedComment))?;
+            Ok((i + end + 4, TokenKind::Comment))
+        }
+    }
+
+    /// A quoted string literal, continuing the previous significant token when that is one.
+    fn string(&self, start: usize) -> Result<(usize, TokenKind), LexError> {
+        let c = self.b[start];
+        let (end, value) = quoted(
+            self.sql,
+            start,
+            self.esc(),
+            LexErrorKind::UnterminatedString,
+        )?;
+        let prev = self.last_sig.and_then(|k| self.out[k].literal());
+        let literal = Literal {
+            span: start..end,
+            quote_span: start..end,
+            quote: c as char,
+            value,
+            introducer: prev.and_then(|p| p.introducer.clone()),
+            national: prev.is_some_and(|p| p.national),
+            continuation: prev.is_some(),
+        };
+        Ok((end, TokenKind::Str(literal)))
+    }
+
+    /// `@name`, `@@name`, `@'name'`.
+    fn variable(&self, start: usize) -> Result<(usize, TokenKind), LexError> {
+        let mut i = start + 1 + usize::from(self.at(start + 1) == b'@');
+        if matches!(self.at(i), b'\'' | b'"' | b'`') {
+            // The server reads quoted variable names without backslash escapes.
+            i = quoted(self.sql, i, false, LexErrorKind::UnterminatedIdentifier)?.0;
+        } else {
+            i = skip(self.b, i, |d| is_word_byte(d) || d == b'.');
+        }
+        Ok((i, TokenKind::Variable))
+    }
+
+    /// A token starting with a digit: a hex or bit literal, a number, or a word (`1abc`).
+    fn number(&self, start: usize) -> (usize, TokenKind) {
+        let (b, c) = (self.b, self.b[start]);
+        let mut i = start;
+        // Only lower-case `0x`/`0b` prefixes make hex/bit literals; `0X41` is a name.
+        let j = match (c, self.at(i + 1)) {
+            (b'0', b'x') => skip(b, i + 2, |d| d.is_ascii_hexdigit()),
+            (b'0', b'b') => skip(b, i + 2, |d| d == b'0' || d == b'1'),
+            _ => i,
+        };
+        if j > i + 2 && !is_word_byte(self.at(j)) {
+            return (j, TokenKind::HexBits);
+        }
+        i = skip(b, i, |d| d.is_ascii_digit());
+        if self.at(i) == b'.' {
+            i = skip(b, i + 1, |d| d.is_ascii_digit());
+        }
+        let sign = usize::from(matches!(self.at(i + 1), b'+' | b'-'));
+        if matches!(self.at(i), b'e' | b'E') && self.at(i + 1 + sign).is_ascii_digit() {
+            i = skip(b, i + 1 + sign, |d| d.is_ascii_digit());
+        }
+        // `1abc` is a valid unquoted identifier.
+        let word = is_word_byte(self.at(i));
+        i = skip(b, i, is_word_byte);
+        (
+            i,
+            if word {
+                TokenKind::Word
+            } else {
+                TokenKind::Number
+            },
+        )
+    }
+
+    /// A word, or the literal it starts (`X'…'`, `B'…'`, `N'…'`, `_latin1 '…'`).
+    fn word(&self, start: usize) -> Result<(usize, TokenKind), LexError> {
+        let (sql, b) = (self.sql, self.b);
+        let i = skip(b, start, is_word_byte);
+        let w = &sql[start..i];
+        let one = |s: &str| w.eq_ignore_ascii_case(s) && self.at(i) == b'\'';
+        let intro = (w.strip_prefix('_').map(|n| n.to_ascii_lowercase()))
+            .filter(|n| CHARSETS.contains(&n.as_str()));
+        let j = if intro.is_some() {
+            skip(b, i, is_space)
+        } else {
+            i
+        };
+        if one("x") || one("b") {
+            let end = i
+                + sql[i + 1..]
+                    .find('\'')
+                    .ok_or(err(start, LexErrorKind::UnterminatedString))?
+                + 2;
+            Ok((end, TokenKind::HexBits))
+        } else if one("n") || (intro.is_some() && self.string_quote(self.at(j))) {
+            let (end, value) = quoted(sql, j, self.esc(), LexErrorKind::UnterminatedString)?;
+            let literal = Literal {
+                span: start..end,
+                quote_span: j..end,
+                quote: b[j] as char,
+                value,
+                national: intro.is_none(),
+                introducer: intro,
+                continuation: false,
+            };
+            Ok((end, TokenKind::Str(literal)))
+        } else {
+            Ok((i, TokenKind::Word))
+        }
     }
 }
 

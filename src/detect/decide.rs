@@ -36,104 +36,14 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     };
     let mut probs = Vec::with_capacity(cands.len());
     posteriors(&cands, ctx.prior, &mut probs);
-    let mut order: Vec<usize> = (0..cands.len()).collect();
-    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
-    let best = order[0];
+    let (best, runner) = rank(&cands, &probs);
     let (label, conf) = (cands[best].label, probs[best]);
-    let runner = order.get(1).map(|&i| (cands[i].label, probs[i]));
-    let evidence = cands[best].score + ctx.prior.map_or(0.0, |p| p.bonus(label));
-    let mut reasons: Vec<Cow<'static, str>> = Vec::with_capacity(3);
-    let t = &cands[best].text;
-    reasons.push(Cow::Owned(format!(
-        "{label} reads best (score {}{}{})",
-        Dec(cands[best].score, 1),
-        if t.cyr_lang.is_some() { ", " } else { "" },
-        t.cyr_lang.map_or("", |l| model::CYR_LANGS[l as usize]),
-    )));
-    if ctx.prior.is_some() {
-        reasons.push(Cow::Borrowed("column prior applied"));
-    }
-
+    let mut reasons = best_reasons(&cands[best], ctx);
     if label == Label::Utf8 {
-        // Valid UTF-8 whose UTF-8 reading is itself broken text (a symbol glued to a letter,
-        // odd case: "C¸diz", "PÝsek", TCVN3 "Cádiz" and "Písek" read as latin1) in a column
-        // that nearly all reads one other way: the column decides it as any other value.
-        // Genuine text ("Cádiz" as stored) reads well-formed and is never taken.
-        if ctx.prior.is_some() && reads_broken(&cands[best].text, bytes) {
-            if let Some(v) = column_decides(bytes, &cands, ctx) {
-                return v;
-            }
-        }
-        if ctx.prior.is_some() {
-            if let Some(v) = lookalike::in_column(bytes, &cands, ctx) {
-                return v;
-            }
-        }
-        // Rare characters in a column whose rows are legacy text: likely a legacy value
-        // that is valid UTF-8 by chance, which no reading decides. List it.
-        let legacy_column = ctx
-            .prior
-            .and_then(|p| p.dominant())
-            .is_some_and(|(l, share)| l.needs_recode() && share >= UNIFORM_SHARE);
-        if legacy_column
-            && bytes.len() <= SHORT_UTF8
-            && std::str::from_utf8(bytes).is_ok_and(|s| s.chars().any(chars::rare_in_text))
-        {
-            reasons.push(Cow::Borrowed("rare characters as UTF-8 in a legacy column"));
-            return Verdict {
-                label: Label::Unknown,
-                confidence: 1.0 - conf,
-                decoded: None,
-                runner_up: runner,
-                reasons,
-            };
-        }
-        let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
-        return Verdict {
-            label,
-            confidence: conf.max(0.5),
-            decoded,
-            runner_up: runner,
-            reasons,
-        };
+        return utf8_reads_best(bytes, &cands, best, conf, runner, reasons, ctx);
     }
-    // The per-letter bar is on the value's own evidence: a column prior may
-    // settle a close call, never make text of something that is not.
-    // A column that is mostly this label (bonus ≥ STRONG_PRIOR) vouches for
-    // names and rare words our models know poorly, down to RELAXED_PER_LETTER.
-    let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
-        && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
-            >= RELAXED_PER_LETTER;
-    // A column that nearly all reads one way lets another rewriting reading through only on
-    // strong evidence of the value's own: "^[нН]" in a cp1251 column is not KOI8-R. In a
-    // UTF-8 column, valid UTF-8 is never re-read as a legacy table, however well it reads.
-    let against_column = ctx
-        .prior
-        .and_then(|p| p.dominant())
-        .is_some_and(|(l, share)| {
-            share >= UNIFORM_SHARE
-                && !column::same_family(l, label)
-                && (cands[best].score < AGAINST_COLUMN
-                    || (l == Label::Utf8 && utf8 && label.is_legacy()))
-        });
-    // One to three letters alone ("МБ", "є") read as text under several tables: only a
-    // clear lead over every other reading decides them. The letters counted are those of the
-    // words holding a non-ASCII letter: Vietnamese "Tiếng Việt" has two non-ASCII letters,
-    // but its syllables' ASCII letters are evidence too.
-    // Under a column's prior the lead counts the prior's bonuses: a column that reads one
-    // way lends its short values the lead, one that says nothing (a column of quantities,
-    // "11 л", cp1251 litres or TCVN3 "ở") lends none.
-    let bonus = |l: Label| ctx.prior.map_or(0.0, |p| p.bonus(l));
-    let short_close = cands[best].text.word_letters <= 3
-        && cands.iter().enumerate().any(|(i, o)| {
-            i != best && cands[best].score + bonus(label) - o.score - bonus(o.label) < SHORT_LEAD
-        });
-    if conf >= ctx.threshold
-        && evidence >= MIN_EVIDENCE
-        && (looks_like_text(&cands[best]) || vouched)
-        && !against_column
-        && !short_close
-    {
+    let against = against_column(&cands[best], utf8, ctx);
+    if conf >= ctx.threshold && clears_the_bars(&cands, best, ctx) && !against {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict {
                 label,
@@ -151,7 +61,7 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
             Dec(ctx.threshold, 2)
         )));
     }
-    if !against_column {
+    if !against {
         if let Some(v) = clear_lead(bytes, &cands, best) {
             return v;
         }
@@ -159,56 +69,200 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
     if let Some(v) = column_decides(bytes, &cands, ctx) {
         return v;
     }
-    let runner_up = Some((label, conf));
     if utf8 {
-        // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
-        let p_utf8 = cands
-            .iter()
-            .zip(&probs)
-            .find(|(c, _)| c.label == Label::Utf8)
-            .map_or(0.0, |(_, p)| *p);
-        // A legacy reading beat UTF-8 that reads as rare characters: the bytes are
-        // likely legacy text; list them rather than call them UTF-8.
-        let rare_utf8 = std::str::from_utf8(bytes)
-            .is_ok_and(|s| bytes.len() <= SHORT_UTF8 && s.chars().any(chars::rare_in_text));
-        // In a column whose rows are UTF-8, valid UTF-8 is UTF-8 unless its own evidence
-        // says otherwise strongly (see `against_column`).
-        let utf8_column = ctx
-            .prior
-            .and_then(|p| p.dominant())
-            .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
-        if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
-            if let Some(v) = lookalike::in_column(bytes, &cands, ctx) {
-                return v;
-            }
-            let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
-            return Verdict {
-                label: Label::Utf8,
-                confidence: p_utf8,
-                decoded,
-                runner_up,
-                reasons,
-            };
+        return undecided_utf8(bytes, &cands, &probs, (label, conf), reasons, ctx);
+    }
+    binary_or_unknown(bytes, &cands[best], conf, Some((label, conf)), reasons)
+}
+
+/// The most probable reading (its index) and the runner-up's label and probability.
+fn rank(cands: &[Cand], probs: &[f32]) -> (usize, Option<(Label, f32)>) {
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+    let best = order[0];
+    let runner = order.get(1).map(|&i| (cands[i].label, probs[i]));
+    (best, runner)
+}
+
+/// The first reasons of a scored verdict: the best reading and whether a prior applied.
+fn best_reasons(c: &Cand, ctx: &Context) -> Vec<Cow<'static, str>> {
+    let mut reasons: Vec<Cow<'static, str>> = Vec::with_capacity(3);
+    let t = &c.text;
+    reasons.push(Cow::Owned(format!(
+        "{} reads best (score {}{}{})",
+        c.label,
+        Dec(c.score, 1),
+        if t.cyr_lang.is_some() { ", " } else { "" },
+        t.cyr_lang.map_or("", |l| model::CYR_LANGS[l as usize]),
+    )));
+    if ctx.prior.is_some() {
+        reasons.push(Cow::Borrowed("column prior applied"));
+    }
+    reasons
+}
+
+/// The verdict on a value whose UTF-8 reading reads best.
+fn utf8_reads_best(
+    bytes: &[u8],
+    cands: &[Cand],
+    best: usize,
+    conf: f32,
+    runner: Option<(Label, f32)>,
+    mut reasons: Vec<Cow<'static, str>>,
+    ctx: &Context,
+) -> Verdict {
+    // Valid UTF-8 whose UTF-8 reading is itself broken text (a symbol glued to a letter,
+    // odd case: "C¸diz", "PÝsek", TCVN3 "Cádiz" and "Písek" read as latin1) in a column
+    // that nearly all reads one other way: the column decides it as any other value.
+    // Genuine text ("Cádiz" as stored) reads well-formed and is never taken.
+    if ctx.prior.is_some() && reads_broken(&cands[best].text, bytes) {
+        if let Some(v) = column_decides(bytes, cands, ctx) {
+            return v;
         }
+    }
+    if ctx.prior.is_some() {
+        if let Some(v) = lookalike::in_column(bytes, cands, ctx) {
+            return v;
+        }
+    }
+    // Rare characters in a column whose rows are legacy text: likely a legacy value
+    // that is valid UTF-8 by chance, which no reading decides. List it.
+    let legacy_column = ctx
+        .prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| l.needs_recode() && share >= UNIFORM_SHARE);
+    if legacy_column
+        && bytes.len() <= SHORT_UTF8
+        && std::str::from_utf8(bytes).is_ok_and(|s| s.chars().any(chars::rare_in_text))
+    {
+        reasons.push(Cow::Borrowed("rare characters as UTF-8 in a legacy column"));
         return Verdict {
             label: Label::Unknown,
             confidence: 1.0 - conf,
             decoded: None,
+            runner_up: runner,
+            reasons,
+        };
+    }
+    let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+    Verdict {
+        label: Label::Utf8,
+        confidence: conf.max(0.5),
+        decoded,
+        runner_up: runner,
+        reasons,
+    }
+}
+
+/// Whether a column that nearly all reads another way holds this rewriting reading back.
+fn against_column(c: &Cand, utf8: bool, ctx: &Context) -> bool {
+    // A column that nearly all reads one way lets another rewriting reading through only on
+    // strong evidence of the value's own: "^[нН]" in a cp1251 column is not KOI8-R. In a
+    // UTF-8 column, valid UTF-8 is never re-read as a legacy table, however well it reads.
+    let label = c.label;
+    ctx.prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| {
+            share >= UNIFORM_SHARE
+                && !column::same_family(l, label)
+                && (c.score < AGAINST_COLUMN || (l == Label::Utf8 && utf8 && label.is_legacy()))
+        })
+}
+
+/// Whether the best reading's own evidence and lead are enough to decide the value.
+fn clears_the_bars(cands: &[Cand], best: usize, ctx: &Context) -> bool {
+    let label = cands[best].label;
+    let evidence = cands[best].score + ctx.prior.map_or(0.0, |p| p.bonus(label));
+    // The per-letter bar is on the value's own evidence: a column prior may
+    // settle a close call, never make text of something that is not.
+    // A column that is mostly this label (bonus ≥ STRONG_PRIOR) vouches for
+    // names and rare words our models know poorly, down to RELAXED_PER_LETTER.
+    let vouched = ctx.prior.is_some_and(|p| p.bonus(label) >= STRONG_PRIOR)
+        && cands[best].score / cands[best].text.non_ascii_letters.max(1) as f32
+            >= RELAXED_PER_LETTER;
+    // One to three letters alone ("МБ", "є") read as text under several tables: only a
+    // clear lead over every other reading decides them. The letters counted are those of the
+    // words holding a non-ASCII letter: Vietnamese "Tiếng Việt" has two non-ASCII letters,
+    // but its syllables' ASCII letters are evidence too.
+    // Under a column's prior the lead counts the prior's bonuses: a column that reads one
+    // way lends its short values the lead, one that says nothing (a column of quantities,
+    // "11 л", cp1251 litres or TCVN3 "ở") lends none.
+    let bonus = |l: Label| ctx.prior.map_or(0.0, |p| p.bonus(l));
+    let short_close = cands[best].text.word_letters <= 3
+        && cands.iter().enumerate().any(|(i, o)| {
+            i != best && cands[best].score + bonus(label) - o.score - bonus(o.label) < SHORT_LEAD
+        });
+    evidence >= MIN_EVIDENCE && (looks_like_text(&cands[best]) || vouched) && !short_close
+}
+
+/// The verdict on valid UTF-8 that no reading decided, `best` the best (label, probability).
+fn undecided_utf8(
+    bytes: &[u8],
+    cands: &[Cand],
+    probs: &[f32],
+    best: (Label, f32),
+    reasons: Vec<Cow<'static, str>>,
+    ctx: &Context,
+) -> Verdict {
+    let (label, conf) = best;
+    let runner_up = Some(best);
+    // Valid UTF-8 we dare not un-mangle stays as it is: that is safe.
+    let p_utf8 = cands
+        .iter()
+        .zip(probs)
+        .find(|(c, _)| c.label == Label::Utf8)
+        .map_or(0.0, |(_, p)| *p);
+    // A legacy reading beat UTF-8 that reads as rare characters: the bytes are
+    // likely legacy text; list them rather than call them UTF-8.
+    let rare_utf8 = std::str::from_utf8(bytes)
+        .is_ok_and(|s| bytes.len() <= SHORT_UTF8 && s.chars().any(chars::rare_in_text));
+    // In a column whose rows are UTF-8, valid UTF-8 is UTF-8 unless its own evidence
+    // says otherwise strongly (see `against_column`).
+    let utf8_column = ctx
+        .prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
+    if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
+        if let Some(v) = lookalike::in_column(bytes, cands, ctx) {
+            return v;
+        }
+        let decoded = std::str::from_utf8(bytes).ok().map(str::to_owned);
+        return Verdict {
+            label: Label::Utf8,
+            confidence: p_utf8,
+            decoded,
             runner_up,
             reasons,
         };
     }
+    Verdict {
+        label: Label::Unknown,
+        confidence: 1.0 - conf,
+        decoded: None,
+        runner_up,
+        reasons,
+    }
+}
+
+/// The verdict on bytes that are not UTF-8 and no reading decided: binary or unknown.
+fn binary_or_unknown(
+    bytes: &[u8],
+    best: &Cand,
+    conf: f32,
+    runner_up: Option<(Label, f32)>,
+    mut reasons: Vec<Cow<'static, str>>,
+) -> Verdict {
     // Not UTF-8 and no reading believable: blob or undecidable text.
     // Text in an encoding we do not handle (Western, Greek, ...) or in a
     // language we have no model for also reads badly, but it is mostly
     // letters, or nearly all printable ASCII and letters; random bytes are
     // letters about half the time and printable-or-letter about 60%.
     let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count()
-        + cands[best].text.non_ascii_letters as usize;
+        + best.text.non_ascii_letters as usize;
     let printable = bytes.iter().filter(|b| (0x20..0x7F).contains(*b)).count();
-    let textish = printable + cands[best].text.non_ascii_letters as usize;
+    let textish = printable + best.text.non_ascii_letters as usize;
     let blob = letters * 10 < bytes.len() * 7 && textish * 100 < bytes.len() * 85;
-    if cands[best].score < -6.0 && bytes.len() >= 8 && blob {
+    if best.score < -6.0 && bytes.len() >= 8 && blob {
         reasons.push(Cow::Borrowed("no reading looks like text"));
         return Verdict {
             label: Label::Binary,

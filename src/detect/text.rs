@@ -9,7 +9,7 @@
 
 use super::chars;
 use super::model::{self, CYR_N, LATIN_N, SCALE};
-use super::syllables::{fnv, has_tone, vi_syllable_hashes, FNV0};
+use super::syllables::{fnv, has_tone, vi_syllable_hashes, SyllableSet, FNV0};
 use super::symbols::{glues, kind, symbol_score, Kind};
 
 /// Baseline per transition for the Cyrillic models (nats): genuine text costs
@@ -185,220 +185,314 @@ pub fn score_chars(chars: impl Iterator<Item = char>) -> TextScore {
 /// Vietnamese (TCVN3), so accented Latin words are judged as Vietnamese
 /// syllables only: a Western word must not pass for TCVN3 text.
 pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> TextScore {
-    let vi = model::vietnamese();
-    let vi_set = vi_syllable_hashes();
-    let mut out = TextScore::default();
-    let mut common = 0.0f32;
-    let mut cyr_total = [0.0f32; NL];
-    let mut any_cyr = false;
-    let mut w = Word::new(vi.n);
+    let mut scorer = Scorer::new(vietnamese);
+    for c in chars {
+        scorer.push(c);
+    }
+    scorer.finish()
+}
 
-    let finish = |w: &mut Word,
-                  next: char,
-                  out: &mut TextScore,
-                  common: &mut f32,
-                  cyr_total: &mut [f32; NL],
-                  any_cyr: &mut bool| {
-        if w.letters == 0 {
-            return;
-        }
-        let n = w.letters;
-        let non_ascii = w.cyr + w.ext + w.other;
+impl Word {
+    /// The toll on the word's case pattern, if it is odd and the word holds a non-ASCII letter.
+    fn odd_case_toll(&self, non_ascii: u32) -> Option<f32> {
+        let n = self.letters;
         // Case: lower, Title, or UPPER are normal; anything else is the
         // signature of a wrong table (KOI8 read as cp1251 flips case). A pure-ASCII
         // word ("GetSrvRec", "PowerPoint") reads alike under every table: its case says
         // nothing about the reading, so it costs nothing and does not count as odd.
-        if non_ascii > 0 && n >= 2 && w.upper > 0 && w.upper < n && !(w.upper == 1 && w.first_upper)
+        if non_ascii > 0
+            && n >= 2
+            && self.upper > 0
+            && self.upper < n
+            && !(self.upper == 1 && self.first_upper)
         {
-            out.odd_case_words += 1;
-            let breaks = w.case_breaks.saturating_sub(u32::from(w.first_upper));
+            let breaks = self.case_breaks.saturating_sub(u32::from(self.first_upper));
             // "лЕБЕДЕВ" (a capitalised KOI8 word read as cp1251) costs most.
-            let flipped = !w.first_upper && w.upper + 1 == n;
-            *common -= 4.0 + 2.0 * breaks.min(6) as f32 + if flipped { 4.0 } else { 0.0 };
+            let flipped = !self.first_upper && self.upper + 1 == n;
+            return Some(4.0 + 2.0 * breaks.min(6) as f32 + if flipped { 4.0 } else { 0.0 });
         }
-        out.non_ascii_letters += non_ascii;
-        if non_ascii > 0 {
-            out.word_letters += n;
-        }
-        if non_ascii == 0 {
-            // Pure ASCII word: identical in every candidate, no evidence.
-        } else if w.cyr > 0 && (w.ascii + w.ext + w.other) > 0 {
-            out.mixed_words += 1;
-            *common -= 4.0 + 2.5 * non_ascii as f32;
-        } else if w.cyr > 0 {
-            *any_cyr = true;
-            let t = (n + 1) as f32;
-            // A fragment glued to a symbol ("др№ср", "╥жак") is no word of its own. Any
-            // language's lexicon counts for all: they are incomplete and close kin, and
-            // choosing the language is the bigrams' job.
-            // Upper case counts from four letters on ("ФАЙЛ"): a wrong table's upper-case
-            // reading of that length is a frequent word 0.04% of the time (measured as for
-            // `KNOWN_WORD`), while two- and three-letter ones often are ("ДП" read as "до").
-            let case_ok =
-                w.upper == 0 || (w.upper == 1 && w.first_upper) || (w.upper == n && n >= 4);
-            if n >= 3 && !w.glued && case_ok {
-                *common += match model::cyr_known(w.cyr_hash) {
-                    model::Known::Top => {
-                        if n >= 4 {
-                            KNOWN_WORD
-                        } else {
-                            TOP_WORD
-                        }
-                    }
-                    model::Known::Frequent if n >= 4 => KNOWN_WORD,
-                    model::Known::No if (4..=8).contains(&n) && model::be_known(w.cyr_hash) => {
-                        KNOWN_WORD
-                    }
-                    _ => 0.0,
-                };
-            }
-            // A unit, currency or abbreviation in its place: a lower-case short token after a
-            // number or before a full stop ("47319 руб.", "ул.", "5 кг"). A wrong table's
-            // reading of it is mostly upper case ("ПСА."), which such places do not hold.
-            if n <= 4
-                && w.upper == 0
-                && !w.glued
-                && (next == '.' || w.after_number)
-                && model::cyr_short(w.cyr_hash)
-            {
-                *common += if n == 1 { SHORT_TOKEN_ONE } else { SHORT_TOKEN };
-            }
-            for (l, total) in cyr_total.iter_mut().enumerate() {
-                let last = w.cyr_cost[l] + model::cyr(l)[w.cyr_prev * CYR_N + CYR_N - 1] as u32;
-                *total += t * H_CYR - last as f32 / SCALE;
-            }
-        } else if w.ext > 0 && w.other == 0 {
-            let (mut lat_cost, mut vi_cost, mut t) = (w.lat_cost, w.vi_cost, w.lat_t);
-            if w.prev_ext {
-                lat_cost += model::latin()[w.lat_prev * LATIN_N + LATIN_N - 1] as u32;
-                vi_cost += vi.table[w.vi_prev * vi.n + vi.n - 1] as u32;
-                t += 1;
-            }
-            let t = t as f32;
-            let lat = t * H_LATIN - lat_cost as f32 / SCALE;
-            let mut vis = t * H_VI - vi_cost as f32 / SCALE;
-            let known = vi_set.contains(&w.hash);
-            if w.tones > 1 {
-                vis -= 4.0 * (w.tones - 1) as f32;
-            } else if known {
-                vis += 4.0;
-            }
-            // Vietnamese is a closed set of one-syllable shapes: "mựller"
-            // (German read as TCVN3) is not one, whatever its letters.
-            if !known && (w.not_vi || !model::vi_syllable_shape(&w.base[..w.base_len], w.tone)) {
-                vis -= 6.0;
-            }
-            if vietnamese || vis > lat {
-                out.vi_words += 1;
-                if vi_set.contains(&w.hash) {
-                    out.vi_syllables += 1;
-                }
-            }
-            // Vietnamese text names foreign places and people ("Cádiz"): a word the Latin
-            // model rates far better than the syllable model may be one, at a toll.
-            *common += if vietnamese {
-                if lat - FOREIGN_IN_VI > vis {
-                    out.foreign_words = out.foreign_words.saturating_add(1);
-                }
-                vis.max(lat - FOREIGN_IN_VI)
-            } else {
-                lat.max(vis)
-            };
-        } else {
-            // Other scripts (Greek, CJK, ...) in a UTF-8 reading: no model,
-            // neutral; mixed with Latin it is odd.
-            if w.ascii + w.ext > 0 {
-                *common -= 3.0;
-            }
-        }
-        *w = Word::new(vi.n);
-    };
+        None
+    }
 
-    // An odd symbol right after a letter; a letter right after it means the
-    // symbol sits inside a word, where real text never has one.
-    let mut odd_after_letter = false;
-    // The previous character was an odd symbol.
-    let mut odd_before = false;
-    // Length of the current run of non-ASCII symbols that began right after
-    // a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
-    let mut glued_run = 0u32;
-    // The previous character was a symbol that [`glues`].
-    let mut glue_before = false;
-    // Whether a number (and one space) came just before: a unit's place.
-    let mut number = Number::None;
-    for c in chars {
+    /// The Cyrillic word's [`KNOWN_WORD`] or [`TOP_WORD`] evidence, if its shape lets it count.
+    fn known_word_evidence(&self) -> Option<f32> {
+        let n = self.letters;
+        // A fragment glued to a symbol ("др№ср", "╥жак") is no word of its own. Any
+        // language's lexicon counts for all: they are incomplete and close kin, and
+        // choosing the language is the bigrams' job.
+        // Upper case counts from four letters on ("ФАЙЛ"): a wrong table's upper-case
+        // reading of that length is a frequent word 0.04% of the time (measured as for
+        // `KNOWN_WORD`), while two- and three-letter ones often are ("ДП" read as "до").
+        let case_ok =
+            self.upper == 0 || (self.upper == 1 && self.first_upper) || (self.upper == n && n >= 4);
+        if !(n >= 3 && !self.glued && case_ok) {
+            return None;
+        }
+        Some(match model::cyr_known(self.cyr_hash) {
+            model::Known::Top => {
+                if n >= 4 {
+                    KNOWN_WORD
+                } else {
+                    TOP_WORD
+                }
+            }
+            model::Known::Frequent if n >= 4 => KNOWN_WORD,
+            model::Known::No if (4..=8).contains(&n) && model::be_known(self.cyr_hash) => {
+                KNOWN_WORD
+            }
+            _ => 0.0,
+        })
+    }
+
+    /// The Cyrillic word's [`SHORT_TOKEN`] evidence, if it is a short token in a unit's place.
+    fn short_token_evidence(&self, next: char) -> Option<f32> {
+        let n = self.letters;
+        // A unit, currency or abbreviation in its place: a lower-case short token after a
+        // number or before a full stop ("47319 руб.", "ул.", "5 кг"). A wrong table's
+        // reading of it is mostly upper case ("ПСА."), which such places do not hold.
+        if n <= 4
+            && self.upper == 0
+            && !self.glued
+            && (next == '.' || self.after_number)
+            && model::cyr_short(self.cyr_hash)
+        {
+            return Some(if n == 1 { SHORT_TOKEN_ONE } else { SHORT_TOKEN });
+        }
+        None
+    }
+
+    /// Adds the Cyrillic word's evidence under each language model to `totals`.
+    fn add_cyr_evidence(&self, totals: &mut [f32; NL]) {
+        let t = (self.letters + 1) as f32;
+        for (l, total) in totals.iter_mut().enumerate() {
+            let last = self.cyr_cost[l] + model::cyr(l)[self.cyr_prev * CYR_N + CYR_N - 1] as u32;
+            *total += t * H_CYR - last as f32 / SCALE;
+        }
+    }
+
+    /// The Latin word's evidence as Latin and as Vietnamese, and whether it is a known syllable.
+    fn latin_readings(&self, vi: &model::Vietnamese, vi_set: &SyllableSet) -> (f32, f32, bool) {
+        let (mut lat_cost, mut vi_cost, mut t) = (self.lat_cost, self.vi_cost, self.lat_t);
+        if self.prev_ext {
+            lat_cost += model::latin()[self.lat_prev * LATIN_N + LATIN_N - 1] as u32;
+            vi_cost += vi.table[self.vi_prev * vi.n + vi.n - 1] as u32;
+            t += 1;
+        }
+        let t = t as f32;
+        let lat = t * H_LATIN - lat_cost as f32 / SCALE;
+        let mut vis = t * H_VI - vi_cost as f32 / SCALE;
+        let known = vi_set.contains(&self.hash);
+        if self.tones > 1 {
+            vis -= 4.0 * (self.tones - 1) as f32;
+        } else if known {
+            vis += 4.0;
+        }
+        // Vietnamese is a closed set of one-syllable shapes: "mựller"
+        // (German read as TCVN3) is not one, whatever its letters.
+        if !known
+            && (self.not_vi || !model::vi_syllable_shape(&self.base[..self.base_len], self.tone))
+        {
+            vis -= 6.0;
+        }
+        (lat, vis, known)
+    }
+
+    /// Whether a letter of kind `k` switches between ASCII and Cyrillic within the word.
+    #[inline]
+    fn switches_script(&self, k: Kind) -> bool {
+        let cyr_now = k == Kind::Cyr;
+        let cyr_before = self.cyr > 0;
+        let ascii_before = self.ascii > 0 && self.cyr == 0 && self.ext == 0;
+        (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && self.ascii == 0)
+    }
+
+    /// Adds a Cyrillic letter to the word; true when it is a ё owing [`YO_TOLL`].
+    #[inline]
+    fn push_cyr(&mut self, c: char) -> bool {
+        self.cyr += 1;
+        let i = model::cyr_index(c).unwrap_or(0);
+        self.cyr_hash = model::word_hash(self.cyr_hash, i);
+        let inner_yo = (c == 'ё' || c == 'Ё') && self.letters > 1;
+        for l in 0..NL {
+            self.cyr_cost[l] += model::cyr(l)[self.cyr_prev * CYR_N + i] as u32;
+        }
+        self.cyr_prev = i;
+        inner_yo
+    }
+
+    /// Adds a Latin letter (`ext`: outside ASCII) to the word.
+    #[inline]
+    fn push_latin(&mut self, c: char, ext: bool, vi: &model::Vietnamese) {
+        if ext {
+            self.ext += 1;
+        } else {
+            self.ascii += 1;
+        }
+        let counted = ext || self.prev_ext;
+        self.lat_t += counted as u32;
+        self.prev_ext = ext;
+        match model::latin_index(c) {
+            Some(i) => {
+                if counted {
+                    self.lat_cost += model::latin()[self.lat_prev * LATIN_N + i] as u32;
+                }
+                self.lat_prev = i;
+            }
+            None => {
+                self.lat_cost += UNSEEN;
+                self.lat_prev = LATIN_N - 1;
+            }
+        }
+        match vi.index(c) {
+            Some(i) => {
+                if counted {
+                    self.vi_cost += vi.table[self.vi_prev * vi.n + i] as u32;
+                }
+                self.vi_prev = i;
+                if vi.tone[i] != 0 {
+                    self.tone = vi.tone[i];
+                }
+                if self.base_len < self.base.len() {
+                    self.base[self.base_len] = vi.base[i];
+                    self.base_len += 1;
+                } else {
+                    self.not_vi = true;
+                }
+            }
+            None => {
+                self.vi_cost += UNSEEN;
+                self.vi_prev = vi.n - 1;
+                self.not_vi = true;
+            }
+        }
+        self.tones += has_tone(c) as u32;
+        let lower = if c.is_ascii() {
+            c.to_ascii_lowercase()
+        } else {
+            chars::lower(c)
+        };
+        self.hash = fnv(self.hash, lower);
+    }
+}
+
+/// The scoring state of one candidate decoding, fed one character at a time.
+struct Scorer {
+    vi: &'static model::Vietnamese,
+    vi_set: &'static SyllableSet,
+    /// The reading claims to be Vietnamese (TCVN3).
+    vietnamese: bool,
+    out: TextScore,
+    /// Evidence under every model alike (symbols, case, known words, Latin-script words).
+    common: f32,
+    /// Each Cyrillic language model's evidence over the Cyrillic words.
+    cyr_total: [f32; NL],
+    /// Some Cyrillic word was scored.
+    any_cyr: bool,
+    w: Word,
+    /// An odd symbol right after a letter; a letter right after it means the
+    /// symbol sits inside a word, where real text never has one.
+    odd_after_letter: bool,
+    /// The previous character was an odd symbol.
+    odd_before: bool,
+    /// Length of the current run of non-ASCII symbols that began right after
+    /// a letter: "á»‘" (UTF-8 read as latin1) glues such runs to letters.
+    glued_run: u32,
+    /// The previous character was a symbol that [`glues`].
+    glue_before: bool,
+    /// Whether a number (and one space) came just before: a unit's place.
+    number: Number,
+}
+
+impl Scorer {
+    /// A scorer before the first character.
+    fn new(vietnamese: bool) -> Self {
+        let vi = model::vietnamese();
+        Scorer {
+            vi,
+            vi_set: vi_syllable_hashes(),
+            vietnamese,
+            out: TextScore::default(),
+            common: 0.0,
+            cyr_total: [0.0; NL],
+            any_cyr: false,
+            w: Word::new(vi.n),
+            odd_after_letter: false,
+            odd_before: false,
+            glued_run: 0,
+            glue_before: false,
+            number: Number::None,
+        }
+    }
+
+    /// Reads the next character.
+    #[inline(always)]
+    fn push(&mut self, c: char) {
         let k = kind(c);
         if matches!(k, Kind::Other) {
-            let was_letter = w.letters > 0;
-            let glue = glues(c);
-            w.glued |= glue;
-            glue_before = glue;
-            finish(
-                &mut w,
-                c,
-                &mut out,
-                &mut common,
-                &mut cyr_total,
-                &mut any_cyr,
-            );
-            number = match (c, number) {
-                ('0'..='9', _) | ('.' | ',', Number::Digits) => Number::Digits,
-                (' ', Number::Digits) => Number::Space,
-                _ => Number::None,
-            };
-            let (s, odd) = symbol_score(c);
-            common += s;
-            out.odd_symbols += odd as u32;
-            // Any non-ASCII symbol glued between two letters is suspect
-            // ("l·n", "L¹t"), the apostrophe ’ aside.
-            odd_after_letter =
-                was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
-            if !c.is_ascii() && c != '\u{2019}' && (was_letter || glued_run > 0) {
-                glued_run += 1;
-                if glued_run == 2 {
-                    common -= 4.0;
-                }
-            } else {
-                glued_run = 0;
+            self.symbol(c);
+        } else {
+            self.letter(c, k);
+        }
+    }
+
+    /// Reads a character that is no letter: it ends the word and is scored as a symbol.
+    #[inline(always)]
+    fn symbol(&mut self, c: char) {
+        let was_letter = self.w.letters > 0;
+        let glue = glues(c);
+        self.w.glued |= glue;
+        self.glue_before = glue;
+        self.finish_word(c);
+        self.number = match (c, self.number) {
+            ('0'..='9', _) | ('.' | ',', Number::Digits) => Number::Digits,
+            (' ', Number::Digits) => Number::Space,
+            _ => Number::None,
+        };
+        let (s, odd) = symbol_score(c);
+        self.common += s;
+        self.out.odd_symbols += odd as u32;
+        // Any non-ASCII symbol glued between two letters is suspect
+        // ("l·n", "L¹t"), the apostrophe ’ aside.
+        self.odd_after_letter =
+            was_letter && (odd || (!c.is_ascii() && c != '\u{2019}' && c != '\u{2BC}'));
+        if !c.is_ascii() && c != '\u{2019}' && (was_letter || self.glued_run > 0) {
+            self.glued_run += 1;
+            if self.glued_run == 2 {
+                self.common -= 4.0;
             }
-            continue;
+        } else {
+            self.glued_run = 0;
         }
-        glued_run = 0;
-        if odd_after_letter {
-            common -= 4.0;
-            odd_after_letter = false;
+    }
+
+    /// Reads a letter of kind `k` into the current word.
+    #[inline(always)]
+    fn letter(&mut self, c: char, k: Kind) {
+        self.glued_run = 0;
+        if self.odd_after_letter {
+            self.common -= 4.0;
+            self.odd_after_letter = false;
         }
-        if odd_before {
+        if self.odd_before {
             // "╜анок": a box-drawing byte glued to the start of a word is a
             // letter of another table (KOI8-U ґ read as KOI8-R).
-            common -= 3.0;
+            self.common -= 3.0;
         }
-        odd_before = false;
+        self.odd_before = false;
         // A switch between ASCII and Cyrillic letters ends a word ("кодM5",
         // "Tiєng"): each part is scored alone, with a small toll for the switch.
-        if w.letters > 0 {
-            let cyr_now = k == Kind::Cyr;
-            let cyr_before = w.cyr > 0;
-            let ascii_before = w.ascii > 0 && w.cyr == 0 && w.ext == 0;
-            if (cyr_now && ascii_before) || (k == Kind::AsciiLetter && cyr_before && w.ascii == 0) {
-                finish(
-                    &mut w,
-                    c,
-                    &mut out,
-                    &mut common,
-                    &mut cyr_total,
-                    &mut any_cyr,
-                );
-                common -= SCRIPT_SWITCH;
-                out.mixed_words += 1;
-            }
+        if self.w.letters > 0 && self.w.switches_script(k) {
+            self.finish_word(c);
+            self.common -= SCRIPT_SWITCH;
+            self.out.mixed_words += 1;
         }
         let upper = chars::is_uppercase(c);
+        let w = &mut self.w;
         if w.letters == 0 {
             w.first_upper = upper;
-            w.glued = glue_before;
-            w.after_number = number == Number::Space;
-            number = Number::None;
+            w.glued = self.glue_before;
+            w.after_number = self.number == Number::Space;
+            self.number = Number::None;
         } else if upper != w.last_upper {
             w.case_breaks += 1;
         }
@@ -407,92 +501,96 @@ pub fn score_chars_as(chars: impl Iterator<Item = char>, vietnamese: bool) -> Te
         w.upper += upper as u32;
         match k {
             Kind::Cyr => {
-                w.cyr += 1;
-                let i = model::cyr_index(c).unwrap_or(0);
-                w.cyr_hash = model::word_hash(w.cyr_hash, i);
-                if (c == 'ё' || c == 'Ё') && w.letters > 1 {
-                    common -= YO_TOLL;
+                if w.push_cyr(c) {
+                    self.common -= YO_TOLL;
                 }
-                for l in 0..NL {
-                    w.cyr_cost[l] += model::cyr(l)[w.cyr_prev * CYR_N + i] as u32;
-                }
-                w.cyr_prev = i;
             }
-            Kind::AsciiLetter | Kind::LatinExt => {
-                let ext = k == Kind::LatinExt;
-                if ext {
-                    w.ext += 1;
-                } else {
-                    w.ascii += 1;
-                }
-                let counted = ext || w.prev_ext;
-                w.lat_t += counted as u32;
-                w.prev_ext = ext;
-                match model::latin_index(c) {
-                    Some(i) => {
-                        if counted {
-                            w.lat_cost += model::latin()[w.lat_prev * LATIN_N + i] as u32;
-                        }
-                        w.lat_prev = i;
-                    }
-                    None => {
-                        w.lat_cost += UNSEEN;
-                        w.lat_prev = LATIN_N - 1;
-                    }
-                }
-                match vi.index(c) {
-                    Some(i) => {
-                        if counted {
-                            w.vi_cost += vi.table[w.vi_prev * vi.n + i] as u32;
-                        }
-                        w.vi_prev = i;
-                        if vi.tone[i] != 0 {
-                            w.tone = vi.tone[i];
-                        }
-                        if w.base_len < w.base.len() {
-                            w.base[w.base_len] = vi.base[i];
-                            w.base_len += 1;
-                        } else {
-                            w.not_vi = true;
-                        }
-                    }
-                    None => {
-                        w.vi_cost += UNSEEN;
-                        w.vi_prev = vi.n - 1;
-                        w.not_vi = true;
-                    }
-                }
-                w.tones += has_tone(c) as u32;
-                let lower = if c.is_ascii() {
-                    c.to_ascii_lowercase()
-                } else {
-                    chars::lower(c)
-                };
-                w.hash = fnv(w.hash, lower);
-            }
+            Kind::AsciiLetter | Kind::LatinExt => w.push_latin(c, k == Kind::LatinExt, self.vi),
             _ => w.other += 1,
         }
     }
-    finish(
-        &mut w,
-        '\0',
-        &mut out,
-        &mut common,
-        &mut cyr_total,
-        &mut any_cyr,
-    );
-    let mut best = 0.0;
-    if any_cyr {
-        let (l, s) =
-            cyr_total.iter().enumerate().fold(
-                (0, f32::MIN),
-                |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc },
-            );
-        out.cyr_lang = Some(l as u8);
-        best = s;
+
+    /// Scores the current word, if any, ended by `next`, and starts a new one.
+    fn finish_word(&mut self, next: char) {
+        let w = &self.w;
+        if w.letters == 0 {
+            return;
+        }
+        let non_ascii = w.cyr + w.ext + w.other;
+        if let Some(toll) = w.odd_case_toll(non_ascii) {
+            self.out.odd_case_words += 1;
+            self.common -= toll;
+        }
+        self.out.non_ascii_letters += non_ascii;
+        if non_ascii > 0 {
+            self.out.word_letters += w.letters;
+        }
+        if non_ascii == 0 {
+            // Pure ASCII word: identical in every candidate, no evidence.
+        } else if w.cyr > 0 && (w.ascii + w.ext + w.other) > 0 {
+            self.out.mixed_words += 1;
+            self.common -= 4.0 + 2.5 * non_ascii as f32;
+        } else if w.cyr > 0 {
+            self.any_cyr = true;
+            if let Some(e) = w.known_word_evidence() {
+                self.common += e;
+            }
+            if let Some(e) = w.short_token_evidence(next) {
+                self.common += e;
+            }
+            w.add_cyr_evidence(&mut self.cyr_total);
+        } else if w.ext > 0 && w.other == 0 {
+            self.latin_word();
+        } else {
+            // Other scripts (Greek, CJK, ...) in a UTF-8 reading: no model,
+            // neutral; mixed with Latin it is odd.
+            if w.ascii + w.ext > 0 {
+                self.common -= 3.0;
+            }
+        }
+        self.w = Word::new(self.vi.n);
     }
-    out.score = common + best;
-    out
+
+    /// Scores the current accented Latin word as a Latin word or a Vietnamese syllable.
+    fn latin_word(&mut self) {
+        let (lat, vis, known) = self.w.latin_readings(self.vi, self.vi_set);
+        if self.vietnamese || vis > lat {
+            self.out.vi_words += 1;
+            if known {
+                self.out.vi_syllables += 1;
+            }
+        }
+        // Vietnamese text names foreign places and people ("Cádiz"): a word the Latin
+        // model rates far better than the syllable model may be one, at a toll.
+        self.common += if self.vietnamese {
+            if lat - FOREIGN_IN_VI > vis {
+                self.out.foreign_words = self.out.foreign_words.saturating_add(1);
+            }
+            vis.max(lat - FOREIGN_IN_VI)
+        } else {
+            lat.max(vis)
+        };
+    }
+
+    /// Scores the last word and sums the evidence, the best Cyrillic language's included.
+    fn finish(mut self) -> TextScore {
+        self.finish_word('\0');
+        let mut best = 0.0;
+        if self.any_cyr {
+            let (l, s) = self
+                .cyr_total
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, f32::MIN),
+                    |acc, (i, &s)| if s > acc.1 { (i, s) } else { acc },
+                );
+            self.out.cyr_lang = Some(l as u8);
+            best = s;
+        }
+        self.out.score = self.common + best;
+        self.out
+    }
 }
 
 #[cfg(test)]

@@ -147,6 +147,7 @@ pub fn assemble(raw: RawCatalog, schemas: Vec<String>, tables: &[String]) -> Inv
     }
 }
 
+/// One table's inventory entry from the catalog rows.
 fn assemble_table(
     raw: &RawCatalog,
     t: &read::RawTable,
@@ -155,165 +156,24 @@ fn assemble_table(
 ) -> Table {
     let (part_limit, key_limit) =
         key_limits(&t.engine, &t.row_format, server.innodb_page_size as u64);
-    let find = |name: &str| facts.iter().find(|f| f.name == name).copied();
-
-    // Index parts arrive ordered by index then position; group consecutive runs.
-    let mut indexes: Vec<Index> = Vec::new();
-    let mut all_not_null: Vec<bool> = Vec::new();
-    let mut has_prefix: Vec<bool> = Vec::new();
-    for p in raw
-        .index_parts
-        .iter()
-        .filter(|p| p.schema == t.schema && p.table == t.name)
-    {
-        if indexes.last().map(|i| i.name != p.index).unwrap_or(true) {
-            indexes.push(Index {
-                name: p.index.clone(),
-                unique: !p.non_unique,
-                index_type: p.index_type.clone(),
-                parts: Vec::new(),
-                bytes: 0,
-                bytes_utf8mb4: 0,
-                overflows_now: false,
-                overflows_utf8mb4: false,
-            });
-            all_not_null.push(true);
-            has_prefix.push(false);
-        }
-        let idx = indexes.last_mut().expect("pushed above");
-        let n = all_not_null.len() - 1;
-        let column = p.column.clone().unwrap_or_else(|| "(expression)".into());
-        let (bytes, bytes_utf8mb4) = match p.column.as_deref().and_then(find) {
-            Some(f) => {
-                all_not_null[n] &= !f.nullable;
-                (
-                    part_bytes(f, p.sub_part, f.mbmaxlen),
-                    part_bytes(f, p.sub_part, mbmaxlen_utf8mb4(f)),
-                )
-            }
-            None => {
-                all_not_null[n] = false;
-                (0, 0)
-            }
-        };
-        has_prefix[n] |= p.sub_part.is_some();
-        idx.parts.push(IndexPart {
-            column,
-            prefix: p.sub_part,
-            bytes,
-            bytes_utf8mb4,
-        });
-    }
-    let checks_length =
-        |i: &Index| !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH");
-    for i in &mut indexes {
-        i.bytes = i.parts.iter().map(|p| p.bytes).sum();
-        i.bytes_utf8mb4 = i.parts.iter().map(|p| p.bytes_utf8mb4).sum();
-        if checks_length(i) {
-            i.overflows_now = i.bytes > key_limit || i.parts.iter().any(|p| p.bytes > part_limit);
-            i.overflows_utf8mb4 =
-                i.bytes_utf8mb4 > key_limit || i.parts.iter().any(|p| p.bytes_utf8mb4 > part_limit);
-        }
-    }
-
+    let (mut indexes, key_facts) = indexes_of(raw, t, facts);
+    size_indexes(&mut indexes, part_limit, key_limit);
     let primary_key = indexes
         .iter()
         .find(|i| i.name == "PRIMARY")
         .map(|i| i.parts.iter().map(|p| p.column.clone()).collect::<Vec<_>>());
-    let recode_key = indexes
-        .iter()
-        .enumerate()
-        .filter(|(n, i)| i.unique && all_not_null[*n] && !has_prefix[*n] && checks_length(i))
-        .min_by_key(|(_, i)| (i.name != "PRIMARY", i.bytes, i.parts.len()))
-        .map(|(_, i)| RecodeKey {
-            index: i.name.clone(),
-            columns: i.parts.iter().map(|p| p.column.clone()).collect(),
-        });
-
-    let columns: Vec<Column> = facts
-        .iter()
-        .enumerate()
-        .filter_map(|(pos, f)| {
-            let kind = column_kind(&f.data_type)?;
-            let in_index = |i: &&Index| i.parts.iter().any(|p| p.column == f.name);
-            Some(Column {
-                name: f.name.clone(),
-                position: pos as u32 + 1,
-                kind,
-                data_type: f.data_type.clone(),
-                column_type: f.column_type.clone(),
-                charset: f.charset.clone(),
-                collation: f.collation.clone(),
-                max_chars: f.max_chars,
-                max_bytes: f.max_bytes,
-                max_bytes_utf8mb4: keylen::max_bytes_utf8mb4(f),
-                nullable: f.nullable,
-                in_primary_key: primary_key.as_ref().is_some_and(|pk| pk.contains(&f.name)),
-                indexes: indexes
-                    .iter()
-                    .filter(in_index)
-                    .map(|i| i.name.clone())
-                    .collect(),
-                definition: f.definition.clone(),
-            })
-        })
-        .collect();
-
-    let null_bitmap = facts.iter().filter(|f| f.nullable).count().div_ceil(8) as u64;
-    let row_size = RowSize {
-        bytes: facts.iter().map(|f| row_bytes(f, f.mbmaxlen)).sum::<u64>() + null_bitmap,
-        bytes_utf8mb4: facts
-            .iter()
-            .map(|f| row_bytes(f, mbmaxlen_utf8mb4(f)))
-            .sum::<u64>()
-            + null_bitmap,
-        limit: ROW_SIZE_LIMIT,
-    };
-
-    let triggers: Vec<Trigger> = raw
-        .triggers
-        .iter()
-        .filter(|(s, n, _)| s == &t.schema && n == &t.name)
-        .map(|(_, _, tr)| {
-            let mut tr = tr.clone();
-            let schema_tables: Vec<&str> = raw
-                .tables
-                .iter()
-                .filter(|x| x.schema == t.schema && x.name != t.name && !is_own_table(&x.name))
-                .map(|x| x.name.as_str())
-                .collect();
-            tr.tables = mentions::among(&tr.tables, &schema_tables)
-                .into_iter()
-                .map(str::to_string)
-                .collect();
-            tr
-        })
-        .collect();
+    let recode_key = recode_key(&indexes, &key_facts);
+    let columns = columns_of(facts, &indexes, primary_key.as_deref());
+    let row_size = row_size(facts);
+    let triggers = triggers_of(raw, t);
     let foreign_keys = foreign_keys_of(raw, &t.schema, &t.name);
-
-    let mut risks = Vec::new();
-    if recode_key.is_none() {
-        risks.push(
-            "no primary key and no NOT NULL unique key: it cannot be recoded online in batches. \
-             Fix: add a primary key (or a unique key over NOT NULL columns)"
-                .to_string(),
-        );
-    }
-    for i in indexes.iter().filter(|i| i.overflows_utf8mb4) {
-        risks.push(format!(
-            "index `{}` would need {} bytes under utf8mb4 (limit {} per column, {} per key, row format {}): \
-             converting would fail. Fix: index a prefix, use ROW_FORMAT=DYNAMIC, or keep this column single-byte",
-            i.name, i.bytes_utf8mb4, part_limit, key_limit, t.row_format
-        ));
-    }
-    if row_size.bytes_utf8mb4 > ROW_SIZE_LIMIT {
-        risks.push(format!(
-            "declared row size would be {} bytes under utf8mb4, over the {ROW_SIZE_LIMIT}-byte limit. \
-             Fix: turn the longest VARCHAR columns into TEXT, or keep some columns single-byte",
-            row_size.bytes_utf8mb4
-        ));
-    }
-
+    let risks = table_risks(
+        t,
+        recode_key.is_some(),
+        &indexes,
+        &row_size,
+        (part_limit, key_limit),
+    );
     Table {
         schema: t.schema.clone(),
         name: t.name.clone(),
@@ -334,6 +194,210 @@ fn assemble_table(
     }
 }
 
+/// What an index's parts say of it as a recode key, beyond what [`Index`] keeps.
+#[derive(Debug, Clone, Copy)]
+struct KeyFacts {
+    /// Every part is a NOT NULL column (a functional part counts as nullable).
+    all_not_null: bool,
+    /// Some part indexes only a prefix of its column.
+    has_prefix: bool,
+}
+
+/// The table's indexes with their parts' bytes, and each one's [`KeyFacts`] in order.
+fn indexes_of(
+    raw: &RawCatalog,
+    t: &read::RawTable,
+    facts: &[&ColumnFacts],
+) -> (Vec<Index>, Vec<KeyFacts>) {
+    let find = |name: &str| facts.iter().find(|f| f.name == name).copied();
+    // Index parts arrive ordered by index then position; group consecutive runs.
+    let mut indexes: Vec<Index> = Vec::new();
+    let mut key_facts: Vec<KeyFacts> = Vec::new();
+    for p in raw
+        .index_parts
+        .iter()
+        .filter(|p| p.schema == t.schema && p.table == t.name)
+    {
+        if indexes.last().map(|i| i.name != p.index).unwrap_or(true) {
+            indexes.push(Index {
+                name: p.index.clone(),
+                unique: !p.non_unique,
+                index_type: p.index_type.clone(),
+                parts: Vec::new(),
+                bytes: 0,
+                bytes_utf8mb4: 0,
+                overflows_now: false,
+                overflows_utf8mb4: false,
+            });
+            key_facts.push(KeyFacts {
+                all_not_null: true,
+                has_prefix: false,
+            });
+        }
+        let idx = indexes.last_mut().expect("pushed above");
+        let kf = key_facts.last_mut().expect("pushed above");
+        let column = p.column.clone().unwrap_or_else(|| "(expression)".into());
+        let (bytes, bytes_utf8mb4) = match p.column.as_deref().and_then(find) {
+            Some(f) => {
+                kf.all_not_null &= !f.nullable;
+                (
+                    part_bytes(f, p.sub_part, f.mbmaxlen),
+                    part_bytes(f, p.sub_part, mbmaxlen_utf8mb4(f)),
+                )
+            }
+            None => {
+                kf.all_not_null = false;
+                (0, 0)
+            }
+        };
+        kf.has_prefix |= p.sub_part.is_some();
+        idx.parts.push(IndexPart {
+            column,
+            prefix: p.sub_part,
+            bytes,
+            bytes_utf8mb4,
+        });
+    }
+    (indexes, key_facts)
+}
+
+/// Whether the key length limits apply to an index (not FULLTEXT, SPATIAL or HASH).
+fn checks_length(i: &Index) -> bool {
+    !matches!(i.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH")
+}
+
+/// Fills in each index's key length now and under utf8mb4, and whether it overflows.
+fn size_indexes(indexes: &mut [Index], part_limit: u64, key_limit: u64) {
+    for i in indexes {
+        i.bytes = i.parts.iter().map(|p| p.bytes).sum();
+        i.bytes_utf8mb4 = i.parts.iter().map(|p| p.bytes_utf8mb4).sum();
+        if checks_length(i) {
+            i.overflows_now = i.bytes > key_limit || i.parts.iter().any(|p| p.bytes > part_limit);
+            i.overflows_utf8mb4 =
+                i.bytes_utf8mb4 > key_limit || i.parts.iter().any(|p| p.bytes_utf8mb4 > part_limit);
+        }
+    }
+}
+
+/// The unique key over whole NOT NULL columns that batches walk: PRIMARY, else the shortest.
+fn recode_key(indexes: &[Index], key_facts: &[KeyFacts]) -> Option<RecodeKey> {
+    indexes
+        .iter()
+        .zip(key_facts)
+        .filter(|(i, kf)| i.unique && kf.all_not_null && !kf.has_prefix && checks_length(i))
+        .min_by_key(|(i, _)| (i.name != "PRIMARY", i.bytes, i.parts.len()))
+        .map(|(i, _)| RecodeKey {
+            index: i.name.clone(),
+            columns: i.parts.iter().map(|p| p.column.clone()).collect(),
+        })
+}
+
+/// The table's text and binary columns, each with its position and the indexes it is in.
+fn columns_of(
+    facts: &[&ColumnFacts],
+    indexes: &[Index],
+    primary_key: Option<&[String]>,
+) -> Vec<Column> {
+    facts
+        .iter()
+        .enumerate()
+        .filter_map(|(pos, f)| {
+            let kind = column_kind(&f.data_type)?;
+            let in_index = |i: &&Index| i.parts.iter().any(|p| p.column == f.name);
+            Some(Column {
+                name: f.name.clone(),
+                position: pos as u32 + 1,
+                kind,
+                data_type: f.data_type.clone(),
+                column_type: f.column_type.clone(),
+                charset: f.charset.clone(),
+                collation: f.collation.clone(),
+                max_chars: f.max_chars,
+                max_bytes: f.max_bytes,
+                max_bytes_utf8mb4: keylen::max_bytes_utf8mb4(f),
+                nullable: f.nullable,
+                in_primary_key: primary_key.is_some_and(|pk| pk.contains(&f.name)),
+                indexes: indexes
+                    .iter()
+                    .filter(in_index)
+                    .map(|i| i.name.clone())
+                    .collect(),
+                definition: f.definition.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The declared row size of all the table's columns, now and under utf8mb4.
+fn row_size(facts: &[&ColumnFacts]) -> RowSize {
+    let null_bitmap = facts.iter().filter(|f| f.nullable).count().div_ceil(8) as u64;
+    RowSize {
+        bytes: facts.iter().map(|f| row_bytes(f, f.mbmaxlen)).sum::<u64>() + null_bitmap,
+        bytes_utf8mb4: facts
+            .iter()
+            .map(|f| row_bytes(f, mbmaxlen_utf8mb4(f)))
+            .sum::<u64>()
+            + null_bitmap,
+        limit: ROW_SIZE_LIMIT,
+    }
+}
+
+/// The table's triggers, each naming the other tables of its schema its body mentions.
+fn triggers_of(raw: &RawCatalog, t: &read::RawTable) -> Vec<Trigger> {
+    raw.triggers
+        .iter()
+        .filter(|(s, n, _)| s == &t.schema && n == &t.name)
+        .map(|(_, _, tr)| {
+            let mut tr = tr.clone();
+            let schema_tables: Vec<&str> = raw
+                .tables
+                .iter()
+                .filter(|x| x.schema == t.schema && x.name != t.name && !is_own_table(&x.name))
+                .map(|x| x.name.as_str())
+                .collect();
+            tr.tables = mentions::among(&tr.tables, &schema_tables)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            tr
+        })
+        .collect()
+}
+
+/// What stands in the way of recoding the table: no key, an index or row over its limit.
+fn table_risks(
+    t: &read::RawTable,
+    has_recode_key: bool,
+    indexes: &[Index],
+    row_size: &RowSize,
+    (part_limit, key_limit): (u64, u64),
+) -> Vec<String> {
+    let mut risks = Vec::new();
+    if !has_recode_key {
+        risks.push(
+            "no primary key and no NOT NULL unique key: it cannot be recoded online in batches. \
+             Fix: add a primary key (or a unique key over NOT NULL columns)"
+                .to_string(),
+        );
+    }
+    for i in indexes.iter().filter(|i| i.overflows_utf8mb4) {
+        risks.push(format!(
+            "index `{}` would need {} bytes under utf8mb4 (limit {} per column, {} per key, row format {}): \
+             converting would fail. Fix: index a prefix, use ROW_FORMAT=DYNAMIC, or keep this column single-byte",
+            i.name, i.bytes_utf8mb4, part_limit, key_limit, t.row_format
+        ));
+    }
+    if row_size.bytes_utf8mb4 > ROW_SIZE_LIMIT {
+        risks.push(format!(
+            "declared row size would be {} bytes under utf8mb4, over the {ROW_SIZE_LIMIT}-byte limit. \
+             Fix: turn the longest VARCHAR columns into TEXT, or keep some columns single-byte",
+            row_size.bytes_utf8mb4
+        ));
+    }
+    risks
+}
+
+/// The foreign keys that reference the table or that it holds, their column pairs grouped.
 fn foreign_keys_of(raw: &RawCatalog, schema: &str, table: &str) -> Vec<ForeignKey> {
     let mut out: Vec<ForeignKey> = Vec::new();
     for fk in &raw.foreign_keys {

@@ -119,14 +119,33 @@ async fn fetch(
 /// Reads every catalog row for the given schemas.
 pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Result<RawCatalog> {
     let ph = placeholders(schemas.len());
+    let server = read_server(conn).await?;
+    let mariadb = server.flavor == "MariaDB";
+    let tables = read_tables(conn, schemas, &ph).await?;
+    let columns = read_columns(conn, schemas, &ph, mariadb).await?;
+    let index_parts = read_index_parts(conn, schemas, &ph).await?;
+    let triggers = read_triggers(conn, schemas, &ph).await?;
+    let foreign_keys = read_foreign_keys(conn, schemas, &ph).await?;
+    Ok(RawCatalog {
+        server: Some(server),
+        tables,
+        columns,
+        index_parts,
+        triggers,
+        foreign_keys,
+    })
+}
+
+/// The server's version, flavour, InnoDB page size and default row format.
+async fn read_server(conn: &mut MySqlConnection) -> Result<ServerInfo> {
     let server = sqlx::query(
         "SELECT VERSION(), CAST(@@innodb_page_size AS UNSIGNED), CAST(@@innodb_default_row_format AS CHAR)",
     )
-    .fetch_one(&mut *conn)
+    .fetch_one(conn)
     .await
     .context("cannot read server variables")?;
     let version: String = server.get(0);
-    let server = ServerInfo {
+    Ok(ServerInfo {
         flavor: if version.contains("MariaDB") {
             "MariaDB"
         } else {
@@ -136,10 +155,16 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         version,
         innodb_page_size: server.get::<u64, _>(1) as u32,
         default_row_format: server.get(2),
-    };
+    })
+}
 
-    let mariadb = server.flavor == "MariaDB";
-    let tables = fetch(
+/// The schemas' base tables.
+async fn read_tables(
+    conn: &mut MySqlConnection,
+    schemas: &[String],
+    ph: &str,
+) -> Result<Vec<RawTable>> {
+    Ok(fetch(
         conn,
         &format!(
             "SELECT CAST(TABLE_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), CAST(IFNULL(ENGINE,'') AS CHAR), \
@@ -159,9 +184,17 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         rows: r.get(4),
         collation: r.get(5),
     })
-    .collect();
+    .collect())
+}
 
-    let columns = fetch(
+/// Every column of the schemas' tables, in table order, with its facts.
+async fn read_columns(
+    conn: &mut MySqlConnection,
+    schemas: &[String],
+    ph: &str,
+    mariadb: bool,
+) -> Result<Vec<(String, String, ColumnFacts)>> {
+    Ok(fetch(
         conn,
         &format!(
             "SELECT CAST(c.TABLE_SCHEMA AS CHAR), CAST(c.TABLE_NAME AS CHAR), CAST(c.COLUMN_NAME AS CHAR), \
@@ -205,9 +238,16 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         };
         (r.get(0), r.get(1), facts)
     })
-    .collect();
+    .collect())
+}
 
-    let index_parts = fetch(
+/// Every index part of the schemas' tables, ordered by table, index and position.
+async fn read_index_parts(
+    conn: &mut MySqlConnection,
+    schemas: &[String],
+    ph: &str,
+) -> Result<Vec<RawIndexPart>> {
+    Ok(fetch(
         conn,
         &format!(
             "SELECT CAST(TABLE_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), CAST(INDEX_NAME AS CHAR), \
@@ -228,9 +268,16 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         sub_part: r.get(5),
         index_type: r.get(6),
     })
-    .collect();
+    .collect())
+}
 
-    let triggers = fetch(
+/// The schemas' triggers, each with every name its body may mention as a table.
+async fn read_triggers(
+    conn: &mut MySqlConnection,
+    schemas: &[String],
+    ph: &str,
+) -> Result<Vec<(String, String, Trigger)>> {
+    Ok(fetch(
         conn,
         &format!(
             "SELECT CAST(EVENT_OBJECT_SCHEMA AS CHAR), CAST(EVENT_OBJECT_TABLE AS CHAR), CAST(TRIGGER_NAME AS CHAR), \
@@ -252,9 +299,16 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         let tables = super::mentions::candidates(&body, &schema);
         (schema, r.get(1), Trigger { name: r.get(2), timing: r.get(3), event: r.get(4), portable, tables })
     })
-    .collect();
+    .collect())
+}
 
-    let foreign_keys = fetch(
+/// The column pairs of every foreign key from or into the schemas.
+async fn read_foreign_keys(
+    conn: &mut MySqlConnection,
+    schemas: &[String],
+    ph: &str,
+) -> Result<Vec<RawForeignKey>> {
+    Ok(fetch(
         conn,
         &format!(
             "SELECT CAST(CONSTRAINT_NAME AS CHAR), CAST(TABLE_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), \
@@ -278,14 +332,5 @@ pub async fn read_catalog(conn: &mut MySqlConnection, schemas: &[String]) -> Res
         ref_table: r.get(5),
         ref_column: r.get(6),
     })
-    .collect();
-
-    Ok(RawCatalog {
-        server: Some(server),
-        tables,
-        columns,
-        index_parts,
-        triggers,
-        foreign_keys,
-    })
+    .collect())
 }

@@ -131,7 +131,29 @@ pub fn holds_unicode(charset: &str) -> bool {
 
 /// Parses a target definition; the error says what is wrong in one sentence.
 pub fn parse(text: &str) -> Result<TargetDef, String> {
-    let s = text.trim();
+    let (data_type, rest) = base_type(text.trim())?;
+    let (length, members, rest) = type_arguments(&data_type, rest)?;
+    let length = default_length(&data_type, length)?;
+    let Clauses {
+        charset,
+        collation,
+        not_null,
+        mut attrs,
+    } = clauses(rest)?;
+    let charset = checked_charset(&data_type, charset, collation.as_deref())?;
+    attrs.members = members;
+    Ok(TargetDef {
+        data_type,
+        length,
+        charset,
+        collation,
+        not_null,
+        attrs,
+    })
+}
+
+/// The definition's text or binary type, lower case, and the text after it.
+fn base_type(s: &str) -> Result<(String, &str), String> {
     let type_end = s
         .find(|c: char| !c.is_ascii_alphabetic())
         .unwrap_or(s.len());
@@ -142,45 +164,72 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
     if !TEXT_TYPES.contains(&data_type.as_str()) && !BINARY_TYPES.contains(&data_type.as_str()) {
         return Err(format!("'{}' is not a text or binary type", &s[..type_end]));
     }
-    let mut rest = s[type_end..].trim_start();
-    let mut length = None;
-    let mut members = Vec::new();
-    if rest.starts_with('(') {
-        let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
-        let inner = &rest[1..close];
-        if matches!(data_type.as_str(), "enum" | "set") {
-            members = crate::db::quote::members(inner)
-                .ok_or("the members must be quoted, e.g. ('a','b')")?;
-        } else {
-            length = Some(
-                inner
-                    .trim()
-                    .parse::<u64>()
-                    .map_err(|_| format!("length '({inner})' is not a whole number"))?,
-            );
-        }
-        rest = rest[close + 1..].trim_start();
-    } else if matches!(data_type.as_str(), "enum" | "set") {
-        return Err(format!(
-            "{} needs its members, e.g. {}('a','b')",
-            data_type.to_uppercase(),
-            data_type.to_uppercase()
-        ));
-    }
-    match data_type.as_str() {
-        "varchar" | "varbinary" if length.is_none() => {
+    Ok((data_type, s[type_end..].trim_start()))
+}
+
+/// The type's parenthesised length or ENUM/SET members, if any, and the text after them.
+fn type_arguments<'a>(
+    data_type: &str,
+    rest: &'a str,
+) -> Result<(Option<u64>, Vec<String>, &'a str), String> {
+    let enum_or_set = matches!(data_type, "enum" | "set");
+    if !rest.starts_with('(') {
+        if enum_or_set {
             return Err(format!(
-                "{} needs a length, e.g. {}(255)",
+                "{} needs its members, e.g. {}('a','b')",
                 data_type.to_uppercase(),
                 data_type.to_uppercase()
-            ))
+            ));
         }
-        "char" | "binary" if length.is_none() => length = Some(1),
-        _ => {}
+        return Ok((None, Vec::new(), rest));
     }
-    let mut attrs = Attributes::default();
+    let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
+    let inner = &rest[1..close];
+    let (mut length, mut members) = (None, Vec::new());
+    if enum_or_set {
+        members =
+            crate::db::quote::members(inner).ok_or("the members must be quoted, e.g. ('a','b')")?;
+    } else {
+        length = Some(
+            inner
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| format!("length '({inner})' is not a whole number"))?,
+        );
+    }
+    Ok((length, members, rest[close + 1..].trim_start()))
+}
+
+/// The length as the server takes it: required for VARCHAR/VARBINARY, 1 for CHAR/BINARY.
+fn default_length(data_type: &str, length: Option<u64>) -> Result<Option<u64>, String> {
+    match data_type {
+        "varchar" | "varbinary" if length.is_none() => Err(format!(
+            "{} needs a length, e.g. {}(255)",
+            data_type.to_uppercase(),
+            data_type.to_uppercase()
+        )),
+        "char" | "binary" if length.is_none() => Ok(Some(1)),
+        _ => Ok(length),
+    }
+}
+
+/// What the words after a target's type (and its length or members) say.
+#[derive(Debug, Default)]
+struct Clauses {
+    /// CHARACTER SET / CHARSET, normalised.
+    charset: Option<String>,
+    /// COLLATE, lower case.
+    collation: Option<String>,
+    /// NOT NULL.
+    not_null: bool,
+    /// DEFAULT, ON UPDATE, COMMENT, INVISIBLE, AS / GENERATED (members are filled in later).
+    attrs: Attributes,
+}
+
+/// Reads the clauses after the type; words it does not know are skipped.
+fn clauses(rest: &str) -> Result<Clauses, String> {
+    let mut c = Clauses::default();
     let tokens = tokenize(rest)?;
-    let (mut charset, mut collation, mut not_null) = (None, None, false);
     let mut i = 0;
     let word = |k: usize| match tokens.get(k) {
         Some(Tok::Word(w)) => Some(w.to_ascii_uppercase()),
@@ -197,17 +246,17 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         match w.as_str() {
             "CHARACTER" if word(i + 1).as_deref() == Some("SET") => {
                 let v = name(i + 2).ok_or("CHARACTER SET needs a name")?;
-                charset = Some(normalize_charset(&v));
+                c.charset = Some(normalize_charset(&v));
                 i += 3;
             }
             "CHARSET" => {
-                charset = Some(normalize_charset(
+                c.charset = Some(normalize_charset(
                     &name(i + 1).ok_or("CHARSET needs a name")?,
                 ));
                 i += 2;
             }
             "COLLATE" => {
-                collation = Some(
+                c.collation = Some(
                     name(i + 1)
                         .ok_or("COLLATE needs a name")?
                         .to_ascii_lowercase(),
@@ -215,51 +264,56 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
                 i += 2;
             }
             "NOT" if word(i + 1).as_deref() == Some("NULL") => {
-                not_null = true;
+                c.not_null = true;
                 i += 2;
             }
             "DEFAULT" => {
                 let (sql, used) = expression(&tokens[i + 1..]).ok_or("DEFAULT needs a value")?;
-                attrs.default = Some(sql);
+                c.attrs.default = Some(sql);
                 i += 1 + used;
             }
             "ON" if word(i + 1).as_deref() == Some("UPDATE") => {
                 let (sql, used) =
                     expression(&tokens[i + 2..]).ok_or("ON UPDATE needs an expression")?;
-                attrs.on_update = Some(sql);
+                c.attrs.on_update = Some(sql);
                 i += 2 + used;
             }
             "COMMENT" => match tokens.get(i + 1) {
-                Some(Tok::Str(c)) => {
-                    attrs.comment = Some(c.clone());
+                Some(Tok::Str(s)) => {
+                    c.attrs.comment = Some(s.clone());
                     i += 2;
                 }
                 _ => return Err("COMMENT needs a quoted text".into()),
             },
             "INVISIBLE" => {
-                attrs.invisible = true;
+                c.attrs.invisible = true;
                 i += 1;
             }
             "AS" | "GENERATED" => {
-                attrs.generated = true;
+                c.attrs.generated = true;
                 i += 1;
             }
             _ => i += 1,
         }
     }
-    if charset.is_none() {
-        if let Some(c) = &collation {
-            charset = c.split('_').next().map(normalize_charset);
-        }
-    }
-    let binary = BINARY_TYPES.contains(&data_type.as_str());
-    if binary && charset.is_some() {
+    Ok(c)
+}
+
+/// The charset (else the collation's), checked against the type and the collation.
+fn checked_charset(
+    data_type: &str,
+    charset: Option<String>,
+    collation: Option<&str>,
+) -> Result<Option<String>, String> {
+    let charset =
+        charset.or_else(|| collation.and_then(|c| c.split('_').next().map(normalize_charset)));
+    if BINARY_TYPES.contains(&data_type) && charset.is_some() {
         return Err(format!(
             "{} is a binary type and takes no CHARACTER SET or COLLATE",
             data_type.to_uppercase()
         ));
     }
-    if let (Some(cs), Some(co)) = (&charset, &collation) {
+    if let (Some(cs), Some(co)) = (&charset, collation) {
         let prefix = co
             .split('_')
             .next()
@@ -271,15 +325,7 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
             ));
         }
     }
-    attrs.members = members;
-    Ok(TargetDef {
-        data_type,
-        length,
-        charset,
-        collation,
-        not_null,
-        attrs,
-    })
+    Ok(charset)
 }
 
 /// One piece of a column definition's text.

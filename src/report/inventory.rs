@@ -42,6 +42,8 @@ fn grid(header: &[&str]) -> Grid {
     g
 }
 
+/// Writes one table's block: its line, its columns and indexes, row size, triggers,
+/// foreign keys and risks.
 fn render_table(out: &mut String, t: &Table) {
     let key = match &t.recode_key {
         Some(k) => format!("{} ({})", k.index, k.columns.join(", ")),
@@ -52,6 +54,39 @@ fn render_table(out: &mut String, t: &Table) {
         "Table {}.{}  engine {}  row format {}  ~{} rows  key {}",
         t.schema, t.name, t.engine, t.row_format, t.estimated_rows, key
     );
+    let _ = writeln!(out, "{}", columns_grid(t));
+    if !t.indexes.is_empty() {
+        let _ = writeln!(out, "{}", indexes_grid(t));
+    }
+    let _ = writeln!(
+        out,
+        "  row size: {} bytes now, {} under utf8mb4 (limit {})",
+        t.row_size.bytes, t.row_size.bytes_utf8mb4, t.row_size.limit
+    );
+    for tr in &t.triggers {
+        let _ = writeln!(out, "  trigger {} {} {}", tr.name, tr.timing, tr.event);
+    }
+    for fk in &t.foreign_keys {
+        let _ = writeln!(
+            out,
+            "  foreign key {} ({}): {}.{}({}) -> {}.{}({})",
+            fk.name,
+            fk.direction,
+            fk.from_schema,
+            fk.from_table,
+            fk.from_columns.join(", "),
+            fk.to_schema,
+            fk.to_table,
+            fk.to_columns.join(", ")
+        );
+    }
+    for r in &t.risks {
+        let _ = writeln!(out, "  RISK: {r}");
+    }
+}
+
+/// The table's columns: type, charset, collation, bytes now and under utf8mb4, indexes.
+fn columns_grid(t: &Table) -> Grid {
     let mut g = grid(&[
         "column",
         "type",
@@ -82,68 +117,45 @@ fn render_table(out: &mut String, t: &Table) {
             Cell::new(c.indexes.join(", ")),
         ]);
     }
-    let _ = writeln!(out, "{g}");
-    if !t.indexes.is_empty() {
-        let mut g = grid(&[
-            "index",
-            "columns",
-            "bytes now",
-            "bytes utf8mb4",
-            "limit",
-            "fits utf8mb4",
+    g
+}
+
+/// The table's indexes: columns, bytes now and under utf8mb4, the limits, whether it fits.
+fn indexes_grid(t: &Table) -> Grid {
+    let mut g = grid(&[
+        "index",
+        "columns",
+        "bytes now",
+        "bytes utf8mb4",
+        "limit",
+        "fits utf8mb4",
+    ]);
+    for i in &t.indexes {
+        let cols: Vec<String> = i
+            .parts
+            .iter()
+            .map(|p| match p.prefix {
+                Some(n) => format!("{}({n})", p.column),
+                None => p.column.clone(),
+            })
+            .collect();
+        let fits = if i.overflows_utf8mb4 {
+            Cell::new("NO").fg(Color::Red)
+        } else {
+            Cell::new("yes")
+        };
+        g.add_row(vec![
+            Cell::new(format!(
+                "{}{}",
+                i.name,
+                if i.unique { " (unique)" } else { "" }
+            )),
+            Cell::new(cols.join(", ")),
+            Cell::new(i.bytes),
+            Cell::new(i.bytes_utf8mb4),
+            Cell::new(format!("{}/{}", t.key_part_limit, t.key_limit)),
+            fits,
         ]);
-        for i in &t.indexes {
-            let cols: Vec<String> = i
-                .parts
-                .iter()
-                .map(|p| match p.prefix {
-                    Some(n) => format!("{}({n})", p.column),
-                    None => p.column.clone(),
-                })
-                .collect();
-            let fits = if i.overflows_utf8mb4 {
-                Cell::new("NO").fg(Color::Red)
-            } else {
-                Cell::new("yes")
-            };
-            g.add_row(vec![
-                Cell::new(format!(
-                    "{}{}",
-                    i.name,
-                    if i.unique { " (unique)" } else { "" }
-                )),
-                Cell::new(cols.join(", ")),
-                Cell::new(i.bytes),
-                Cell::new(i.bytes_utf8mb4),
-                Cell::new(format!("{}/{}", t.key_part_limit, t.key_limit)),
-                fits,
-            ]);
-        }
-        let _ = writeln!(out, "{g}");
     }
-    let _ = writeln!(
-        out,
-        "  row size: {} bytes now, {} under utf8mb4 (limit {})",
-        t.row_size.bytes, t.row_size.bytes_utf8mb4, t.row_size.limit
-    );
-    for tr in &t.triggers {
-        let _ = writeln!(out, "  trigger {} {} {}", tr.name, tr.timing, tr.event);
-    }
-    for fk in &t.foreign_keys {
-        let _ = writeln!(
-            out,
-            "  foreign key {} ({}): {}.{}({}) -> {}.{}({})",
-            fk.name,
-            fk.direction,
-            fk.from_schema,
-            fk.from_table,
-            fk.from_columns.join(", "),
-            fk.to_schema,
-            fk.to_table,
-            fk.to_columns.join(", ")
-        );
-    }
-    for r in &t.risks {
-        let _ = writeln!(out, "  RISK: {r}");
-    }
+    g
 }

@@ -9,7 +9,7 @@ use crate::db::keyset::{self, KeyBind, KeyColumn};
 use crate::db::quote;
 use crate::detect;
 use crate::detect::Label;
-use crate::inventory::model::{ColumnKind, Inventory, Table};
+use crate::inventory::model::{Column, ColumnKind, Inventory, Table};
 use crate::inventory::objects::Kind;
 use crate::recode::objects::Reading;
 use anyhow::{Context, Result};
@@ -158,6 +158,7 @@ pub fn scanned_columns(t: &Table) -> Vec<&crate::inventory::model::Column> {
     t.columns.iter().collect()
 }
 
+/// Reads one table (every row, or the sample) and decides each of its columns.
 async fn scan_table(
     conn: &mut MySqlConnection,
     t: &Table,
@@ -174,88 +175,122 @@ async fn scan_table(
         .sample
         .map_or(t.estimated_rows, |s| s.min(t.estimated_rows.max(1)));
     progress.table_started(&t.schema, &t.name, target_rows);
+    let rows_scanned = match key_columns(t) {
+        Some(key) => scan_by_key(conn, t, &key, &names, opts, progress, &mut tallies).await?,
+        None => scan_keyless(conn, t, &names, opts, progress, &mut tallies).await?,
+    };
+    progress.table_done(rows_scanned, started.elapsed());
+    Ok(table_scan(t, &cols, &tallies, mysql, rows_scanned))
+}
+
+/// Tallies the table in key order, batch by batch (a sample spread out); returns the rows.
+async fn scan_by_key(
+    conn: &mut MySqlConnection,
+    t: &Table,
+    key: &[KeyColumn],
+    names: &[String],
+    opts: &Options,
+    progress: &dyn Progress,
+    tallies: &mut [ColumnTally],
+) -> Result<u64> {
     let mut rows_scanned = 0u64;
-    match key_columns(t) {
-        Some(key) => {
-            let mut last: Option<Vec<Vec<u8>>> = None;
-            let chunk = opts.batch_size.max(1);
-            // In sample mode, read `chunk` rows, then jump ahead so the sample spans the table.
-            let jumps = opts.sample.map(|s| {
-                let chunks = s.div_ceil(chunk as u64).max(1);
-                t.estimated_rows.saturating_sub(s) / chunks
-            });
-            loop {
-                let want = match opts.sample {
-                    Some(s) => (s.saturating_sub(rows_scanned)).min(chunk as u64) as usize,
-                    None => chunk,
-                };
-                if want == 0 {
-                    break;
-                }
-                let (sql, binds) =
-                    keyset::select_batch(&t.schema, &t.name, &key, &names, last.is_some(), want);
-                let rows = bind_key(sqlx::query(&sql), &binds, last.as_ref())
-                    .fetch_all(&mut *conn)
-                    .await
-                    .with_context(|| format!("scanning {}", quote::table(&t.schema, &t.name)))?;
-                if rows.is_empty() {
-                    break;
-                }
-                let n = rows.len();
-                last = Some(tally_rows(&rows, key.len(), &mut tallies)?);
-                rows_scanned += n as u64;
-                progress.rows_read(n as u64);
-                if n < want {
-                    break;
-                }
-                if let Some(skip) = jumps.filter(|s| *s > 0) {
-                    let (sql, binds) =
-                        keyset::select_key_at_offset(&t.schema, &t.name, &key, true, skip - 1);
-                    let row = bind_key(sqlx::query(&sql), &binds, last.as_ref())
-                        .fetch_optional(&mut *conn)
-                        .await?;
-                    match row {
-                        Some(r) => last = Some(read_key(&r, key.len())?),
-                        None => break,
-                    }
-                }
-                if !opts.pause.is_zero() {
-                    tokio::time::sleep(opts.pause).await;
-                }
+    let mut last: Option<Vec<Vec<u8>>> = None;
+    let chunk = opts.batch_size.max(1);
+    // In sample mode, read `chunk` rows, then jump ahead so the sample spans the table.
+    let jumps = opts.sample.map(|s| {
+        let chunks = s.div_ceil(chunk as u64).max(1);
+        t.estimated_rows.saturating_sub(s) / chunks
+    });
+    loop {
+        let want = match opts.sample {
+            Some(s) => (s.saturating_sub(rows_scanned)).min(chunk as u64) as usize,
+            None => chunk,
+        };
+        if want == 0 {
+            break;
+        }
+        let (sql, binds) =
+            keyset::select_batch(&t.schema, &t.name, key, names, last.is_some(), want);
+        let rows = bind_key(sqlx::query(&sql), &binds, last.as_ref())
+            .fetch_all(&mut *conn)
+            .await
+            .with_context(|| format!("scanning {}", quote::table(&t.schema, &t.name)))?;
+        if rows.is_empty() {
+            break;
+        }
+        let n = rows.len();
+        last = Some(tally_rows(&rows, key.len(), tallies)?);
+        rows_scanned += n as u64;
+        progress.rows_read(n as u64);
+        if n < want {
+            break;
+        }
+        if let Some(skip) = jumps.filter(|s| *s > 0) {
+            let (sql, binds) =
+                keyset::select_key_at_offset(&t.schema, &t.name, key, true, skip - 1);
+            let row = bind_key(sqlx::query(&sql), &binds, last.as_ref())
+                .fetch_optional(&mut *conn)
+                .await?;
+            match row {
+                Some(r) => last = Some(read_key(&r, key.len())?),
+                None => break,
             }
         }
-        None => {
-            // No key: one streamed pass, still read-only; the table can't be recoded online, but the DBA sees what it holds.
-            let cols_sql: Vec<String> = names.iter().map(|n| keyset::raw(n)).collect();
-            let limit = opts
-                .sample
-                .map(|s| format!(" LIMIT {s}"))
-                .unwrap_or_default();
-            let sql = format!(
-                "SELECT {} FROM {}{limit}",
-                cols_sql.join(", "),
-                quote::table(&t.schema, &t.name)
-            );
-            let mut stream = sqlx::query(&sql).fetch(&mut *conn);
-            let mut batch = Vec::with_capacity(opts.batch_size);
-            while let Some(row) = stream.try_next().await? {
-                batch.push(row);
-                if batch.len() >= opts.batch_size {
-                    tally_rows(&batch, 0, &mut tallies)?;
-                    rows_scanned += batch.len() as u64;
-                    progress.rows_read(batch.len() as u64);
-                    batch.clear();
-                }
-            }
-            tally_rows(&batch, 0, &mut tallies)?;
-            rows_scanned += batch.len() as u64;
-            progress.rows_read(batch.len() as u64);
+        if !opts.pause.is_zero() {
+            tokio::time::sleep(opts.pause).await;
         }
     }
-    progress.table_done(rows_scanned, started.elapsed());
+    Ok(rows_scanned)
+}
+
+/// Tallies a table without a key in one streamed pass; returns the rows read.
+async fn scan_keyless(
+    conn: &mut MySqlConnection,
+    t: &Table,
+    names: &[String],
+    opts: &Options,
+    progress: &dyn Progress,
+    tallies: &mut [ColumnTally],
+) -> Result<u64> {
+    let mut rows_scanned = 0u64;
+    let cols_sql: Vec<String> = names.iter().map(|n| keyset::raw(n)).collect();
+    let limit = opts
+        .sample
+        .map(|s| format!(" LIMIT {s}"))
+        .unwrap_or_default();
+    let sql = format!(
+        "SELECT {} FROM {}{limit}",
+        cols_sql.join(", "),
+        quote::table(&t.schema, &t.name)
+    );
+    let mut stream = sqlx::query(&sql).fetch(&mut *conn);
+    let mut batch = Vec::with_capacity(opts.batch_size);
+    while let Some(row) = stream.try_next().await? {
+        batch.push(row);
+        if batch.len() >= opts.batch_size {
+            tally_rows(&batch, 0, tallies)?;
+            rows_scanned += batch.len() as u64;
+            progress.rows_read(batch.len() as u64);
+            batch.clear();
+        }
+    }
+    tally_rows(&batch, 0, tallies)?;
+    rows_scanned += batch.len() as u64;
+    progress.rows_read(batch.len() as u64);
+    Ok(rows_scanned)
+}
+
+/// The table's scan entry: its columns decided from their tallies, its risks and strategy.
+fn table_scan(
+    t: &Table,
+    cols: &[&Column],
+    tallies: &[ColumnTally],
+    mysql: bool,
+    rows_scanned: u64,
+) -> TableScan {
     let mut columns: Vec<ColumnScan> = cols
         .iter()
-        .zip(&tallies)
+        .zip(tallies)
         .map(|(c, tally)| target::decide(c, tally, mysql))
         .collect();
     let mut risks: Vec<String> = t
@@ -272,7 +307,7 @@ async fn scan_table(
     } else {
         Strategy::None
     };
-    Ok(TableScan {
+    TableScan {
         schema: t.schema.clone(),
         name: t.name.clone(),
         row_format: t.row_format.clone(),
@@ -285,7 +320,7 @@ async fn scan_table(
         risks,
         triggers: t.triggers.clone(),
         foreign_keys: t.foreign_keys.clone(),
-    })
+    }
 }
 
 fn bind_key<'q>(

@@ -44,17 +44,35 @@ pub fn utf8mb4_collation(old: Option<&str>, mysql: bool) -> &'static str {
 
 /// Decides target, strategy, fit and risks for one column.
 pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
-    let non_empty = tally.rows - tally.nulls - tally.empty;
-    let binary = tally.count("binary");
-    let needs = !tally.recode_labels.is_empty();
     let mut risks = Vec::new();
-    let keep = |why: String| Target {
+    let (target, strategy) = choose_target(col, tally, mysql, &mut risks);
+    let fits = fits(col, &target, tally);
+    outcome_risks(col, tally, &target, strategy, fits, &mut risks);
+    column_scan(col, tally, target, strategy, fits, risks)
+}
+
+/// The column's definition kept as it is, for the reason `why`.
+fn kept(col: &Column, why: String) -> Target {
+    Target {
         column_type: col.column_type.clone(),
         charset: col.charset.clone(),
         collation: col.collation.clone(),
         why,
-    };
-    let (target, strategy) = if col.definition.generated.is_some() {
+    }
+}
+
+/// What the column becomes and how, by the module's rules; a rule's risks go onto `risks`.
+fn choose_target(
+    col: &Column,
+    tally: &ColumnTally,
+    mysql: bool,
+    risks: &mut Vec<String>,
+) -> (Target, Strategy) {
+    let non_empty = tally.rows - tally.nulls - tally.empty;
+    let binary = tally.count("binary");
+    let needs = !tally.recode_labels.is_empty();
+    let keep = |why: String| kept(col, why);
+    if col.definition.generated.is_some() {
         (
             keep("generated: the server computes it; a copy of the table recreates it in utf8mb4 with its expression's text recoded".into()),
             Strategy::None,
@@ -86,17 +104,7 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             Strategy::None,
         )
     } else if !needs {
-        let why = if tally.labels.keys().all(|l| l == "ascii") {
-            format!(
-                "pure ASCII: stays {} so its indexes do not grow",
-                col.charset.as_deref().unwrap_or("as is")
-            )
-        } else if is_utf8_charset(col.charset.as_deref()) {
-            "already UTF-8: nothing to do".to_string()
-        } else {
-            "nothing decidable to recode".to_string()
-        };
-        (keep(why), Strategy::None)
+        (keep(nothing_to_recode(col, tally)), Strategy::None)
     } else if is_utf8_charset(col.charset.as_deref())
         && matches!(col.kind, ColumnKind::Enum | ColumnKind::Set)
     {
@@ -115,32 +123,60 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             Strategy::InPlace,
         )
     } else {
-        let collation = utf8mb4_collation(col.collation.as_deref(), mysql);
-        let base = match capacity(&col.data_type) {
-            Some(cap) if tally.max_bytes_after > cap => {
-                let bigger = next_text_type(tally.max_bytes_after);
-                risks.push(format!(
-                    "recoded values need up to {} bytes, more than {} holds ({cap}): target widened to {bigger}",
-                    tally.max_bytes_after, col.data_type
-                ));
-                bigger.to_string()
-            }
-            _ => col.column_type.clone(),
-        };
-        let source = tally.dominant_source().unwrap_or_default();
-        (
-            Target {
-                column_type: base,
-                charset: Some("utf8mb4".into()),
-                collation: Some(collation.into()),
-                why: format!(
-                    "{source} text in a {} column: copied into utf8mb4",
-                    col.charset.as_deref().unwrap_or("?")
-                ),
-            },
-            Strategy::Copy,
+        (copy_target(col, tally, mysql, risks), Strategy::Copy)
+    }
+}
+
+/// Why a text column with nothing to recode is kept as it is.
+fn nothing_to_recode(col: &Column, tally: &ColumnTally) -> String {
+    if tally.labels.keys().all(|l| l == "ascii") {
+        format!(
+            "pure ASCII: stays {} so its indexes do not grow",
+            col.charset.as_deref().unwrap_or("as is")
         )
+    } else if is_utf8_charset(col.charset.as_deref()) {
+        "already UTF-8: nothing to do".to_string()
+    } else {
+        "nothing decidable to recode".to_string()
+    }
+}
+
+/// The utf8mb4 target a column of legacy text is copied into, its TEXT type widened if need be.
+fn copy_target(col: &Column, tally: &ColumnTally, mysql: bool, risks: &mut Vec<String>) -> Target {
+    let collation = utf8mb4_collation(col.collation.as_deref(), mysql);
+    let base = match capacity(&col.data_type) {
+        Some(cap) if tally.max_bytes_after > cap => {
+            let bigger = next_text_type(tally.max_bytes_after);
+            risks.push(format!(
+                "recoded values need up to {} bytes, more than {} holds ({cap}): target widened to {bigger}",
+                tally.max_bytes_after, col.data_type
+            ));
+            bigger.to_string()
+        }
+        _ => col.column_type.clone(),
     };
+    let source = tally.dominant_source().unwrap_or_default();
+    Target {
+        column_type: base,
+        charset: Some("utf8mb4".into()),
+        collation: Some(collation.into()),
+        why: format!(
+            "{source} text in a {} column: copied into utf8mb4",
+            col.charset.as_deref().unwrap_or("?")
+        ),
+    }
+}
+
+/// Pushes the risks of the chosen target and of the values it leaves alone onto `risks`.
+fn outcome_risks(
+    col: &Column,
+    tally: &ColumnTally,
+    target: &Target,
+    strategy: Strategy,
+    fits: bool,
+    risks: &mut Vec<String>,
+) {
+    let binary = tally.count("binary");
     if strategy == Strategy::Copy && binary > 0 {
         // A utf8mb4 column cannot hold arbitrary bytes: the copy converts them as the server
         // would (reversibly), so the stored bytes of images and the like change.
@@ -152,7 +188,6 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
              Fix: move them to a BLOB column before the job, or leave this column out"
         ));
     }
-    let fits = fits(col, &target, tally);
     if !fits {
         risks.push(format!(
             "recoded values need up to {} characters / {} bytes, more than {} holds. Fix: widen the target column in the job",
@@ -172,6 +207,17 @@ pub fn decide(col: &Column, tally: &ColumnTally, mysql: bool) -> ColumnScan {
             tally.undecided_total
         ));
     }
+}
+
+/// The column's scan entry: its definition, what the tally found, and the decision.
+fn column_scan(
+    col: &Column,
+    tally: &ColumnTally,
+    target: Target,
+    strategy: Strategy,
+    fits: bool,
+    risks: Vec<String>,
+) -> ColumnScan {
     ColumnScan {
         name: col.name.clone(),
         column_type: col.column_type.clone(),
