@@ -13,12 +13,11 @@ use super::retry;
 use crate::bookkeeping::checkpoint;
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
-use crate::detect::{Label, DEFAULT_THRESHOLD};
+use crate::detect::DEFAULT_THRESHOLD;
 use crate::inventory::model::{ColumnKind, Table};
 use crate::inventory::{self, Scope};
 use crate::job::model::{Cutover, Job, Strategy, TableJob};
 use crate::job::refusal::{self, Refusal, Refused};
-use crate::recode::value::Source;
 use crate::scan::read::key_columns;
 use anyhow::{anyhow, bail, Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -154,13 +153,9 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
             anyhow!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name)
         })?;
         let binary = col.kind == ColumnKind::Binary;
-        let source = if cj.source == "auto" {
-            Source::Auto
-        } else {
-            Source::Fixed(cj.source.parse::<Label>().map_err(|_| {
-                anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
-            })?)
-        };
+        let source = cj.source.source().cloned().ok_or_else(|| {
+            anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
+        })?;
         columns.push(ColumnPlan {
             name: cj.name.clone(),
             source,

@@ -198,14 +198,14 @@ fn check_table(
             ));
             continue;
         }
-        if !labels::is_known(&c.source) {
+        if !c.source.is_known() {
             out.push(Finding::new(
                 format!("{cpath}.source"),
                 format!("unknown label '{}'", c.source),
                 format!(
                     "use one of {}{}",
                     labels::known().join(", "),
-                    did_you_mean(&c.source, labels::known())
+                    did_you_mean(c.source.as_str(), labels::known())
                 ),
             ));
         }
@@ -232,7 +232,7 @@ fn check_table(
         };
         let cscan = scan.and_then(|s| s.iter().find(|x| x.name == c.name));
         let ok = check_strategy(t, &cpath, col, &def, out);
-        check_target(&cpath, &c.source, col, &def, cscan, ok, out);
+        check_target(&cpath, c.source.as_str(), col, &def, cscan, ok, out);
         targets.push((j, col, def));
     }
     check_indexes(path, inv, &targets, out);

@@ -62,7 +62,7 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
             .iter()
             .map(|c| ColumnJob {
                 name: c.name.clone(),
-                source: super::labels::AUTO.to_string(),
+                source: super::labels::AUTO.into(),
                 target: super::plan::target_definition(c),
                 undecidable: None,
                 redefine: false,

@@ -17,6 +17,8 @@
 //! ```
 
 use super::duration::Dur;
+use crate::detect::Label;
+use crate::recode::value::Source;
 use serde::{Deserialize, Serialize};
 
 /// The only job layout version so far.
@@ -197,7 +199,7 @@ pub struct ColumnJob {
     /// Column name.
     pub name: String,
     /// `auto` (detect row by row) or a fixed label from [`super::labels::known`].
-    pub source: String,
+    pub source: ColumnSource,
     /// Full column definition to end with, e.g. `VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci NOT NULL`.
     pub target: String,
     /// Overrides `defaults.undecidable` for this column.
@@ -207,6 +209,85 @@ pub struct ColumnJob {
     /// (drops a DEFAULT, renames a member, ...); without it such a target is refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redefine: bool,
+}
+
+/// A column's `source:`, parsed once when the job is read. The text stays as written: the
+/// job's fingerprint and every message show it, and `plan --check` names a label that is not
+/// one a job may name (with the fix) instead of the loader refusing the whole file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnSource {
+    /// As the job file writes it.
+    text: String,
+    /// What it reads as: `auto`, or the label it parses to (`None`: no label).
+    parsed: Option<Source>,
+}
+
+impl ColumnSource {
+    /// Parses `text` (`auto` or a label).
+    pub fn new(text: &str) -> ColumnSource {
+        let parsed = if text == super::labels::AUTO {
+            Some(Source::Auto)
+        } else {
+            text.parse::<Label>().ok().map(Source::Fixed)
+        };
+        ColumnSource {
+            text: text.to_string(),
+            parsed,
+        }
+    }
+
+    /// The text as the job writes it.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether a job may name it ([`super::labels::known`]).
+    pub fn is_known(&self) -> bool {
+        super::labels::is_known(&self.text)
+    }
+
+    /// How the engine reads the column's values (`None`: the text names no label).
+    pub fn source(&self) -> Option<&Source> {
+        self.parsed.as_ref()
+    }
+
+    /// The fixed label, if the job names one (not `auto`).
+    pub fn fixed(&self) -> Option<Label> {
+        match self.parsed {
+            Some(Source::Fixed(l)) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+impl From<&str> for ColumnSource {
+    fn from(text: &str) -> ColumnSource {
+        ColumnSource::new(text)
+    }
+}
+
+impl PartialEq<&str> for ColumnSource {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
+
+impl std::fmt::Display for ColumnSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for ColumnSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for ColumnSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ColumnSource, D::Error> {
+        Ok(ColumnSource::new(&String::deserialize(d)?))
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use super::{At, Class, Facts, Refusal};
 use crate::detect::Label;
 use crate::job::definition::{self, Live};
-use crate::job::labels;
 use crate::job::model::TableJob;
 use crate::job::target;
 
@@ -44,11 +43,7 @@ pub(super) fn target_redefines(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>
         if found.is_empty() {
             continue;
         }
-        let read: Vec<Label> = (c.source != labels::AUTO)
-            .then(|| c.source.parse().ok())
-            .flatten()
-            .into_iter()
-            .collect();
+        let read: Vec<Label> = c.source.fixed().into_iter().collect();
         let base = match def.length {
             Some(n) if !matches!(def.data_type.as_str(), "enum" | "set") => {
                 format!("{}({n})", def.data_type)
