@@ -5,6 +5,7 @@ use super::sql::{checkpoints_sql, control_sql, tables_sql, READ_ONLY_SQL};
 use super::{build, Checkpoint, Control, Facts, JobStatus, Phase, ReplicaStatus};
 use crate::bookkeeping::checkpoint::{self, CHECKPOINT};
 use crate::bookkeeping::control_table::CONTROL;
+use crate::db::errno;
 use crate::engine::copy;
 use crate::engine::replicas::watch::{states_sql, REPLICA_STATE};
 use crate::job::model::{Job, Strategy};
@@ -75,10 +76,16 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
             .iter()
             .any(|s| s.table == t.name && !matches!(s.phase, Phase::NotStarted | Phase::Done));
         if underway && existing.contains_key(&log) {
-            let n: i64 = sqlx::query_scalar(&copy::sql::count_sql(schema, &log))
+            // A cut-over drops its drained logs under its lock and renames the spares into
+            // their place: between the listing above and this count the log may be gone for
+            // that instant (1146), which is no failure of `status`; it has then no backlog.
+            let n: i64 = match sqlx::query_scalar(&copy::sql::count_sql(schema, &log))
                 .fetch_one(&mut *conn)
                 .await
-                .with_context(|| format!("counting the change log {log}"))?;
+            {
+                Err(e) if errno::of(&e) == Some(errno::NO_SUCH_TABLE) => continue,
+                counted => counted.with_context(|| format!("counting the change log {log}"))?,
+            };
             facts.backlogs.insert(t.name.clone(), n.max(0) as u64);
         }
     }
