@@ -364,33 +364,45 @@ async fn cascades_of_any_depth_reach_the_copied_tables_before_the_cut_over() {
     let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
 
+    statements_cascade_while_the_tables_copy_and_while_the_job_waits(&mut c, &mut k, &url, jobp)
+        .await;
+    what_the_cascades_deleted_is_gone_and_what_they_renamed_is_renamed(&mut c).await;
+    every_table_equals_the_control_and_no_row_breaks_a_constraint(&mut c, &mut k, &url, jobp).await;
+}
+
+/// The job runs; while its first tables copy, and once every table is ready and it waits
+/// for `myrecode cutover`, statements cascade through the schema (and the control); then
+/// the cut-over, and the run ends.
+async fn statements_cascade_while_the_tables_copy_and_while_the_job_waits(
+    c: &mut MySqlConnection,
+    k: &mut MySqlConnection,
+    url: &str,
+    jobp: &str,
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
         .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", &url)
+        .env("MYSQL_URL", url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn myrecode");
     // While the first tables copy (the later ones not started yet).
-    wait_until(&mut c, "the copy to start", |p| {
-        p.iter().any(|x| x == "copying")
-    })
-    .await;
-    apply(&while_copying(), &mut c, &mut k).await;
+    wait_until(c, "the copy to start", |p| p.iter().any(|x| x == "copying")).await;
+    apply(&while_copying(), c, k).await;
     // Every table copied and caught up: the job waits for `myrecode cutover`.
-    wait_until(&mut c, "every table to be ready", |p| {
+    wait_until(c, "every table to be ready", |p| {
         p.len() == JOB.len() && p.iter().all(|x| x == "replaying")
     })
     .await;
-    apply(&while_waiting(), &mut c, &mut k).await;
+    apply(&while_waiting(), c, k).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         child.try_wait().unwrap().is_none(),
         "the job waits for the cut-over: {:?}",
         texts(&child.wait_with_output().unwrap())
     );
-    let out = common::myrecode(Some(&url), &["cutover", jobp]);
+    let out = common::myrecode(Some(url), &["cutover", jobp]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     let since = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -407,8 +419,12 @@ async fn cascades_of_any_depth_reach_the_copied_tables_before_the_cut_over() {
     let (stdout, stderr) = texts(&out);
     assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
     assert!(stdout.contains("cut-over:"), "{stdout}\n{stderr}");
+}
 
-    // What the cascades deleted is gone, what they renamed is renamed: nothing stale came back.
+/// What the cascades deleted is gone, what they renamed is renamed: nothing stale came back.
+async fn what_the_cascades_deleted_is_gone_and_what_they_renamed_is_renamed(
+    c: &mut MySqlConnection,
+) {
     for (sql, want) in [
         ("SELECT COUNT(*) FROM posts WHERE user_id IN (3, 5)", 0),
         ("SELECT COUNT(*) FROM comments WHERE user_id IN (3, 5)", 0),
@@ -443,13 +459,22 @@ async fn cascades_of_any_depth_reach_the_copied_tables_before_the_cut_over() {
         ),
         ("SELECT COUNT(*) FROM comments WHERE id = 9001", 1),
     ] {
-        assert_eq!(count(&mut c, sql).await, want, "{sql}");
+        assert_eq!(count(c, sql).await, want, "{sql}");
     }
-    assert!(count(&mut c, "SELECT COUNT(*) FROM posts WHERE section = 'forum'").await > 0);
-    // Every table equals the control, text and all.
+    assert!(count(c, "SELECT COUNT(*) FROM posts WHERE section = 'forum'").await > 0);
+}
+
+/// Every table equals the control, text and all; no row breaks a constraint; no trigger of
+/// the job is left; `verify` passes.
+async fn every_table_equals_the_control_and_no_row_breaks_a_constraint(
+    c: &mut MySqlConnection,
+    k: &mut MySqlConnection,
+    url: &str,
+    jobp: &str,
+) {
     for (table, cols) in COLUMNS {
-        let got = rows(&mut c, table, cols).await;
-        let want = rows(&mut k, table, cols).await;
+        let got = rows(c, table, cols).await;
+        let want = rows(k, table, cols).await;
         let extra: Vec<_> = got.iter().filter(|r| !want.contains(r)).take(3).collect();
         let missing: Vec<_> = want.iter().filter(|r| !got.contains(r)).take(3).collect();
         assert!(
@@ -480,15 +505,15 @@ async fn cascades_of_any_depth_reach_the_copied_tables_before_the_cut_over() {
             "SELECT COUNT(*) FROM {child} x WHERE x.{first} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {parent} p WHERE {})",
             on.join(" AND ")
         );
-        assert_eq!(count(&mut c, &sql).await, 0, "{child}({cols}) -> {parent}");
+        assert_eq!(count(c, &sql).await, 0, "{child}({cols}) -> {parent}");
     }
     let left = count(
-        &mut c,
+        c,
         "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()",
     )
     .await;
     assert_eq!(left, 0, "no trigger of the job is left");
-    let out = common::myrecode(Some(&url), &["verify", jobp]);
+    let out = common::myrecode(Some(url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 }

@@ -6,8 +6,9 @@ use common::{exec_script, texts};
 use myrecode::codec::Encoding::{self, *};
 use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::{test_database, ThrowawayServer};
-use sqlx::Row;
+use sqlx::{MySqlConnection, Row};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -137,9 +138,30 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
     seed(&db.config, n).await;
     let dir = tempfile::tempdir().unwrap();
     let job = job(dir.path(), &db.name, 500, 0);
-    let out = run_child(&db.config.url_with_secret(), job.to_str().unwrap())
-        .wait_with_output()
-        .unwrap();
+    let (url, jobp) = (db.config.url_with_secret(), job.to_str().unwrap());
+    the_run_copies_every_row_exactly_with_nothing_to_replay(&url, jobp);
+    let mut c = db.config.connect_one().await.unwrap();
+    every_row_is_recoded_the_original_kept_and_verify_agrees(&mut c, &db.name, &url, jobp, n).await;
+    a_latin1_write_after_the_swap_is_repaired_by_an_in_place_job(
+        &mut c,
+        &db.name,
+        &url,
+        dir.path(),
+        jobp,
+    )
+    .await;
+    the_kept_original_and_the_log_are_left_out_of_a_new_inventory(&url);
+    rollback_keeps_a_copy_saying_the_way_back_and_a_second_copy_is_refused(
+        &mut c, &db.name, &url, jobp,
+    )
+    .await;
+    cleanup_drops_the_kept_original_and_the_log_once(&mut c, &db.name, &url, jobp).await;
+}
+
+/// Nobody wrote meanwhile: the copy itself is exact, with nothing left for the check to
+/// send to replay, and every batch the check trailed proven by the copy's own decisions.
+fn the_run_copies_every_row_exactly_with_nothing_to_replay(url: &str, job: &str) {
+    let out = run_child(url, job).wait_with_output().unwrap();
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     println!("{}", pause_line(&stdout));
@@ -153,10 +175,20 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
     // server converted and KOI8-R rows staged alike; the server compares only what came after.
     let (own, all) = proven(&stdout);
     assert!(own >= 1 && own + 2 >= all, "{own} of {all}: {stdout}");
-    let mut c = db.config.connect_one().await.unwrap();
-    assert_swapped(&mut c, &db.name).await;
+}
+
+/// The column is utf8mb4, every row holds its text, the original is kept whole, `verify`
+/// finds every row equal to it, and the secondary index came along.
+async fn every_row_is_recoded_the_original_kept_and_verify_agrees(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    job: &str,
+    n: i64,
+) {
+    assert_swapped(c, schema).await;
     let rows = sqlx::query("SELECT id, code, body FROM posts ORDER BY id")
-        .fetch_all(&mut c)
+        .fetch_all(&mut *c)
         .await
         .unwrap();
     assert_eq!(rows.len() as i64, n);
@@ -166,14 +198,11 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         assert_eq!(r.get::<String, _>(2), seeded(id).0, "row {id}");
     }
     let old: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM posts_myrecode_old")
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_eq!(old, n);
-    let out = common::myrecode(
-        Some(&db.config.url_with_secret()),
-        &["verify", job.to_str().unwrap()],
-    );
+    let out = common::myrecode(Some(url), &["verify", job]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -181,51 +210,61 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         "{stdout}"
     );
     let idx: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND INDEX_NAME = 'k_code'")
-        .bind(&db.name)
-        .fetch_one(&mut c)
+        .bind(schema)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_eq!(idx, 1, "the secondary index came along");
+}
 
+/// An old client still writing cp1251 through a latin1 connection after the swap stores
+/// `cp1251>latin1` mojibake; a follow-up in-place job over the new column finds and repairs
+/// it, and `verify` names the row as written since the cut-over.
+async fn a_latin1_write_after_the_swap_is_repaired_by_an_in_place_job(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    dir: &Path,
+    job: &str,
+) {
     // An old client still writing cp1251 through a latin1 connection after the swap stores
     // `cp1251>latin1` mojibake; a follow-up in-place job over the new column finds and repairs it.
     let text = "Оплата при получении, доставка курьером";
     sqlx::query("UPDATE posts SET body = CONVERT(? USING latin1) WHERE id = 17")
         .bind(bytes(Windows1251, text))
-        .execute(&mut c)
+        .execute(&mut *c)
         .await
         .unwrap();
     let broken: String = sqlx::query_scalar("SELECT body FROM posts WHERE id = 17")
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_ne!(broken, text);
-    let repair = dir.path().join("repair.yaml");
+    let repair = dir.join("repair.yaml");
     std::fs::write(
         &repair,
         format!(
             "version: 1\nschema: {}\ndefaults:\n  pause_between_batches: 0ms\ntables:\n  - name: posts\n    strategy: in-place\n    columns:\n      \
              - name: body\n        source: auto\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
-            db.name
+            schema
         ),
     )
     .unwrap();
-    let url = db.config.url_with_secret();
-    let out = common::myrecode(Some(&url), &["run", repair.to_str().unwrap(), "--execute"]);
+    let out = common::myrecode(Some(url), &["run", repair.to_str().unwrap(), "--execute"]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
     assert!(stdout.contains("1 values recoded"), "{stdout}");
     let fixed: String = sqlx::query_scalar("SELECT body FROM posts WHERE id = 17")
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_eq!(fixed, text);
     let clean: String = sqlx::query_scalar("SELECT body FROM posts WHERE id = 18")
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_eq!(clean, seeded(18).0, "correct rows are left alone");
-    let out = common::myrecode(Some(&url), &["verify", job.to_str().unwrap()]);
+    let out = common::myrecode(Some(url), &["verify", job]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
@@ -233,26 +272,40 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
             && stdout.contains("written since the cut-over (or only on one side): key 17"),
         "{stdout}"
     );
+}
 
+/// The kept original and the log are ours: a new inventory (and so scan and plan) leaves
+/// them out.
+fn the_kept_original_and_the_log_are_left_out_of_a_new_inventory(url: &str) {
     // The kept original and the log are ours: a new inventory (and so scan and plan) leaves them out.
-    let out = common::myrecode(Some(&url), &["inventory", "--format", "json"]);
+    let out = common::myrecode(Some(url), &["inventory", "--format", "json"]);
     let (stdout, stderr) = texts(&out);
     assert!(
         stdout.contains("\"posts\"") && !stdout.contains("posts_myrecode_"),
         "{stdout}\n{stderr}"
     );
+}
 
+/// rollback does not reverse a copy: it says so with the way back, exits 1, and keeps the
+/// checkpoint cleanup needs; another job copying the table again is refused, by the
+/// rehearsal and by the run before it writes anything.
+async fn rollback_keeps_a_copy_saying_the_way_back_and_a_second_copy_is_refused(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    job: &str,
+) {
     // rollback does not reverse a copy: it says so with the way back, exits 1, and keeps the
     // checkpoint cleanup needs (it used to forget it, leaving the kept original to a hand DROP).
     // Another job copying it again is refused while the kept original is there, by the
     // rehearsal and by the run before it writes anything (it used to stop only when that
     // table's turn came, after the tables before it were recoded).
     for execute in [false, true] {
-        let mut argv = vec!["run", job.to_str().unwrap(), "--job-id", "again"];
+        let mut argv = vec!["run", job, "--job-id", "again"];
         if execute {
             argv.push("--execute");
         }
-        let out = common::myrecode(Some(&url), &argv);
+        let out = common::myrecode(Some(url), &argv);
         let (stdout, stderr) = texts(&out);
         assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
         assert!(
@@ -261,15 +314,15 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
         );
     }
     let again = scalar(
-        &mut c,
+        c,
         "SELECT COUNT(*) FROM `_myrecode_checkpoint` WHERE job = 'again' AND ? <> ''",
-        &db.name,
+        schema,
     )
     .await;
     assert_eq!(again, 0, "nothing written for the refused job");
     let ckpt = "SELECT COUNT(*) FROM `_myrecode_checkpoint` WHERE tbl = 'posts' AND ? <> ''";
-    let before = scalar(&mut c, ckpt, &db.name).await;
-    let out = common::myrecode(Some(&url), &["rollback", job.to_str().unwrap()]);
+    let before = scalar(c, ckpt, schema).await;
+    let out = common::myrecode(Some(url), &["rollback", job]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
@@ -279,25 +332,33 @@ async fn copy_recodes_a_latin1_table_into_utf8mb4() {
             ),
         "{stdout}"
     );
-    let kept = scalar(&mut c, ckpt, &db.name).await;
+    let kept = scalar(c, ckpt, schema).await;
     assert!(
         before > 0 && kept == before,
         "the copy's checkpoint stays for cleanup: {before} -> {kept}"
     );
+}
 
+/// cleanup drops the kept original and the log; a second cleanup finds nothing.
+async fn cleanup_drops_the_kept_original_and_the_log_once(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    job: &str,
+) {
     // cleanup drops the kept original and the log; a second cleanup finds nothing.
-    let out = common::myrecode(Some(&url), &["cleanup", job.to_str().unwrap()]);
+    let out = common::myrecode(Some(url), &["cleanup", job]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("dropped posts_myrecode_old"), "{stdout}");
     let left = scalar(
-        &mut c,
+        c,
         "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'posts\\_myrecode%'",
-        &db.name,
+        schema,
     )
     .await;
     assert_eq!(left, 0);
-    let out = common::myrecode(Some(&url), &["cleanup", job.to_str().unwrap()]);
+    let out = common::myrecode(Some(url), &["cleanup", job]);
     assert!(
         texts(&out).0.contains("nothing to clean up"),
         "{:?}",

@@ -15,11 +15,11 @@ use common::legacy::{bytes, RUSSIAN};
 use common::texts;
 use myrecode::codec::Encoding;
 use myrecode::db::connect::ConnectionConfig;
-use myrecode::db::throwaway::ThrowawayServer;
+use myrecode::db::throwaway::{TestDatabase, ThrowawayServer};
 use myrecode::testkit::faultproxy::FaultProxy;
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -352,26 +352,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(24);
-    let server = ThrowawayServer::start_local_with(&BINLOG.map(String::from)).unwrap_or_else(|e| {
-        panic!("this test crashes its own server: it needs mariadbd or mysqld on the PATH ({e:#})")
-    });
-    let db = server.fresh_database("faults").unwrap();
-    let mut c = db.config.connect_one().await.unwrap();
-    let durable: (i64, i64, i64) = sqlx::query_as(
-        "SELECT CAST(@@log_bin AS SIGNED), CAST(@@sync_binlog AS SIGNED), \
-         CAST(@@innodb_flush_log_at_trx_commit AS SIGNED)",
-    )
-    .fetch_one(&mut c)
-    .await
-    .unwrap();
-    assert_eq!(
-        durable,
-        (1, 1, 1),
-        "log_bin, sync_binlog, innodb_flush_log_at_trx_commit"
-    );
-    // Rows enough for the job to outlast the faults (each fault costs it a second or so).
-    let seeded = seed(&mut c, 125 * wanted as i64).await;
-    drop(c);
+    let (server, db, seeded) = a_durable_server_holds_the_seeded_schema(wanted).await;
     let proxy = FaultProxy::start(&db.config).unwrap();
     let url = proxy.route(&db.config).url_with_secret();
     let dir = tempfile::tempdir().unwrap();
@@ -403,9 +384,110 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
         })
     };
 
+    let f =
+        faults_land_at_random_instants_until_the_job_finishes(&server, &proxy, &url, &jobp, wanted)
+            .await;
+    let (stdout, stderr) = texts(&f.finished);
+    assert!(
+        f.finished.status.code().is_some_and(|c| c <= 1),
+        "{stdout}\n{stderr}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, Ordering::SeqCst);
+    writer.await.unwrap();
+    let app = app.lock().unwrap().take().unwrap();
+    assert!(!app.legacy, "the application wrote after the cut-over");
+
+    let cut_over_lines: Vec<&str> = f
+        .outputs
+        .iter()
+        .flat_map(|(o, _)| o.lines())
+        .filter(|l| l.starts_with("cut-over:"))
+        .collect();
+    let restarts: Vec<&str> = f
+        .outputs
+        .iter()
+        .flat_map(|(o, _)| o.lines())
+        .filter(|l| {
+            l.starts_with("restart:")
+                || l.starts_with("repair:")
+                || l.starts_with("check: film_text")
+        })
+        .collect();
+    let report =
+        every_row_is_as_the_application_recorded_it(&db.config, &db.name, &app, &restarts).await;
+    one_cut_over_was_printed_and_every_kind_of_fault_landed(&f, &cut_over_lines, &restarts, wanted);
+    let total: usize = f.faults.values().sum();
+    println!(
+        "{total} faults in {:.0} s ({:?}), {} reruns after a run gave up {:?}; application: {} statements, {} retried ({:?}); {}\n{}\n{}",
+        f.started.elapsed().as_secs_f64(),
+        f.faults,
+        f.reruns,
+        f.gave_up,
+        app.statements,
+        app.retried,
+        app.errors,
+        report.join("; "),
+        restarts.join("\n"),
+        cut_over_lines[0]
+    );
+}
+
+/// The test's own server with the binary log on and every commit durable (asserted), a
+/// database on it seeded with rows enough for the job to outlast `wanted` faults, and the
+/// record of what the seeding wrote.
+async fn a_durable_server_holds_the_seeded_schema(
+    wanted: usize,
+) -> (ThrowawayServer, TestDatabase, Record) {
+    let server = ThrowawayServer::start_local_with(&BINLOG.map(String::from)).unwrap_or_else(|e| {
+        panic!("this test crashes its own server: it needs mariadbd or mysqld on the PATH ({e:#})")
+    });
+    let db = server.fresh_database("faults").unwrap();
+    let mut c = db.config.connect_one().await.unwrap();
+    let durable: (i64, i64, i64) = sqlx::query_as(
+        "SELECT CAST(@@log_bin AS SIGNED), CAST(@@sync_binlog AS SIGNED), \
+         CAST(@@innodb_flush_log_at_trx_commit AS SIGNED)",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(
+        durable,
+        (1, 1, 1),
+        "log_bin, sync_binlog, innodb_flush_log_at_trx_commit"
+    );
+    // Rows enough for the job to outlast the faults (each fault costs it a second or so).
+    let seeded = seed(&mut c, 125 * wanted as i64).await;
+    drop(c);
+    (server, db, seeded)
+}
+
+/// What the faults left: the finishing run's output, every run's output, the faults by
+/// kind, and the runs that gave up and were run again.
+struct Faulted {
+    finished: Output,
+    outputs: Vec<(String, String)>,
+    faults: BTreeMap<&'static str, usize>,
+    reruns: usize,
+    gave_up: Vec<String>,
+    /// Server restarts more than 5 s in, after the MyISAM table's copy began.
+    late_restarts: usize,
+    started: Instant,
+}
+
+/// Runs the job while faults land at random instants, rotating among a tool SIGKILL (run
+/// again), a server SIGKILL and restart, and every connection of the tool cut by the proxy;
+/// once `wanted` landed, or a run gave up, the job is run until it finishes.
+async fn faults_land_at_random_instants_until_the_job_finishes(
+    server: &ThrowawayServer,
+    proxy: &FaultProxy,
+    url: &str,
+    jobp: &str,
+    wanted: usize,
+) -> Faulted {
     let mut lives = common::lives(0x2545_F491_4F6C_DD1D);
     let mut faults = BTreeMap::<&str, usize>::new();
-    let mut child = run_job(&url, &jobp);
+    let mut child = run_job(url, jobp);
     let mut outputs = Vec::new();
     let mut reruns = 0;
     let mut gave_up: Vec<String> = Vec::new();
@@ -428,7 +510,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             }));
             reruns += 1;
             assert!(reruns < 20, "too many reruns: {:?}", outputs.last());
-            child = run_job(&url, &jobp);
+            child = run_job(url, jobp);
             continue;
         }
         tokio::time::sleep(Duration::from_millis(lives(150, 1200))).await;
@@ -448,7 +530,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             }));
             reruns += 1;
             assert!(reruns < 20, "too many reruns: {:?}", outputs.last());
-            child = run_job(&url, &jobp);
+            child = run_job(url, jobp);
             continue;
         }
         match lives(0, 3) {
@@ -456,7 +538,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
                 child.kill().unwrap(); // SIGKILL
                 outputs.push(texts(&child.wait_with_output().unwrap()));
                 *faults.entry("tool SIGKILL").or_default() += 1;
-                child = run_job(&url, &jobp);
+                child = run_job(url, jobp);
             }
             1 => {
                 let down = lives(50, 1500);
@@ -474,32 +556,27 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             }
         }
     };
-    let (stdout, stderr) = texts(&finished);
-    assert!(
-        finished.status.code().is_some_and(|c| c <= 1),
-        "{stdout}\n{stderr}"
-    );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.store(true, Ordering::SeqCst);
-    writer.await.unwrap();
-    let app = app.lock().unwrap().take().unwrap();
-    assert!(!app.legacy, "the application wrote after the cut-over");
+    Faulted {
+        finished,
+        outputs,
+        faults,
+        reruns,
+        gave_up,
+        late_restarts,
+        started,
+    }
+}
 
-    let cut_over_lines: Vec<&str> = outputs
-        .iter()
-        .flat_map(|(o, _)| o.lines())
-        .filter(|l| l.starts_with("cut-over:"))
-        .collect();
-    let restarts: Vec<&str> = outputs
-        .iter()
-        .flat_map(|(o, _)| o.lines())
-        .filter(|l| {
-            l.starts_with("restart:")
-                || l.starts_with("repair:")
-                || l.starts_with("check: film_text")
-        })
-        .collect();
-    let mut c = db.config.connect_one().await.unwrap();
+/// No row differs from, is missing from, is extra to or came back after its delete in the
+/// application's record; every column is utf8mb4 and no trigger of the job is left.
+/// Returns each table's figures.
+async fn every_row_is_as_the_application_recorded_it(
+    cfg: &ConnectionConfig,
+    schema: &str,
+    app: &App,
+    restarts: &[&str],
+) -> Vec<String> {
+    let mut c = cfg.connect_one().await.unwrap();
     let mut report = Vec::new();
     for (table, cols, want) in expected(&app.record) {
         let got = rows(&mut c, table, cols).await;
@@ -536,7 +613,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
         "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND CHARACTER_SET_NAME = 'latin1' \
          AND TABLE_NAME IN ('actor', 'film', 'film_actor', 'film_text')",
     )
-    .bind(&db.name)
+    .bind(schema)
     .fetch_one(&mut c)
     .await
     .unwrap();
@@ -544,11 +621,23 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
     let left: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
     )
-    .bind(&db.name)
+    .bind(schema)
     .fetch_one(&mut c)
     .await
     .unwrap();
     assert_eq!(left, 0, "no trigger of the job is left");
+    report
+}
+
+/// Exactly one `cut-over:` line whichever run finished the swap; a server crash after the
+/// MyISAM table's copy began made its cut-over check it again and say so; at least
+/// `wanted` faults landed, of every kind.
+fn one_cut_over_was_printed_and_every_kind_of_fault_landed(
+    f: &Faulted,
+    cut_over_lines: &[&str],
+    restarts: &[&str],
+    wanted: usize,
+) {
     assert_eq!(
         cut_over_lines.len(),
         1,
@@ -556,6 +645,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
     );
     // The MyISAM table's copy began in the first seconds: a server crash after that makes its
     // cut-over check it and compare it again, and say so.
+    let late_restarts = f.late_restarts;
     if late_restarts > 0 {
         assert!(
             restarts
@@ -564,6 +654,7 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             "no re-check of film_text after {late_restarts} server restarts"
         );
     }
+    let faults = &f.faults;
     let total: usize = faults.values().sum();
     assert!(
         total >= wanted,
@@ -579,14 +670,4 @@ async fn a_schema_with_a_myisam_table_moves_through_tool_kills_server_crashes_an
             "no {kind}: {faults:?}"
         );
     }
-    println!(
-        "{total} faults in {:.0} s ({faults:?}), {reruns} reruns after a run gave up {gave_up:?}; application: {} statements, {} retried ({:?}); {}\n{}\n{}",
-        started.elapsed().as_secs_f64(),
-        app.statements,
-        app.retried,
-        app.errors,
-        report.join("; "),
-        restarts.join("\n"),
-        cut_over_lines[0]
-    );
 }

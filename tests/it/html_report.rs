@@ -246,10 +246,35 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
     let db = test_database("html_report");
     seed(&db.config).await;
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("scan.json");
-    let html = dir.path().join("scan report.html");
+    let (report, html) = the_scan_writes_its_report_and_a_self_contained_page(
+        &db.config.url_with_secret(),
+        dir.path(),
+    );
+    let dom = render(&html);
+    let all = tags(&dom);
+    let odd_table = names_holding_markup_arrive_as_text(&dom, &all, &report);
+    the_summary_counts_the_reports_tables_columns_and_undecided_values(&all, &report);
+    each_columns_bar_legend_and_undecided_keys_equal_the_reports(&dom, &all, &report);
+    the_odd_column_is_counted_and_its_index_risk_shown_as_text(&dom, &all, &report, odd_table);
+}
+
+/// The element with `id` in `all`, by its position (a panic naming it when missing).
+fn by_id(all: &[Tag], id: &str) -> usize {
+    all.iter()
+        .position(|t| t.attr("id") == Some(id))
+        .unwrap_or_else(|| panic!("no element #{id} in the DOM"))
+}
+
+/// `scan --full` writes its JSON report and its HTML page into `dir`; the page loads
+/// nothing from outside itself. Returns the report and the page's path.
+fn the_scan_writes_its_report_and_a_self_contained_page(
+    url: &str,
+    dir: &Path,
+) -> (ScanReport, PathBuf) {
+    let json = dir.join("scan.json");
+    let html = dir.join("scan report.html");
     let out = myrecode(
-        Some(&db.config.url_with_secret()),
+        Some(url),
         &[
             "scan",
             "--full",
@@ -272,15 +297,12 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
             "the page must be self-contained, found {outside}"
         );
     }
+    (report, html)
+}
 
-    let dom = render(&html);
-    let all = tags(&dom);
-    let by_id = |id: &str| {
-        all.iter()
-            .position(|t| t.attr("id") == Some(id))
-            .unwrap_or_else(|| panic!("no element #{id} in the DOM"))
-    };
-
+/// Escaping: the odd names are text and attribute values, never markup. Returns the odd
+/// table's index in the report.
+fn names_holding_markup_arrive_as_text(dom: &str, all: &[Tag], report: &ScanReport) -> usize {
     // Escaping: the odd names are text and attribute values, never markup.
     assert!(
         all.iter()
@@ -304,11 +326,18 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
         .position(|t| t.name == ODD_TABLE)
         .expect("the odd table was scanned");
     assert_eq!(
-        all[by_id(&format!("t{odd_table}"))].attr("data-table"),
+        all[by_id(all, &format!("t{odd_table}"))].attr("data-table"),
         Some(ODD_TABLE)
     );
+    odd_table
+}
 
-    let summary = &all[by_id("summary")];
+/// The summary's counts of tables, columns and undecided values equal the report's.
+fn the_summary_counts_the_reports_tables_columns_and_undecided_values(
+    all: &[Tag],
+    report: &ScanReport,
+) {
+    let summary = &all[by_id(all, "summary")];
     let columns: usize = report.tables.iter().map(|t| t.columns.len()).sum();
     let undecided: u64 = report
         .tables
@@ -326,12 +355,20 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
         Some(&*undecided.to_string())
     );
     assert_eq!(undecided, 3, "the seeded cp1252/cp1253 rows are undecided");
+}
 
+/// Per column: its row's attributes, its bar's segments and its legend's numbers (the text
+/// a reader sees) equal the report's label counts, and its undecided keys are listed.
+fn each_columns_bar_legend_and_undecided_keys_equal_the_reports(
+    dom: &str,
+    all: &[Tag],
+    report: &ScanReport,
+) {
     let mut checked_labels = 0;
     for (i, t) in report.tables.iter().enumerate() {
         for (j, c) in t.columns.iter().enumerate() {
             let id = format!("t{i}-c{j}");
-            let row = by_id(&id);
+            let row = by_id(all, &id);
             let tr = &all[row];
             assert_eq!(tr.attr("data-column"), Some(c.name.as_str()), "#{id}");
             assert_eq!(tr.attr("data-rows"), Some(&*c.rows.to_string()), "#{id}");
@@ -362,7 +399,7 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
                     let shown = inside[k..]
                         .iter()
                         .find(|t| t.name == "b")
-                        .map(|b| text_after(&dom, b))
+                        .map(|b| text_after(dom, b))
                         .unwrap();
                     assert_eq!(shown, count.to_string(), "#{id} legend {label}");
                     legend.push((label.to_string(), count));
@@ -391,7 +428,7 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
             checked_labels += want.len();
 
             if !c.undecided.is_empty() {
-                let list = by_id(&format!("{id}-undecided"));
+                let list = by_id(all, &format!("{id}-undecided"));
                 let keys: Vec<&str> = all[list + 1..]
                     .iter()
                     .take_while(|t| t.name == "li" || t.name == "span")
@@ -406,6 +443,16 @@ async fn the_html_report_shows_the_scan_numbers_in_a_real_browser() {
         checked_labels >= 6,
         "too few labels checked: {checked_labels}"
     );
+}
+
+/// The odd column's labels and undecided count as seeded, and the index that overflows
+/// under utf8mb4 shown as a risk of its table, as text.
+fn the_odd_column_is_counted_and_its_index_risk_shown_as_text(
+    dom: &str,
+    all: &[Tag],
+    report: &ScanReport,
+    odd_table: usize,
+) {
     let odd = report.tables[odd_table]
         .columns
         .iter()

@@ -70,7 +70,26 @@ async fn reports_columns_keys_and_key_length_math() {
     assert_eq!(inv.schemas, vec![db.name.clone()]);
     assert_eq!(inv.tables.len(), 6);
 
-    let c = table(&inv, "customers");
+    the_customers_columns_indexes_triggers_and_foreign_key_are_reported(&inv);
+    keys_key_limits_and_row_sizes_are_reported_for_the_other_tables(&inv);
+
+    // The same server through the table renderer: the numbers a DBA reads.
+    let out = myrecode(Some(&url), &["inventory", "--tables", "compact_t"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.contains("1020") && stdout.contains("767/3072"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("wide_t"), "--tables filters: {stdout}");
+    let pw = db.config.password().unwrap();
+    assert!(!stdout.contains(pw) && !stderr.contains(pw));
+}
+
+/// `customers`: each text and binary column's charset, collation, widths and kind, its
+/// index's bytes before and after, its recode key, trigger and incoming foreign key.
+fn the_customers_columns_indexes_triggers_and_foreign_key_are_reported(inv: &Inventory) {
+    let c = table(inv, "customers");
     let col = |n: &str| {
         c.columns
             .iter()
@@ -121,8 +140,13 @@ async fn reports_columns_keys_and_key_length_math() {
     assert_eq!(c.foreign_keys.len(), 1);
     assert_eq!(c.foreign_keys[0].direction, "incoming");
     assert!(c.risks.is_empty(), "{:?}", c.risks);
+}
 
-    let o = table(&inv, "order_lines");
+/// The other tables: a composite primary key and its outgoing foreign key, a table with no
+/// usable key, COMPACT and DYNAMIC key limits (an index that overflows under utf8mb4), row
+/// sizes, and a recode key from a unique index.
+fn keys_key_limits_and_row_sizes_are_reported_for_the_other_tables(inv: &Inventory) {
+    let o = table(inv, "order_lines");
     assert_eq!(
         o.primary_key.as_deref(),
         Some(&["order_id".to_string(), "line_no".to_string()][..])
@@ -133,7 +157,7 @@ async fn reports_columns_keys_and_key_length_math() {
     assert_eq!(o.foreign_keys[0].to_table, "customers");
     assert_eq!(o.foreign_keys[0].to_columns, vec!["id".to_string()]);
 
-    let n = table(&inv, "no_key_log");
+    let n = table(inv, "no_key_log");
     assert!(
         n.recode_key.is_none(),
         "a unique key over a NULLable column is not usable"
@@ -144,7 +168,7 @@ async fn reports_columns_keys_and_key_length_math() {
         n.risks
     );
 
-    let compact = table(&inv, "compact_t");
+    let compact = table(inv, "compact_t");
     assert_eq!(compact.row_format, "Compact");
     assert_eq!(compact.key_part_limit, 767);
     let i = compact
@@ -160,7 +184,7 @@ async fn reports_columns_keys_and_key_length_math() {
         compact.risks
     );
 
-    let wide = table(&inv, "wide_t");
+    let wide = table(inv, "wide_t");
     assert_eq!((wide.key_part_limit, wide.key_limit), (3072, 3072));
     let i = wide.indexes.iter().find(|i| i.name == "idx_path").unwrap();
     assert_eq!((i.bytes, i.bytes_utf8mb4), (1000, 4000));
@@ -168,24 +192,12 @@ async fn reports_columns_keys_and_key_length_math() {
     assert_eq!(wide.row_size.bytes, 4 + 1002 + 1);
     assert_eq!(wide.row_size.bytes_utf8mb4, 4 + 4002 + 1);
 
-    let u = table(&inv, "uniq_only");
+    let u = table(inv, "uniq_only");
     assert_eq!(
         u.recode_key.as_ref().map(|k| k.index.as_str()),
         Some("u_code")
     );
     assert!(u.risks.is_empty());
-
-    // The same server through the table renderer: the numbers a DBA reads.
-    let out = myrecode(Some(&url), &["inventory", "--tables", "compact_t"]);
-    let (stdout, stderr) = texts(&out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stdout.contains("1020") && stdout.contains("767/3072"),
-        "{stdout}"
-    );
-    assert!(!stdout.contains("wide_t"), "--tables filters: {stdout}");
-    let pw = db.config.password().unwrap();
-    assert!(!stdout.contains(pw) && !stderr.contains(pw));
 }
 
 #[tokio::test]

@@ -7,8 +7,9 @@ use common::legacy::bytes;
 use common::{exec_script, myrecode, texts};
 use myrecode::codec::Encoding::{self, *};
 use myrecode::db::throwaway::test_database;
-use sqlx::Row;
+use sqlx::{MySqlConnection, Row};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// Region names and short words of the held-out Ukrainian text (nobody here wrote them).
 fn heldout_uk() -> (Vec<String>, Vec<String>) {
@@ -55,32 +56,8 @@ async fn undecided_values_are_reviewed_decided_applied_and_verified() {
         &["CREATE TABLE places (id INT NOT NULL PRIMARY KEY, name BLOB) ENGINE=InnoDB"],
     )
     .await;
-    let (names, words) = heldout_uk();
-    assert!(names.len() >= 200 && words.len() == 4, "{words:?}");
-    let mut rows: Vec<Seeded> = Vec::new();
-    for (i, n) in names.iter().enumerate() {
-        rows.push((
-            i as i64,
-            bytes(Windows1251, n),
-            Some((Windows1251, n.clone())),
-        ));
-    }
-    for (i, w) in words.iter().enumerate() {
-        rows.push((1000 + i as i64, bytes(Koi8U, w), Some((Koi8U, w.clone()))));
-    }
-    // German in cp1252: no reading of ours is right; the DBA keeps one, and asks for a
-    // lossy reading of the other, which must be refused.
-    rows.push((2000, b"M\xfcller".to_vec(), None));
-    rows.push((2001, b"Gr\xfc\xdfe".to_vec(), None));
     let mut c = db.config.connect_one().await.unwrap();
-    for (id, stored, _) in &rows {
-        sqlx::query("INSERT INTO places (id, name) VALUES (?, ?)")
-            .bind(id)
-            .bind(stored)
-            .execute(&mut c)
-            .await
-            .unwrap();
-    }
+    let rows = places_hold_ukrainian_text_in_two_encodings_and_german_in_cp1252(&mut c).await;
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("places.yaml");
     std::fs::write(
@@ -103,18 +80,69 @@ async fn undecided_values_are_reviewed_decided_applied_and_verified() {
         Some(1),
         "undecided values need attention\n{stdout}{stderr}"
     );
-
-    // Review: every undecided value listed, its readings side by side, and a file to fill in.
     let decisions = dir.path().join("decisions.yaml");
+    review_lists_every_undecided_value_and_the_dba_decides_each(&url, jobp, &decisions, &rows);
+    a_decision_file_naming_a_column_the_job_lacks_stops_the_run(&url, jobp, dir.path());
+    the_decisions_are_applied_but_a_lossy_one_and_verify_proves_them(
+        &mut c, &url, jobp, &decisions, &rows,
+    )
+    .await;
+}
+
+/// `places` seeded with region names of the held-out Ukrainian text in cp1251, short words
+/// in KOI8-U that detection must not guess, and two German values in cp1252 no reading of
+/// ours is right for (the DBA keeps one, and asks for a lossy reading of the other, which
+/// must be refused). Returns the rows with their truth.
+async fn places_hold_ukrainian_text_in_two_encodings_and_german_in_cp1252(
+    c: &mut MySqlConnection,
+) -> Vec<Seeded> {
+    let (names, words) = heldout_uk();
+    assert!(names.len() >= 200 && words.len() == 4, "{words:?}");
+    let mut rows: Vec<Seeded> = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        rows.push((
+            i as i64,
+            bytes(Windows1251, n),
+            Some((Windows1251, n.clone())),
+        ));
+    }
+    for (i, w) in words.iter().enumerate() {
+        rows.push((1000 + i as i64, bytes(Koi8U, w), Some((Koi8U, w.clone()))));
+    }
+    // German in cp1252: no reading of ours is right; the DBA keeps one, and asks for a
+    // lossy reading of the other, which must be refused.
+    rows.push((2000, b"M\xfcller".to_vec(), None));
+    rows.push((2001, b"Gr\xfc\xdfe".to_vec(), None));
+    for (id, stored, _) in &rows {
+        sqlx::query("INSERT INTO places (id, name) VALUES (?, ?)")
+            .bind(id)
+            .bind(stored)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+    }
+    rows
+}
+
+/// Review: every undecided value listed, its readings side by side, and a file to fill in;
+/// the DBA fills in the true reading of each listed value, keeps Müller, and asks for a
+/// lossy reading (not UTF-8, so no utf-8>latin1) for Grüße.
+fn review_lists_every_undecided_value_and_the_dba_decides_each(
+    url: &str,
+    jobp: &str,
+    decisions: &Path,
+    rows: &[Seeded],
+) {
+    // Review: every undecided value listed, its readings side by side, and a file to fill in.
     let out = myrecode(
-        Some(&url),
+        Some(url),
         &["review", jobp, "--out", decisions.to_str().unwrap()],
     );
     let (listing, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{listing}{stderr}");
     assert!(listing.contains("column verdict"), "{listing}");
     assert!(listing.contains("places.name key [2000]"), "{listing}");
-    let file = std::fs::read_to_string(&decisions).unwrap();
+    let file = std::fs::read_to_string(decisions).unwrap();
     let truth: HashMap<String, &Option<(Encoding, String)>> =
         rows.iter().map(|(_, s, t)| (hex::encode(s), t)).collect();
     // The DBA's decisions: the true reading of each listed value; keep Müller; a lossy
@@ -143,17 +171,20 @@ async fn undecided_values_are_reviewed_decided_applied_and_verified() {
         listing.matches("places.name key [").count(),
         "{file}"
     );
-    std::fs::write(&decisions, filled).unwrap();
+    std::fs::write(decisions, filled).unwrap();
+}
 
+/// A decision file naming a column the job does not recode stops the run before it writes.
+fn a_decision_file_naming_a_column_the_job_lacks_stops_the_run(url: &str, jobp: &str, dir: &Path) {
     // A decision file naming a column the job does not recode stops the run before it writes.
-    let bad = dir.path().join("bad.yaml");
+    let bad = dir.join("bad.yaml");
     std::fs::write(
         &bad,
         "columns: [{table: places, column: nope, use: cp1251}]\n",
     )
     .unwrap();
     let out = myrecode(
-        Some(&url),
+        Some(url),
         &[
             "run",
             jobp,
@@ -168,9 +199,20 @@ async fn undecided_values_are_reviewed_decided_applied_and_verified() {
         stderr.contains("places.nope") && stderr.contains("Fix:"),
         "{stderr}"
     );
+}
 
+/// `run --decisions` applies the filled-in file, refusing the reading that does not
+/// round-trip; every text value is its real text, the foreign ones as stored, `verify`
+/// proves it, and only the refused value is still listed.
+async fn the_decisions_are_applied_but_a_lossy_one_and_verify_proves_them(
+    c: &mut MySqlConnection,
+    url: &str,
+    jobp: &str,
+    decisions: &Path,
+    rows: &[Seeded],
+) {
     let out = myrecode(
-        Some(&url),
+        Some(url),
         &[
             "run",
             jobp,
@@ -193,24 +235,24 @@ async fn undecided_values_are_reviewed_decided_applied_and_verified() {
 
     // Every text value is now its real text; the foreign ones are as stored.
     let now: HashMap<i64, Vec<u8>> = sqlx::query("SELECT id, name FROM places")
-        .fetch_all(&mut c)
+        .fetch_all(&mut *c)
         .await
         .unwrap()
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    for (id, stored, t) in &rows {
+    for (id, stored, t) in rows {
         match t {
             Some((_, text)) => assert_eq!(now[id], text.as_bytes(), "row {id}"),
             None => assert_eq!(&now[id], stored, "row {id}"),
         }
     }
-    let out = myrecode(Some(&url), &["verify", jobp]);
+    let out = myrecode(Some(url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
 
     // Only the refused value is still listed.
-    let out = myrecode(Some(&url), &["review", jobp]);
+    let out = myrecode(Some(url), &["review", jobp]);
     let (listing, _) = texts(&out);
     assert_eq!(listing.matches("places.name key [").count(), 1, "{listing}");
     assert!(listing.contains("key [2001]"), "{listing}");

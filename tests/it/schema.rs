@@ -18,7 +18,7 @@ use common::retried;
 use common::texts;
 use myrecode::codec::Encoding::{self, *};
 use myrecode::db::connect::ConnectionConfig;
-use myrecode::db::throwaway::test_database;
+use myrecode::db::throwaway::{test_database, TestDatabase};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -452,8 +452,88 @@ async fn rows(c: &mut MySqlConnection, table: &str, cols: &str) -> Vec<Vec<Optio
     .collect()
 }
 
+/// What the scenario's steps share: the migrated schema and its control (and a connection
+/// to each), the job's file and the URL the runs are given.
+struct Scene {
+    db: TestDatabase,
+    control: TestDatabase,
+    c: MySqlConnection,
+    k: MySqlConnection,
+    /// Holds the job's file for the scenario's life.
+    _dir: tempfile::TempDir,
+    jobp: String,
+    url: String,
+    /// The schema's foreign keys and triggers before the job, as they must be at the end.
+    before: Vec<String>,
+    triggers_before: Vec<String>,
+}
+
+/// Where the kills landed: how many, how many inside the cut-over, the checkpoints' phases
+/// at each, and the `cut-over:` lines the killed runs printed.
+struct Kills {
+    kill: usize,
+    in_cutover: i64,
+    phases: Vec<String>,
+    cut_over_lines: usize,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writer() {
+    let mut s = the_schema_and_its_control_seeded_and_the_job_checked().await;
+    // The application writes for the whole job.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (cfg, ctl, stop, schema) = (
+            s.db.config.clone(),
+            s.control.config.clone(),
+            stop.clone(),
+            s.db.name.clone(),
+        );
+        tokio::spawn(async move { write_until(cfg, ctl, stop, schema).await })
+    };
+    let mut kills = runs_are_killed_until_three_kills_landed_inside_the_cut_over(&mut s).await;
+    let out = run_job(&s.url, &s.jobp, None).wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
+    kills.cut_over_lines += stdout
+        .lines()
+        .filter(|l| l.starts_with("cut-over:"))
+        .count();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, Ordering::SeqCst);
+    let app = writer.await.unwrap();
+
+    // One cut-over: the application found every table swapped at once, and it happened once.
+    assert!(
+        app.switched_at.is_some(),
+        "the application wrote after the cut-over"
+    );
+    assert_eq!(
+        app.all_at_once,
+        Some(true),
+        "some tables were still latin1 when others were swapped"
+    );
+    assert_eq!(kills.cut_over_lines, 1, "{stdout}");
+    every_table_and_the_view_equal_the_control_with_the_same_triggers_and_constraints(&mut s).await;
+    let Kills {
+        kill,
+        in_cutover,
+        phases,
+        ..
+    } = kills;
+    println!(
+        "{kill} SIGKILLs ({in_cutover} inside the cut-over; checkpoints at each: {phases:?}); application: {} writes, switched at {:?}, {} failed alike, {} retried; {}",
+        app.n,
+        app.switched_at,
+        app.failed_alike,
+        app.retries,
+        stdout.lines().find(|l| l.starts_with("cut-over:")).unwrap_or("")
+    );
+}
+
+/// The legacy schema and its control, created and seeded (five foreign keys, four
+/// triggers), and the job, which `plan --check` accepts.
+async fn the_schema_and_its_control_seeded_and_the_job_checked() -> Scene {
     let db = test_database("schema_app");
     let control = test_database("schema_ctl");
     let mut c = db.config.connect_one().await.unwrap();
@@ -480,35 +560,36 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("app.yaml");
     std::fs::write(&job, job_text(&db.name)).unwrap();
-    let jobp = job.to_str().unwrap();
+    let jobp = job.to_str().unwrap().to_string();
     let url = db.config.url_with_secret();
-    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let out = common::myrecode(Some(&url), &["plan", "--check", &jobp]);
     assert_eq!(
         out.status.code(),
         Some(0),
         "plan --check accepts the job: {:?}",
         texts(&out)
     );
+    Scene {
+        db,
+        control,
+        c,
+        k,
+        _dir: dir,
+        jobp,
+        url,
+        before,
+        triggers_before,
+    }
+}
 
-    // The application writes for the whole job.
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (cfg, ctl, stop, schema) = (
-            db.config.clone(),
-            control.config.clone(),
-            stop.clone(),
-            db.name.clone(),
-        );
-        tokio::spawn(async move { write_until(cfg, ctl, stop, schema).await })
-    };
-
+/// At least `KILLS` runs SIGKILLed, and on until three landed inside the cut-over: a loaded
+/// machine copies slower, and the kills must reach the cut-over whatever the pace.
+async fn runs_are_killed_until_three_kills_landed_inside_the_cut_over(s: &mut Scene) -> Kills {
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
     let mut phases = Vec::new();
     let mut in_cutover = 0;
     let mut cut_over_lines = 0;
     const KILLS: usize = 22;
-    // At least KILLS, and on until three landed inside the cut-over: a loaded machine copies
-    // slower, and the kills must reach the cut-over whatever the pace.
     let mut kill = 0;
     while kill < KILLS || (in_cutover < 3 && kill < 4 * KILLS) {
         kill += 1;
@@ -517,7 +598,7 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
         x ^= x << 17;
         // Every killed run holds its cut-over lock 1.5 s, longer than it lives: kills after
         // the copies land inside the one cut-over.
-        let mut child = run_job(&url, jobp, Some(1500));
+        let mut child = run_job(&s.url, &s.jobp, Some(1500));
         let life = if kill % 3 == 2 {
             40 + x % 300
         } else {
@@ -539,14 +620,14 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
         let sentries: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_COMMENT LIKE '%sentry%'",
         )
-        .bind(&db.name)
-        .fetch_one(&mut k)
+        .bind(&s.db.name)
+        .fetch_one(&mut s.k)
         .await
         .unwrap();
         let phase: Vec<String> = sqlx::query_scalar(
             "SELECT CAST(CONCAT(tbl, ':', phase) AS CHAR) FROM _myrecode_checkpoint ORDER BY tbl",
         )
-        .fetch_all(&mut c)
+        .fetch_all(&mut s.c)
         .await
         .unwrap_or_default();
         in_cutover += i64::from(sentries > 0);
@@ -560,32 +641,24 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
         in_cutover >= 3,
         "kills should land inside the cut-over: {phases:?}"
     );
-    let out = run_job(&url, jobp, None).wait_with_output().unwrap();
-    let (stdout, stderr) = texts(&out);
-    assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
-    cut_over_lines += stdout
-        .lines()
-        .filter(|l| l.starts_with("cut-over:"))
-        .count();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    stop.store(true, Ordering::SeqCst);
-    let app = writer.await.unwrap();
+    Kills {
+        kill,
+        in_cutover,
+        phases,
+        cut_over_lines,
+    }
+}
 
-    // One cut-over: the application found every table swapped at once, and it happened once.
-    assert!(
-        app.switched_at.is_some(),
-        "the application wrote after the cut-over"
-    );
-    assert_eq!(
-        app.all_at_once,
-        Some(true),
-        "some tables were still latin1 when others were swapped"
-    );
-    assert_eq!(cut_over_lines, 1, "{stdout}");
-    // Every value recoded right, every write present, every cascade applied.
+/// Every value recoded right, every write present, every cascade applied; the view reads
+/// the new tables; the same triggers, defined exactly as before; the same constraints, on
+/// the live tables, no row violating them; no trigger of the job left.
+async fn every_table_and_the_view_equal_the_control_with_the_same_triggers_and_constraints(
+    s: &mut Scene,
+) {
+    let (c, k) = (&mut s.c, &mut s.k);
     for (table, cols) in COLUMNS {
-        let got = rows(&mut c, table, cols).await;
-        let want = rows(&mut k, table, cols).await;
+        let got = rows(c, table, cols).await;
+        let want = rows(k, table, cols).await;
         let differ: Vec<_> = got
             .iter()
             .zip(&want)
@@ -601,8 +674,8 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
     }
     let view = "id, name, city, country";
     let (got, want) = (
-        rows(&mut c, "customer_list", view).await,
-        rows(&mut k, "customer_list", view).await,
+        rows(c, "customer_list", view).await,
+        rows(k, "customer_list", view).await,
     );
     assert!(
         !got.is_empty() && got == want,
@@ -610,9 +683,9 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
     );
     // The same triggers, defined exactly as before (the tables compared above, `rental_ft`
     // and `audit` among them, show they fired once per statement and never for the copy).
-    assert_eq!(triggers(&mut c, &db.name).await, triggers_before);
+    assert_eq!(triggers(c, &s.db.name).await, s.triggers_before);
     // The same constraints, on the live tables, and no row violates them.
-    assert_eq!(constraints(&mut c, &db.name).await, before);
+    assert_eq!(constraints(c, &s.db.name).await, s.before);
     for (child, col, parent) in [
         ("city", "country_id", "country"),
         ("staff", "store_id", "store"),
@@ -623,7 +696,7 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
         let orphans: i64 = sqlx::query_scalar(&format!(
             "SELECT COUNT(*) FROM {child} x LEFT JOIN {parent} p ON p.id = x.{col} WHERE x.{col} IS NOT NULL AND p.id IS NULL"
         ))
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
         assert_eq!(orphans, 0, "{child}.{col} -> {parent}");
@@ -631,19 +704,11 @@ async fn an_application_schema_moves_in_one_cut_over_through_sigkills_and_a_writ
     let left: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
     )
-    .bind(&db.name)
-    .fetch_one(&mut c)
+    .bind(&s.db.name)
+    .fetch_one(&mut *c)
     .await
     .unwrap();
     assert_eq!(left, 0, "no trigger of the job is left");
-    println!(
-        "{kill} SIGKILLs ({in_cutover} inside the cut-over; checkpoints at each: {phases:?}); application: {} writes, switched at {:?}, {} failed alike, {} retried; {}",
-        app.n,
-        app.switched_at,
-        app.failed_alike,
-        app.retries,
-        stdout.lines().find(|l| l.starts_with("cut-over:")).unwrap_or("")
-    );
 }
 
 async fn write_until(

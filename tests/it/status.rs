@@ -10,7 +10,7 @@ use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::{test_database, ThrowawayServer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `notes` (in place: utf8mb4 holding cp1251 mojibake), `posts` and `users` (copies: latin1
@@ -137,6 +137,18 @@ async fn bookkeeping(c: &mut sqlx::MySqlConnection, schema: &str) -> Vec<String>
     .unwrap()
 }
 
+/// What the flow's steps share: the job, the URL its commands are given (and the password
+/// no output may show), the schema's settings, and the rows seeded per table.
+struct Flow {
+    cfg: ConnectionConfig,
+    url: String,
+    job: PathBuf,
+    password: Option<String>,
+    n_notes: i64,
+    n_posts: i64,
+    n_users: i64,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_follows_a_job_to_its_manual_cutover() {
     // The job is throttled by the server's Threads_running, which this test raises with
@@ -148,21 +160,36 @@ async fn status_follows_a_job_to_its_manual_cutover() {
     seed(&db.config, n_notes, n_posts, n_users).await;
     let dir = tempfile::tempdir().unwrap();
     let job = write_job(dir.path(), &db.name);
-    let url = db.config.url_with_secret();
-    let password = db.config.password().map(str::to_string);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", job.to_str().unwrap(), "--execute"])
-        .env("MYSQL_URL", &url)
+    let f = Flow {
+        cfg: db.config.clone(),
+        url: db.config.url_with_secret(),
+        job,
+        password: db.config.password().map(str::to_string),
+        n_notes,
+        n_posts,
+        n_users,
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", f.job.to_str().unwrap(), "--execute"])
+        .env("MYSQL_URL", &f.url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    while_posts_is_copied_status_shows_its_pace_and_an_eta(&f);
+    once_every_copy_caught_up_the_job_waits_for_its_one_cutover(&f);
+    paused_the_backlog_piles_up_and_is_counted_then_drains(&f).await;
+    a_busy_server_throttles_the_job_until_the_load_passes(&f).await;
+    the_one_cut_over_swaps_both_and_the_job_says_it_is_finished(&f, child);
+}
 
+/// Copying `posts`: rows of about how many, a pace and an ETA; `notes` done before it.
+fn while_posts_is_copied_status_shows_its_pace_and_an_eta(f: &Flow) {
     // Copying `posts`: rows of about how many, a pace and an ETA; `notes` done before it.
     let s = wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "posts copying with a pace",
         Duration::from_secs(90),
         |s| {
@@ -173,7 +200,7 @@ async fn status_follows_a_job_to_its_manual_cutover() {
     assert_eq!(s["started"], true);
     assert_eq!(
         (notes["phase"].as_str(), notes["rows_done"].as_i64()),
-        (Some("done"), Some(n_notes))
+        (Some("done"), Some(f.n_notes))
     );
     assert_eq!(notes["strategy"], "in-place");
     assert!(notes["rows_changed"].as_i64().unwrap() > 0, "{notes}");
@@ -184,11 +211,14 @@ async fn status_follows_a_job_to_its_manual_cutover() {
     assert!(posts["backlog"].is_number(), "{posts}");
     assert_eq!(users["phase"], "not-started");
     assert_eq!(s["waits_for_cutover"], false);
+}
 
+/// `posts` caught up, `users` copied after it: the job waits for its one `myrecode cutover`.
+fn once_every_copy_caught_up_the_job_waits_for_its_one_cutover(f: &Flow) {
     // `posts` caught up, `users` copied after it: the job waits for its one `myrecode cutover`.
     let s = wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "every copy ready",
         Duration::from_secs(120),
         |s| s["waits_for_cutover"] == true,
@@ -198,19 +228,19 @@ async fn status_follows_a_job_to_its_manual_cutover() {
     assert_eq!(posts["ready"], true);
     assert_eq!(
         posts["rows_done"].as_i64(),
-        Some(n_posts),
+        Some(f.n_posts),
         "every row copied once"
     );
     assert!(posts["backlog"].as_i64().unwrap() < 50, "{posts}");
     assert_eq!(posts["rows_per_sec"], Value::Null, "no pace once copied");
     assert_eq!(table(&s, "users")["ready"], true);
-    assert_eq!(table(&s, "users")["rows_done"].as_i64(), Some(n_users));
-    let text = status_text(&url, &job, password.as_deref());
+    assert_eq!(table(&s, "users")["rows_done"].as_i64(), Some(f.n_users));
+    let text = status_text(&f.url, &f.job, f.password.as_deref());
     assert!(text.contains("cut-over manual: in progress"), "{text}");
     assert!(
         text.lines().any(|l| l.starts_with("posts  copy")
             && l.contains("replaying (ready)")
-            && l.contains(&format!("{n_posts} of ~"))),
+            && l.contains(&format!("{} of ~", f.n_posts))),
         "{text}"
     );
     assert!(
@@ -222,34 +252,38 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         text.contains("waits for `myrecode cutover`: posts, users copied and caught up"),
         "{text}"
     );
+}
 
+/// Paused: the application's writes pile up in the change log, and status counts them;
+/// resumed, the backlog drains.
+async fn paused_the_backlog_piles_up_and_is_counted_then_drains(f: &Flow) {
     // Paused: the application's writes pile up in the change log, and status counts them.
-    let out = myrecode(Some(&url), &["pause", job.to_str().unwrap()]);
+    let out = myrecode(Some(&f.url), &["pause", f.job.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "the run to note its pause",
         Duration::from_secs(30),
         |s| s["waiting"]["kind"] == "paused" && s["waiting"]["seconds"].is_number(),
     );
-    let mut c = db.config.connect_one().await.unwrap();
+    let mut c = f.cfg.connect_one().await.unwrap();
     sqlx::query("UPDATE posts SET body = CONCAT(body, '!') WHERE id < 120")
         .execute(&mut c)
         .await
         .unwrap();
-    let s = status_json(&url, &job);
+    let s = status_json(&f.url, &f.job);
     // The update trigger logs each row's key before and after (a key may change): 2 per row.
     assert_eq!(table(&s, "posts")["backlog"].as_i64(), Some(240), "{s:#}");
     assert_eq!(table(&s, "posts")["ready"], false, "240 log rows behind");
     assert_eq!(s["waits_for_cutover"], false);
-    let text = status_text(&url, &job, password.as_deref());
+    let text = status_text(&f.url, &f.job, f.password.as_deref());
     assert!(text.contains("now: paused by `myrecode pause`"), "{text}");
-    let out = myrecode(Some(&url), &["resume", job.to_str().unwrap()]);
+    let out = myrecode(Some(&f.url), &["resume", f.job.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     let s = wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "the backlog to drain",
         Duration::from_secs(60),
         |s| s["waits_for_cutover"] == true && s["waiting"].is_null(),
@@ -258,11 +292,15 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         table(&s, "posts")["rows_conflicted"].as_i64().unwrap() >= 120,
         "replayed"
     );
+}
 
+/// Throttled: the server runs more threads than the job allows, and status says so until
+/// the load passes.
+async fn a_busy_server_throttles_the_job_until_the_load_passes(f: &Flow) {
     // Throttled: the server runs more threads than the job allows.
     let sleepers: Vec<_> = (0..8)
         .map(|_| {
-            let cfg = db.config.clone();
+            let cfg = f.cfg.clone();
             tokio::spawn(async move {
                 let mut c = cfg.connect_one().await.unwrap();
                 sqlx::query("SELECT SLEEP(6)").execute(&mut c).await.ok();
@@ -270,8 +308,8 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         })
         .collect();
     let s = wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "the run to say it is throttled",
         Duration::from_secs(30),
         |s| s["waiting"]["kind"] == "threads_running",
@@ -283,7 +321,7 @@ async fn status_follows_a_job_to_its_manual_cutover() {
             .contains("over max_threads_running 6"),
         "{s:#}"
     );
-    let text = status_text(&url, &job, password.as_deref());
+    let text = status_text(&f.url, &f.job, f.password.as_deref());
     assert!(
         text.contains("now: throttled: Threads_running is "),
         "{text}"
@@ -292,15 +330,18 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         s.await.unwrap();
     }
     wait_status(
-        &url,
-        &job,
+        &f.url,
+        &f.job,
         "the throttle to lift",
         Duration::from_secs(60),
         |s| s["waiting"].is_null(),
     );
+}
 
+/// The one cut-over swaps both: the run ends, the job is finished, and says so.
+fn the_one_cut_over_swaps_both_and_the_job_says_it_is_finished(f: &Flow, mut child: Child) {
     // The one cut-over swaps both: the job is finished, and says so.
-    let out = myrecode(Some(&url), &["cutover", job.to_str().unwrap()]);
+    let out = myrecode(Some(&f.url), &["cutover", f.job.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     let since = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -316,7 +357,7 @@ async fn status_follows_a_job_to_its_manual_cutover() {
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = texts(&out);
     assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
-    let s = status_json(&url, &job);
+    let s = status_json(&f.url, &f.job);
     assert_eq!(
         (s["finished"].as_bool(), s["waits_for_cutover"].as_bool()),
         (Some(true), Some(false))
@@ -326,7 +367,7 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         .unwrap()
         .iter()
         .all(|t| t["phase"] == "done"));
-    let text = status_text(&url, &job, password.as_deref());
+    let text = status_text(&f.url, &f.job, f.password.as_deref());
     assert!(text.contains("cut-over manual: finished"), "{text}");
 }
 

@@ -14,7 +14,7 @@ use crate::common;
 use common::legacy::bytes;
 use common::{errno, texts};
 use myrecode::codec::Encoding::Windows1251;
-use myrecode::db::throwaway::test_database;
+use myrecode::db::throwaway::{test_database, TestDatabase};
 use sqlx::{Executor, MySqlConnection};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -49,8 +49,31 @@ async fn books_parent(c: &mut MySqlConnection, schema: &str) -> Vec<String> {
     .unwrap()
 }
 
+/// What the scenario's steps share: the schema (and a connection to it), the job's file
+/// and the URL the commands are given.
+struct Scene {
+    db: TestDatabase,
+    c: MySqlConnection,
+    /// Holds the job's file for the scenario's life.
+    _dir: tempfile::TempDir,
+    jobp: String,
+    url: String,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_is_settled() {
+    let mut s = authors_with_their_books_and_bios_and_a_job_copying_two_tables().await;
+    a_run_killed_inside_its_cut_over_leaves_the_tables_half_moved(&mut s).await;
+    status_names_the_closed_tables_and_what_ends_it(&s);
+    while_half_moved_writes_to_the_copied_tables_fail_and_reads_go_on(&mut s).await;
+    the_rerun_stops_a_queued_rename_settles_and_swaps(&mut s).await;
+    once_swapped_a_renumbered_or_deleted_author_cascades_into_its_books(&mut s).await;
+}
+
+/// `authors` (latin1 names in cp1251, a trigger auditing renumberings), `books` outside the
+/// job constrained by it (cascading), and the MyISAM `bios`; the job copies `authors` and
+/// `bios` in one cut-over.
+async fn authors_with_their_books_and_bios_and_a_job_copying_two_tables() -> Scene {
     let db = test_database("torn_cutover");
     let mut c = db.config.connect_one().await.unwrap();
     for s in [
@@ -91,13 +114,25 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
     let bios = common::copy_job(&db.name, "bios", "bio", "cp1251", utf8);
     let job = job + &bios[bios.find("  - name: bios").unwrap()..];
     std::fs::write(&jobf, job).unwrap();
-    let jobp = jobf.to_str().unwrap();
+    let jobp = jobf.to_str().unwrap().to_string();
     let url = db.config.url_with_secret();
+    Scene {
+        db,
+        c,
+        _dir: dir,
+        jobp,
+        url,
+    }
+}
 
-    // The run holds its cut-over with the table closed and the moves made; killed there.
+/// The run holds its cut-over with the table closed and the moves made; killed there, the
+/// rename it left queued fails on the sentry: `authors` stays closed and `books` references
+/// the shadow.
+async fn a_run_killed_inside_its_cut_over_leaves_the_tables_half_moved(s: &mut Scene) {
+    let (c, name) = (&mut s.c, s.db.name.as_str());
     let mut run = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", &url)
+        .args(["run", &s.jobp, "--execute"])
+        .env("MYSQL_URL", &s.url)
         .env("MYRECODE_TEST_CLOSED_HOLD_MS", "20000")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -112,15 +147,15 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         }
         // The last move the hook waits after: the table's own trigger on the shadow.
         let on_shadow = count(
-            &mut c,
+            c,
             &format!(
                 "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '{}' \
                  AND TRIGGER_NAME = 'authors_audit' AND EVENT_OBJECT_TABLE = 'authors_myrecode_new'",
-                db.name
+                name
             ),
         )
         .await;
-        if on_shadow > 0 && !open(&mut c, &db.name).await {
+        if on_shadow > 0 && !open(c, name).await {
             moved = true;
             break;
         }
@@ -135,22 +170,26 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
     );
     // The rename the killed run left queued has failed on the sentry by now.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!open(&mut c, &db.name).await);
-    assert_eq!(
-        books_parent(&mut c, &db.name).await,
-        ["authors_myrecode_new"]
-    );
+    assert!(!open(c, name).await);
+    assert_eq!(books_parent(c, name).await, ["authors_myrecode_new"]);
+}
 
-    // `status` says so, and what ends it.
-    let out = common::myrecode(Some(&url), &["status", jobp]);
+/// `status` says the tables are closed, and what ends it.
+fn status_names_the_closed_tables_and_what_ends_it(s: &Scene) {
+    let out = common::myrecode(Some(&s.url), &["status", &s.jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("closed: authors, bios: a cut-over was stopped before its rename"),
         "{stdout}"
     );
+}
 
-    // Half-moved: every write to the copied table fails, saying which table is missing.
+/// Half-moved: every write to the copied table fails, saying which table is missing; reads
+/// go on, and so do the outside child's writes; the MyISAM table's refused write has
+/// changed its row all the same.
+async fn while_half_moved_writes_to_the_copied_tables_fail_and_reads_go_on(s: &mut Scene) {
+    let c = &mut s.c;
     for sql in [
         "UPDATE authors SET id = 5000 WHERE id = 7",
         "DELETE FROM authors WHERE id = 8",
@@ -163,7 +202,7 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
     }
     // Reads go on, and so do the outside child's writes (checked against rows nobody can
     // change meanwhile).
-    assert_eq!(count(&mut c, "SELECT COUNT(*) FROM authors").await, 200);
+    assert_eq!(count(c, "SELECT COUNT(*) FROM authors").await, 200);
     c.execute("UPDATE books SET author_id = 3 WHERE id = 1")
         .await
         .unwrap();
@@ -171,10 +210,10 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         .await
         .unwrap();
     assert_eq!(
-        count(&mut c, "SELECT COUNT(*) FROM books WHERE author_id = 7").await,
+        count(c, "SELECT COUNT(*) FROM books WHERE author_id = 7").await,
         2
     );
-    assert_eq!(count(&mut c, "SELECT COUNT(*) FROM audit").await, 0);
+    assert_eq!(count(c, "SELECT COUNT(*) FROM audit").await, 0);
     // Without transactions, a refused write has changed its row all the same (the trigger
     // failing after it): the rerun compares that table with its copy again.
     let e = c
@@ -185,11 +224,14 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         .await
         .expect_err("bios is closed");
     assert_eq!(errno(&e), Some(1146), "{e}");
+}
 
-    // The rerun settles, opens the table and swaps. It first waits for, then stops, a
-    // statement marked as a cut-over's rename (so looks one a killed run left queued).
+/// The rerun settles, opens the table and swaps. It first waits for, then stops, a
+/// statement marked as a cut-over's rename (so looks one a killed run left queued); it
+/// compares the MyISAM table with its copy again and keeps its changed row.
+async fn the_rerun_stops_a_queued_rename_settles_and_swaps(s: &mut Scene) {
     let marked = {
-        let cfg = db.config.clone();
+        let cfg = s.db.config.clone();
         tokio::spawn(async move {
             let mut q = cfg.connect_one().await.unwrap();
             q.execute("SELECT /* myrecode cut-over */ SLEEP(60)")
@@ -198,7 +240,7 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let out = common::myrecode(Some(&url), &["run", jobp, "--execute"]);
+    let out = common::myrecode(Some(&s.url), &["run", &s.jobp, "--execute"]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let stopped = marked
@@ -207,15 +249,16 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         .expect_err("the marked statement was stopped");
     assert_eq!(errno(&stopped), Some(1317), "{stopped}");
     assert!(stdout.contains("cut-over:"), "{stdout}");
-    assert!(open(&mut c, &db.name).await);
-    assert_eq!(books_parent(&mut c, &db.name).await, ["authors"]);
-    let name: String = sqlx::query_scalar("SELECT name FROM authors WHERE id = 2")
-        .fetch_one(&mut c)
+    let (c, name) = (&mut s.c, s.db.name.as_str());
+    assert!(open(c, name).await);
+    assert_eq!(books_parent(c, name).await, ["authors"]);
+    let author: String = sqlx::query_scalar("SELECT name FROM authors WHERE id = 2")
+        .fetch_one(&mut *c)
         .await
         .unwrap();
-    assert_eq!(name, "Чехов 2");
+    assert_eq!(author, "Чехов 2");
     let bio: String = sqlx::query_scalar("SELECT bio FROM bios WHERE id = 5")
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
     assert_eq!(bio, "Гоголь, писатель");
@@ -223,35 +266,35 @@ async fn writes_fail_while_a_killed_cut_over_is_half_moved_and_cascade_once_it_i
         stdout.contains("check: bios: every row compared with its copy; 1 differed"),
         "{stdout}"
     );
+}
 
-    // Swapped: a renumbered author takes its books along and fires its trigger; a deleted
-    // one takes them away.
+/// Swapped: a renumbered author takes its books along and fires its trigger; a deleted one
+/// takes them away.
+async fn once_swapped_a_renumbered_or_deleted_author_cascades_into_its_books(s: &mut Scene) {
+    let c = &mut s.c;
     c.execute("UPDATE authors SET id = 5000 WHERE id = 7")
         .await
         .unwrap();
     assert_eq!(
-        count(&mut c, "SELECT COUNT(*) FROM books WHERE author_id = 5000").await,
+        count(c, "SELECT COUNT(*) FROM books WHERE author_id = 5000").await,
         2
     );
     assert_eq!(
-        count(&mut c, "SELECT COUNT(*) FROM books WHERE author_id = 7").await,
+        count(c, "SELECT COUNT(*) FROM books WHERE author_id = 7").await,
         0
     );
     assert_eq!(
         sqlx::query_scalar::<_, String>("SELECT what FROM audit")
-            .fetch_all(&mut c)
+            .fetch_all(&mut *c)
             .await
             .unwrap(),
         ["author 7 now 5000"]
     );
     c.execute("DELETE FROM authors WHERE id = 8").await.unwrap();
     assert_eq!(
-        count(&mut c, "SELECT COUNT(*) FROM books WHERE author_id = 8").await,
+        count(c, "SELECT COUNT(*) FROM books WHERE author_id = 8").await,
         0
     );
     // 400 seeded, one added while half-moved, author 8's two gone.
-    assert_eq!(
-        count(&mut c, "SELECT COUNT(*) FROM books").await,
-        400 + 1 - 2
-    );
+    assert_eq!(count(c, "SELECT COUNT(*) FROM books").await, 400 + 1 - 2);
 }

@@ -38,10 +38,12 @@ pub const COLUMNS: [(&str, &str); 4] = [
     ("comments", "id, post_id, body"),
 ];
 
-/// Each group's tables.
+/// The `accounts` group's tables.
 pub const ACCOUNTS: [&str; 2] = ["users", "profiles"];
+/// The `forum` group's tables.
 pub const FORUM: [&str; 2] = ["posts", "comments"];
 
+/// The job: the four tables copied (a manual cut-over), in the groups `accounts` and `forum`.
 pub fn job_text(schema: &str) -> String {
     let col = |name: &str, ty: &str| {
         format!(
@@ -117,6 +119,7 @@ impl Op {
     }
 }
 
+/// Seeds the schema: users, profiles, posts and comments, as legacy bytes when `legacy`.
 pub async fn seed(c: &mut MySqlConnection, legacy: bool) {
     let mut ops = Vec::new();
     for id in 1..=60u64 {
@@ -204,195 +207,10 @@ impl App {
     /// The next statement, and the keys (per table) it may write, asked of the control first.
     async fn op(&mut self, control: &mut MySqlConnection) -> (Op, Vec<(&'static str, i64)>) {
         let r = self.next();
-        let pick = |m: u64| 1 + (r >> 16) as i64 % m as i64;
         self.n += 1;
-        let n = self.n;
-        let keys = |rows: Vec<i64>, table: &'static str| -> Vec<(&'static str, i64)> {
-            rows.into_iter().map(|k| (table, k)).collect()
-        };
-        async fn q(c: &mut MySqlConnection, sql: &str, id: i64) -> Vec<i64> {
-            sqlx::query_scalar(sql).bind(id).fetch_all(c).await.unwrap()
-        }
         match r % 12 {
-            0 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET name = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
-            1 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "profiles",
-                        "UPDATE profiles SET bio = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("profiles", id)],
-                )
-            }
-            2 => {
-                let id = 100_000 + n as i64;
-                (
-                    Op::new(
-                        "posts",
-                        "INSERT INTO posts (title, id, user_id) VALUES (?, ?, ?)",
-                        &[text(10_000 + n)],
-                        &[id, pick(70)],
-                    ),
-                    vec![("posts", id)],
-                )
-            }
-            3 => {
-                let id = pick(320);
-                (
-                    Op::new(
-                        "posts",
-                        "UPDATE posts SET title = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("posts", id)],
-                )
-            }
-            4 => {
-                let id = 200_000 + n as i64;
-                (
-                    Op::new(
-                        "comments",
-                        "INSERT INTO comments (body, id, post_id) VALUES (?, ?, ?)",
-                        &[text(10_000 + n)],
-                        &[id, pick(320)],
-                    ),
-                    vec![("comments", id)],
-                )
-            }
-            5 => {
-                let id = pick(620);
-                (
-                    Op::new(
-                        "comments",
-                        "UPDATE comments SET body = ? WHERE id = ?",
-                        &[text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("comments", id)],
-                )
-            }
-            // A post deleted: its comments go (inside `forum`), profiles pinning it are set
-            // NULL (a cascade from `forum` into `accounts`).
-            6 => {
-                let id = pick(320);
-                let mut k = vec![("posts", id)];
-                k.extend(keys(
-                    q(control, "SELECT id FROM comments WHERE post_id = ?", id).await,
-                    "comments",
-                ));
-                k.extend(keys(
-                    q(
-                        control,
-                        "SELECT id FROM profiles WHERE pinned_post_id = ?",
-                        id,
-                    )
-                    .await,
-                    "profiles",
-                ));
-                (
-                    Op::new("posts", "DELETE FROM posts WHERE id = ?", &[], &[id]),
-                    k,
-                )
-            }
-            // A login changed: the profile follows (a cascade on text inside `accounts`).
-            7 => {
-                let id = pick(70);
-                let mut k = vec![("users", id)];
-                k.extend(keys(
-                    q(control, "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?", id).await,
-                    "profiles",
-                ));
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET login = ? WHERE id = ?",
-                        &[login(50_000 + n)],
-                        &[id],
-                    ),
-                    k,
-                )
-            }
-            // A user renumbered: the posts follow (a cascade from `accounts` into `forum`). The
-            // login changes too: a row moved to a later key while its old key is still in the
-            // shadow would collide there on the unique login (see the copy's limits).
-            8 => {
-                let id = pick(70);
-                let new = 300_000 + n as i64;
-                let mut k = vec![("users", id), ("users", new)];
-                k.extend(keys(
-                    q(control, "SELECT id FROM posts WHERE user_id = ?", id).await,
-                    "posts",
-                ));
-                k.extend(keys(
-                    q(
-                        control,
-                        "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?",
-                        id,
-                    )
-                    .await,
-                    "profiles",
-                ));
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET login = ?, id = ? WHERE id = ?",
-                        &[login(70_000 + n)],
-                        &[new, id],
-                    ),
-                    k,
-                )
-            }
-            9 => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "profiles",
-                        "UPDATE profiles SET pinned_post_id = ? WHERE id = ?",
-                        &[],
-                        &[pick(320), id],
-                    ),
-                    vec![("profiles", id)],
-                )
-            }
-            10 => {
-                let id = 400_000 + n as i64;
-                (
-                    Op::new(
-                        "users",
-                        "INSERT INTO users (login, name, id) VALUES (?, ?, ?)",
-                        &[login(60_000 + n), text(10_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
-            _ => {
-                let id = pick(70);
-                (
-                    Op::new(
-                        "users",
-                        "UPDATE users SET name = ? WHERE id = ?",
-                        &[text(20_000 + n)],
-                        &[id],
-                    ),
-                    vec![("users", id)],
-                )
-            }
+            6..=8 => cascading_op(r, self.n, control).await,
+            _ => plain_op(r, self.n),
         }
     }
 
@@ -565,4 +383,211 @@ pub async fn rows(c: &mut MySqlConnection, table: &str, cols: &str) -> Vec<Vec<O
             .collect()
     })
     .collect()
+}
+
+/// A statement of the application's `r`-th pick (its `n`-th) that writes only the row it
+/// names: a text edit, an insert, or a pinned post changed.
+fn plain_op(r: u64, n: u64) -> (Op, Vec<(&'static str, i64)>) {
+    let pick = |m: u64| 1 + (r >> 16) as i64 % m as i64;
+    match r % 12 {
+        0 => {
+            let id = pick(70);
+            (
+                Op::new(
+                    "users",
+                    "UPDATE users SET name = ? WHERE id = ?",
+                    &[text(10_000 + n)],
+                    &[id],
+                ),
+                vec![("users", id)],
+            )
+        }
+        1 => {
+            let id = pick(70);
+            (
+                Op::new(
+                    "profiles",
+                    "UPDATE profiles SET bio = ? WHERE id = ?",
+                    &[text(10_000 + n)],
+                    &[id],
+                ),
+                vec![("profiles", id)],
+            )
+        }
+        2 => {
+            let id = 100_000 + n as i64;
+            (
+                Op::new(
+                    "posts",
+                    "INSERT INTO posts (title, id, user_id) VALUES (?, ?, ?)",
+                    &[text(10_000 + n)],
+                    &[id, pick(70)],
+                ),
+                vec![("posts", id)],
+            )
+        }
+        3 => {
+            let id = pick(320);
+            (
+                Op::new(
+                    "posts",
+                    "UPDATE posts SET title = ? WHERE id = ?",
+                    &[text(10_000 + n)],
+                    &[id],
+                ),
+                vec![("posts", id)],
+            )
+        }
+        4 => {
+            let id = 200_000 + n as i64;
+            (
+                Op::new(
+                    "comments",
+                    "INSERT INTO comments (body, id, post_id) VALUES (?, ?, ?)",
+                    &[text(10_000 + n)],
+                    &[id, pick(320)],
+                ),
+                vec![("comments", id)],
+            )
+        }
+        5 => {
+            let id = pick(620);
+            (
+                Op::new(
+                    "comments",
+                    "UPDATE comments SET body = ? WHERE id = ?",
+                    &[text(10_000 + n)],
+                    &[id],
+                ),
+                vec![("comments", id)],
+            )
+        }
+        9 => {
+            let id = pick(70);
+            (
+                Op::new(
+                    "profiles",
+                    "UPDATE profiles SET pinned_post_id = ? WHERE id = ?",
+                    &[],
+                    &[pick(320), id],
+                ),
+                vec![("profiles", id)],
+            )
+        }
+        10 => {
+            let id = 400_000 + n as i64;
+            (
+                Op::new(
+                    "users",
+                    "INSERT INTO users (login, name, id) VALUES (?, ?, ?)",
+                    &[login(60_000 + n), text(10_000 + n)],
+                    &[id],
+                ),
+                vec![("users", id)],
+            )
+        }
+        _ => {
+            let id = pick(70);
+            (
+                Op::new(
+                    "users",
+                    "UPDATE users SET name = ? WHERE id = ?",
+                    &[text(20_000 + n)],
+                    &[id],
+                ),
+                vec![("users", id)],
+            )
+        }
+    }
+}
+
+/// A statement of the application's `r`-th pick (its `n`-th) whose foreign keys cascade
+/// (a post deleted, a login changed, a user renumbered), with every key it reaches, asked
+/// of the control first.
+async fn cascading_op(
+    r: u64,
+    n: u64,
+    control: &mut MySqlConnection,
+) -> (Op, Vec<(&'static str, i64)>) {
+    let pick = |m: u64| 1 + (r >> 16) as i64 % m as i64;
+    let keys = |rows: Vec<i64>, table: &'static str| -> Vec<(&'static str, i64)> {
+        rows.into_iter().map(|k| (table, k)).collect()
+    };
+    async fn q(c: &mut MySqlConnection, sql: &str, id: i64) -> Vec<i64> {
+        sqlx::query_scalar(sql).bind(id).fetch_all(c).await.unwrap()
+    }
+    match r % 12 {
+        // A post deleted: its comments go (inside `forum`), profiles pinning it are set
+        // NULL (a cascade from `forum` into `accounts`).
+        6 => {
+            let id = pick(320);
+            let mut k = vec![("posts", id)];
+            k.extend(keys(
+                q(control, "SELECT id FROM comments WHERE post_id = ?", id).await,
+                "comments",
+            ));
+            k.extend(keys(
+                q(
+                    control,
+                    "SELECT id FROM profiles WHERE pinned_post_id = ?",
+                    id,
+                )
+                .await,
+                "profiles",
+            ));
+            (
+                Op::new("posts", "DELETE FROM posts WHERE id = ?", &[], &[id]),
+                k,
+            )
+        }
+        // A login changed: the profile follows (a cascade on text inside `accounts`).
+        7 => {
+            let id = pick(70);
+            let mut k = vec![("users", id)];
+            k.extend(keys(
+                q(control, "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?", id).await,
+                "profiles",
+            ));
+            (
+                Op::new(
+                    "users",
+                    "UPDATE users SET login = ? WHERE id = ?",
+                    &[login(50_000 + n)],
+                    &[id],
+                ),
+                k,
+            )
+        }
+        // A user renumbered: the posts follow (a cascade from `accounts` into `forum`). The
+        // login changes too: a row moved to a later key while its old key is still in the
+        // shadow would collide there on the unique login (see the copy's limits).
+        8 => {
+            let id = pick(70);
+            let new = 300_000 + n as i64;
+            let mut k = vec![("users", id), ("users", new)];
+            k.extend(keys(
+                q(control, "SELECT id FROM posts WHERE user_id = ?", id).await,
+                "posts",
+            ));
+            k.extend(keys(
+                q(
+                    control,
+                    "SELECT p.id FROM profiles p JOIN users u ON u.login = p.user_login WHERE u.id = ?",
+                    id,
+                )
+                .await,
+                "profiles",
+            ));
+            (
+                Op::new(
+                    "users",
+                    "UPDATE users SET login = ?, id = ? WHERE id = ?",
+                    &[login(70_000 + n)],
+                    &[new, id],
+                ),
+                k,
+            )
+        }
+        _ => unreachable!("{r} is not a cascading pick"),
+    }
 }

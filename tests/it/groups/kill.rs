@@ -12,15 +12,70 @@ use crate::common;
 
 use app::*;
 use common::texts;
-use myrecode::db::throwaway::test_database;
+use myrecode::db::throwaway::{test_database, TestDatabase};
 use run::*;
-use sqlx::Executor;
+use sqlx::{Executor, MySqlConnection};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What the scenario's steps share: the migrated schema and its control (and a connection
+/// to each), the job, the runs' lives and what the killed runs printed.
+struct Scene {
+    db: TestDatabase,
+    control: TestDatabase,
+    c: MySqlConnection,
+    k: MySqlConnection,
+    /// Holds the job's file for the scenario's life.
+    _dir: tempfile::TempDir,
+    jobp: String,
+    url: String,
+    /// The schema's foreign keys before the job, as they must be at the end.
+    before: Vec<String>,
+    /// How long each killed run lives, repeatably.
+    life: Box<dyn FnMut(u64, u64) -> u64>,
+    /// Everything the runs printed, for their `cut-over:` lines.
+    printed: String,
+    /// Where each kill landed, for the messages.
+    kills: Vec<String>,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_group_swapped_or_not() {
+    let mut s = the_schema_and_its_control_seeded().await;
+    let steer = Arc::new(Steer::default());
+    let writer = {
+        let (cfg, ctl, steer, schema) = (
+            s.db.config.clone(),
+            s.control.config.clone(),
+            steer.clone(),
+            s.db.name.clone(),
+        );
+        tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
+    };
+    runs_are_killed_while_copying_and_once_ready(&mut s).await;
+    cascades_unlogged_while_stopped_make_the_next_run_check_the_table_again(&mut s, &steer).await;
+    kills_land_inside_the_cut_over_of(&mut s, "accounts").await;
+    assert_eq!(
+        charsets(&mut s.c, &s.db.name).await["users"],
+        "latin1",
+        "a killed cut-over swapped nothing"
+    );
+    between_the_groups_kills_leave_accounts_swapped_and_its_cascades_logged(&mut s).await;
+    kills_land_inside_the_cut_over_of(&mut s, "forum").await;
+    // The rerun finishes.
+    let out = spawn_run(&s.url, &s.jobp, None).wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
+    s.printed.push_str(&stdout);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    steer.stop.store(true, Ordering::SeqCst);
+    let app = writer.await.unwrap();
+    each_group_swapped_once_in_order_and_the_schema_equals_the_control(&mut s, &app).await;
+}
+
+/// The legacy schema and its control, created and seeded, and the job's file.
+async fn the_schema_and_its_control_seeded() -> Scene {
     let db = test_database("groups_kill");
     let control = test_database("groups_kctl");
     let mut c = db.config.connect_one().await.unwrap();
@@ -37,46 +92,66 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("app.yaml");
     std::fs::write(&job, job_text(&db.name)).unwrap();
-    let jobp = job.to_str().unwrap();
+    let jobp = job.to_str().unwrap().to_string();
     let url = db.config.url_with_secret();
-    let steer = Arc::new(Steer::default());
-    let writer = {
-        let (cfg, ctl, steer, schema) = (
-            db.config.clone(),
-            control.config.clone(),
-            steer.clone(),
-            db.name.clone(),
-        );
-        tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
-    };
-    let mut life = common::lives(0x2545_F491_4F6C_DD1D);
-    let mut printed = String::new();
-    let mut kills = Vec::new();
+    Scene {
+        db,
+        control,
+        c,
+        k,
+        _dir: dir,
+        jobp,
+        url,
+        before,
+        life: Box::new(common::lives(0x2545_F491_4F6C_DD1D)),
+        printed: String::new(),
+        kills: Vec::new(),
+    }
+}
+
+/// Runs killed while they copy and replay, before any cut-over is allowed, and once every
+/// copy caught up and the run waits for the first command.
+async fn runs_are_killed_while_copying_and_once_ready(s: &mut Scene) {
+    let (url, jobp) = (s.url.clone(), s.jobp.clone());
     // The copies and their replay, before any cut-over is allowed.
     for _ in 0..8 {
-        let out = kill_after(spawn_run(&url, jobp, Some(1500)), life(100, 900), "copy").await;
-        printed.push_str(&out);
-        kills.push(format!("copy{}", sentries(&mut c, &db.name).await));
+        let out = kill_after(
+            spawn_run(&url, &jobp, Some(1500)),
+            (s.life)(100, 900),
+            "copy",
+        )
+        .await;
+        s.printed.push_str(&out);
+        s.kills
+            .push(format!("copy{}", sentries(&mut s.c, &s.db.name).await));
     }
     // Every copy caught up; the run waits for the first command.
-    let mut run = spawn_run(&url, jobp, None);
+    let mut run = spawn_run(&url, &jobp, None);
     wait_status(
         &url,
-        jobp,
+        &jobp,
         &mut run,
         "accounts to wait for its cut-over",
         |s| s["groups"][0]["waits_for_cutover"] == true,
     )
     .await;
-    printed.push_str(&kill_after(run, life(0, 300), "ready").await);
-    kills.push("ready".into());
-    // posts (forum) logs, before each delete, the profiles (accounts) the delete sets NULL and
-    // the comments it deletes. That trigger gone while the job is stopped (as a cut-over
-    // killed between rewriting it and its rename leaves it), the posts deleted meanwhile never
-    // reach profiles' change log: the next run must check profiles again.
+    s.printed
+        .push_str(&kill_after(run, (s.life)(0, 300), "ready").await);
+    s.kills.push("ready".into());
+}
+
+/// posts (forum) logs, before each delete, the profiles (accounts) the delete sets NULL and
+/// the comments it deletes. That trigger gone while the job is stopped (as a cut-over
+/// killed between rewriting it and its rename leaves it), the posts deleted meanwhile never
+/// reach profiles' change log: the next run must check profiles again.
+async fn cascades_unlogged_while_stopped_make_the_next_run_check_the_table_again(
+    s: &mut Scene,
+    steer: &Steer,
+) {
+    let (c, k) = (&mut s.c, &mut s.k);
     let pair = ("posts_myrecode_bde", "posts");
     assert_eq!(
-        trigger_on(&mut c, &db.name, pair.0).await.as_deref(),
+        trigger_on(c, &s.db.name, pair.0).await.as_deref(),
         Some(pair.1)
     );
     c.execute(format!("DROP TRIGGER `{}`", pair.0).as_str())
@@ -92,10 +167,10 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
     }
     // The next run finds the pair missing and checks profiles again before it is ready (the
     // writer held meanwhile, so the rows the cascade changed are still as it left them).
-    let out = run_until(&url, jobp, "ready: group 'accounts'").await;
+    let out = run_until(&s.url, &s.jobp, "ready: group 'accounts'").await;
     steer.release();
     assert_eq!(
-        trigger_on(&mut c, &db.name, pair.0).await.as_deref(),
+        trigger_on(c, &s.db.name, pair.0).await.as_deref(),
         Some(pair.1),
         "the pair is back"
     );
@@ -115,58 +190,70 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
         differed >= 3,
         "the three profiles the cascade set NULL differ: {rechecked}"
     );
-    printed.push_str(&out);
-    // Inside `accounts`' cut-over: the hook holds its lock longer than the run lives.
-    let out = common::myrecode(Some(&url), &["cutover", jobp, "--group", "accounts"]);
+    s.printed.push_str(&out);
+}
+
+/// `cutover --group {group}`, then runs killed until three of them landed inside its
+/// cut-over (the hook holds its lock longer than the run lives).
+async fn kills_land_inside_the_cut_over_of(s: &mut Scene, group: &str) {
+    let (url, jobp) = (s.url.clone(), s.jobp.clone());
+    let out = common::myrecode(Some(&url), &["cutover", &jobp, "--group", group]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     let mut inside = 0;
     for n in 0.. {
         assert!(
             n < 40,
-            "no kill landed inside the cut-over of accounts: {kills:?}"
+            "no kill landed inside the cut-over of {group}: {:?}",
+            s.kills
         );
         let out = kill_after(
-            spawn_run(&url, jobp, Some(1500)),
-            life(200, 1300),
-            "accounts",
+            spawn_run(&url, &jobp, Some(1500)),
+            (s.life)(200, 1300),
+            group,
         )
         .await;
-        printed.push_str(&out);
-        let s = sentries(&mut c, &db.name).await;
-        inside += i64::from(s > 0);
-        kills.push(format!("accounts{s}"));
+        s.printed.push_str(&out);
+        let held = sentries(&mut s.c, &s.db.name).await;
+        inside += i64::from(held > 0);
+        s.kills.push(format!("{group}{held}"));
         if inside >= 3 {
             break;
         }
     }
-    assert_eq!(
-        charsets(&mut c, &db.name).await["users"],
-        "latin1",
-        "a killed cut-over swapped nothing"
-    );
-    // Between the groups: `accounts` swapped, `forum` waiting for its command.
-    let mut run = spawn_run(&url, jobp, None);
-    wait_status(&url, jobp, &mut run, "accounts to be swapped", |s| {
+}
+
+/// Between the groups: `accounts` swapped, `forum` waiting for its command, through kills.
+/// Profiles are swapped: posts no longer logs them, only the comments. Users are swapped:
+/// the live users logs the posts its renumbering cascades into, under the name its original
+/// did not hold (the shadow's trigger, carried over by the rename).
+async fn between_the_groups_kills_leave_accounts_swapped_and_its_cascades_logged(s: &mut Scene) {
+    let (url, jobp) = (s.url.clone(), s.jobp.clone());
+    let mut run = spawn_run(&url, &jobp, None);
+    wait_status(&url, &jobp, &mut run, "accounts to be swapped", |s| {
         s["groups"][0]["swapped"] == true
     })
     .await;
-    printed.push_str(&kill_after(run, life(0, 400), "between").await);
-    kills.push("between".into());
+    s.printed
+        .push_str(&kill_after(run, (s.life)(0, 400), "between").await);
+    s.kills.push("between".into());
     for _ in 0..4 {
-        let out = kill_after(spawn_run(&url, jobp, Some(1500)), life(100, 900), "between").await;
-        printed.push_str(&out);
-        kills.push("between".into());
+        let out = kill_after(
+            spawn_run(&url, &jobp, Some(1500)),
+            (s.life)(100, 900),
+            "between",
+        )
+        .await;
+        s.printed.push_str(&out);
+        s.kills.push("between".into());
     }
-    let cs = charsets(&mut c, &db.name).await;
+    let c = &mut s.c;
+    let cs = charsets(c, &s.db.name).await;
     assert_eq!(
         (cs["users"].as_str(), cs["posts"].as_str()),
         ("utf8mb4", "latin1"),
         "{cs:?}"
     );
-    // Profiles are swapped: posts no longer logs them, only the comments. Users are swapped:
-    // the live users logs the posts its renumbering cascades into, under the name its
-    // original did not hold (the shadow's trigger, carried over by the rename).
-    let on_posts = cascade_bodies(&mut c, &db.name, "posts").await;
+    let on_posts = cascade_bodies(c, &s.db.name, "posts").await;
     assert_eq!(on_posts.len(), 1, "{on_posts:?}");
     assert!(
         on_posts[0].1.contains("comments_myrecode_log")
@@ -174,40 +261,23 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
         "{on_posts:?}"
     );
     assert_eq!(
-        trigger_on(&mut c, &db.name, "users_myrecode_bup2")
+        trigger_on(c, &s.db.name, "users_myrecode_bup2")
             .await
             .as_deref(),
         Some("users")
     );
-    // Inside `forum`'s cut-over.
-    let out = common::myrecode(Some(&url), &["cutover", jobp, "--group", "forum"]);
-    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
-    let mut inside = 0;
-    for n in 0.. {
-        assert!(
-            n < 40,
-            "no kill landed inside the cut-over of forum: {kills:?}"
-        );
-        let out = kill_after(spawn_run(&url, jobp, Some(1500)), life(200, 1300), "forum").await;
-        printed.push_str(&out);
-        let s = sentries(&mut c, &db.name).await;
-        inside += i64::from(s > 0);
-        kills.push(format!("forum{s}"));
-        if inside >= 3 {
-            break;
-        }
-    }
-    // The rerun finishes.
-    let out = spawn_run(&url, jobp, None).wait_with_output().unwrap();
-    let (stdout, stderr) = texts(&out);
-    assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
-    printed.push_str(&stdout);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    steer.stop.store(true, Ordering::SeqCst);
-    let app = writer.await.unwrap();
+}
 
-    // Each group swapped once, at one instant of its own, in order.
-    let cut: Vec<&str> = printed
+/// Each group swapped once, at one instant of its own, in order; every value recoded
+/// right, every write present, every cascade applied; the same constraints, no orphan, no
+/// trigger or sentry of the job left.
+async fn each_group_swapped_once_in_order_and_the_schema_equals_the_control(
+    s: &mut Scene,
+    app: &App,
+) {
+    let kills = &s.kills;
+    let cut: Vec<&str> = s
+        .printed
         .lines()
         .filter(|l| l.starts_with("cut-over:"))
         .collect();
@@ -235,8 +305,8 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
     // Every value recoded right, every write present, every cascade applied; the same
     // constraints, no orphan, no trigger or sentry of the job left.
     for (table, cols) in COLUMNS {
-        let got = rows(&mut c, table, cols).await;
-        let want = rows(&mut k, table, cols).await;
+        let got = rows(&mut s.c, table, cols).await;
+        let want = rows(&mut s.k, table, cols).await;
         let differ: Vec<_> = got
             .iter()
             .zip(&want)
@@ -250,16 +320,16 @@ async fn sigkills_before_inside_and_between_the_groups_cut_overs_leave_each_grou
             want.len()
         );
     }
-    assert_eq!(constraints(&mut c, &db.name).await, before);
+    assert_eq!(constraints(&mut s.c, &s.db.name).await, s.before);
     let left: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
     )
-    .bind(&db.name)
-    .fetch_one(&mut c)
+    .bind(&s.db.name)
+    .fetch_one(&mut s.c)
     .await
     .unwrap();
     assert_eq!(left, 0, "no trigger of the job is left");
-    assert_eq!(sentries(&mut c, &db.name).await, 0);
+    assert_eq!(sentries(&mut s.c, &s.db.name).await, 0);
     println!(
         "{} SIGKILLs: {kills:?}; application: {} writes, {} failed alike, {} retried; {}",
         kills.len(),

@@ -17,17 +17,75 @@ use crate::common;
 
 use app::*;
 use common::texts;
-use myrecode::db::throwaway::test_database;
+use myrecode::db::throwaway::{test_database, TestDatabase};
 use run::*;
-use sqlx::Executor;
+use sqlx::{Executor, MySqlConnection};
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What the scenario's steps share: the migrated schema and its control (and a connection
+/// to each), the job's file and the URL every command is given.
+struct Scene {
+    db: TestDatabase,
+    control: TestDatabase,
+    c: MySqlConnection,
+    k: MySqlConnection,
+    /// Holds the job's file for the scenario's life.
+    _dir: tempfile::TempDir,
+    jobp: String,
+    url: String,
+    /// The schema's foreign keys before the job, as every step expects them on live tables.
+    before: Vec<String>,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_writer() {
+    let mut s = the_rehearsal_names_the_two_groups_in_their_order().await;
+    let steer = Arc::new(Steer::default());
+    let writer = {
+        let (cfg, ctl, steer, schema) = (
+            s.db.config.clone(),
+            s.control.config.clone(),
+            steer.clone(),
+            s.db.name.clone(),
+        );
+        tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", &s.jobp, "--execute"])
+        .env("MYSQL_URL", &s.url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    nothing_is_swapped_before_the_first_groups_command(&mut s, &mut child).await;
+    the_first_group_swaps_alone_and_its_foreign_keys_reference_live_tables(&mut s, &mut child)
+        .await;
+    let cut = the_last_group_left_swaps_without_its_name(&s, child).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    steer.stop.store(true, Ordering::SeqCst);
+    let app = writer.await.unwrap();
+
+    each_group_switched_at_its_own_instant_and_was_written_around_it(&app);
+    every_table_equals_the_control_under_the_same_constraints(&mut s).await;
+    verify_finds_differences_only_where_the_application_wrote_after_the_swap(&s, &app);
+    println!(
+        "application: {} writes, {} failed alike, {} retried, switched at {:?}; {}",
+        app.n,
+        app.failed_alike,
+        app.retries,
+        app.switched,
+        cut.join(" | ")
+    );
+}
+
+/// The legacy schema and its control are created and seeded, `plan --check` accepts the
+/// job, and the rehearsal says the groups and their order.
+async fn the_rehearsal_names_the_two_groups_in_their_order() -> Scene {
     let db = test_database("groups_app");
     let control = test_database("groups_ctl");
     let mut c = db.config.connect_one().await.unwrap();
@@ -50,12 +108,12 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("app.yaml");
     std::fs::write(&job, job_text(&db.name)).unwrap();
-    let jobp = job.to_str().unwrap();
+    let jobp = job.to_str().unwrap().to_string();
     let url = db.config.url_with_secret();
-    let out = common::myrecode(Some(&url), &["plan", "--check", jobp]);
+    let out = common::myrecode(Some(&url), &["plan", "--check", &jobp]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     // The rehearsal says the groups and their order.
-    let out = common::myrecode(Some(&url), &["run", jobp]);
+    let out = common::myrecode(Some(&url), &["run", &jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -66,41 +124,37 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         ),
         "{stdout}"
     );
-
-    let steer = Arc::new(Steer::default());
-    let writer = {
-        let (cfg, ctl, steer, schema) = (
-            db.config.clone(),
-            control.config.clone(),
-            steer.clone(),
-            db.name.clone(),
-        );
-        tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
-    };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", &url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-
-    wait_status(
-        &url,
+    Scene {
+        db,
+        control,
+        c,
+        k,
+        _dir: dir,
         jobp,
-        &mut child,
+        url,
+        before,
+    }
+}
+
+/// Every copy caught up, `accounts` waits for its command and `forum` its turn; `cutover`
+/// without a group, or naming `forum` first, is refused; every table is still latin1.
+async fn nothing_is_swapped_before_the_first_groups_command(s: &mut Scene, child: &mut Child) {
+    let (url, jobp) = (s.url.as_str(), s.jobp.as_str());
+    wait_status(
+        url,
+        jobp,
+        child,
         "group accounts to wait for its cut-over",
         |s| s["groups"][0]["waits_for_cutover"] == true,
     )
     .await;
-    let s = status(&url, jobp);
-    assert_eq!(s["waits_for_cutover"], true);
+    let st = status(url, jobp);
+    assert_eq!(st["waits_for_cutover"], true);
     assert_eq!(
-        s["groups"][1]["waits_for_cutover"], false,
+        st["groups"][1]["waits_for_cutover"], false,
         "forum waits its turn"
     );
-    let out = common::myrecode(Some(&url), &["status", jobp]);
+    let out = common::myrecode(Some(url), &["status", jobp]);
     let shown = texts(&out).0;
     assert!(
         shown.contains(
@@ -109,14 +163,14 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         "{shown}"
     );
     // Which group: the DBA must say, and in the job's order.
-    let out = common::myrecode(Some(&url), &["cutover", jobp]);
+    let out = common::myrecode(Some(url), &["cutover", jobp]);
     let (_, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("the job has 2 cut-over groups still to swap (accounts, then forum)"),
         "{stderr}"
     );
-    let out = common::myrecode(Some(&url), &["cutover", jobp, "--group", "forum"]);
+    let out = common::myrecode(Some(url), &["cutover", jobp, "--group", "forum"]);
     let (_, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -125,27 +179,32 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         "{stderr}"
     );
     assert_eq!(
-        charsets(&mut c, &db.name)
+        charsets(&mut s.c, &s.db.name)
             .await
             .values()
             .collect::<Vec<_>>(),
         ["latin1"; 4],
         "nothing swapped before `myrecode cutover`"
     );
+}
 
-    let out = common::myrecode(Some(&url), &["cutover", jobp, "--group", "accounts"]);
+/// `cutover --group accounts` swaps `accounts` alone: between the instants it is utf8mb4,
+/// `forum` still latin1, the foreign keys between them soon on live tables again, and the
+/// application goes on writing both until `forum` waits for its command.
+async fn the_first_group_swaps_alone_and_its_foreign_keys_reference_live_tables(
+    s: &mut Scene,
+    child: &mut Child,
+) {
+    let (url, jobp) = (s.url.as_str(), s.jobp.as_str());
+    let out = common::myrecode(Some(url), &["cutover", jobp, "--group", "accounts"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
-    wait_status(
-        &url,
-        jobp,
-        &mut child,
-        "group accounts to be swapped",
-        |s| s["groups"][0]["swapped"] == true,
-    )
+    wait_status(url, jobp, child, "group accounts to be swapped", |s| {
+        s["groups"][0]["swapped"] == true
+    })
     .await;
     // Between the instants: `accounts` is utf8mb4, `forum` still latin1, and the foreign keys
     // between them reference live tables.
-    let cs = charsets(&mut c, &db.name).await;
+    let cs = charsets(&mut s.c, &s.db.name).await;
     for t in ACCOUNTS {
         assert_eq!(cs[t], "utf8mb4", "{t}: {cs:?}");
     }
@@ -154,15 +213,15 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
     }
     // The stand-ins get their names back right after the rename: at most a moment later.
     let since = Instant::now();
-    while constraints(&mut c, &db.name).await != before {
+    while constraints(&mut s.c, &s.db.name).await != s.before {
         assert!(
             since.elapsed() < Duration::from_secs(30),
             "constraints between the instants: {:?}",
-            constraints(&mut c, &db.name).await
+            constraints(&mut s.c, &s.db.name).await
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let out = common::myrecode(Some(&url), &["status", jobp]);
+    let out = common::myrecode(Some(url), &["status", jobp]);
     let shown = texts(&out).0;
     assert!(
         shown.contains("group accounts (users, profiles): swapped"),
@@ -170,16 +229,20 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
     );
     // The application goes on writing both groups, each in its own charset.
     wait_status(
-        &url,
+        url,
         jobp,
-        &mut child,
+        child,
         "group forum to wait for its cut-over",
         |s| s["groups"][1]["waits_for_cutover"] == true,
     )
     .await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
+}
 
-    let out = common::myrecode(Some(&url), &["cutover", jobp]);
+/// `cutover` with no group swaps the only one left; the run ends having printed one
+/// `cut-over:` line per group, in order. Returns those lines.
+async fn the_last_group_left_swaps_without_its_name(s: &Scene, child: Child) -> Vec<String> {
+    let out = common::myrecode(Some(&s.url), &["cutover", &s.jobp]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -208,12 +271,13 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         stdout.contains("ready: group 'accounts': users, profiles are copied and caught up"),
         "{stdout}"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    steer.stop.store(true, Ordering::SeqCst);
-    let app = writer.await.unwrap();
+    cut.into_iter().map(String::from).collect()
+}
 
-    // Each group switched at its own instant: when the application first found a table of
-    // `accounts` recoded, all of `accounts` was and none of `forum`; then all of `forum` was.
+/// Each group switched at its own instant: when the application first found a table of
+/// `accounts` recoded, all of `accounts` was and none of `forum`; then all of `forum` was.
+/// Every table was written after its swap, `forum` also in latin1 between the instants.
+fn each_group_switched_at_its_own_instant_and_was_written_around_it(app: &App) {
     for (table, seen) in &app.seen_at_switch {
         let (mine, other) = if ACCOUNTS.contains(table) {
             (ACCOUNTS, FORUM)
@@ -249,10 +313,16 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
             app.after_own
         );
     }
-    // Every value recoded right, every write present, every cascade applied.
+}
+
+/// Every value recoded right, every write present, every cascade applied; the same
+/// constraints on the live tables, none on a kept original, no orphan, no trigger of the
+/// job left, and `status` says both groups are swapped.
+async fn every_table_equals_the_control_under_the_same_constraints(s: &mut Scene) {
+    let (c, k) = (&mut s.c, &mut s.k);
     for (table, cols) in COLUMNS {
-        let got = rows(&mut c, table, cols).await;
-        let want = rows(&mut k, table, cols).await;
+        let got = rows(c, table, cols).await;
+        let want = rows(k, table, cols).await;
         let differ: Vec<_> = got
             .iter()
             .zip(&want)
@@ -268,13 +338,13 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
     }
     // The same constraints (names, columns, actions), on the live tables, none on a kept
     // original, and no row violates them.
-    assert_eq!(constraints(&mut c, &db.name).await, before);
+    assert_eq!(constraints(c, &s.db.name).await, s.before);
     let on_old: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? \
          AND (REFERENCED_TABLE_NAME LIKE '%myrecode%' OR (TABLE_NAME NOT LIKE '%myrecode_old' AND CONSTRAINT_NAME LIKE '%myrecode%'))",
     )
-    .bind(&db.name)
-    .fetch_one(&mut c)
+    .bind(&s.db.name)
+    .fetch_one(&mut *c)
     .await
     .unwrap();
     assert_eq!(
@@ -290,7 +360,7 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         let orphans: i64 = sqlx::query_scalar(&format!(
             "SELECT COUNT(*) FROM {child} x LEFT JOIN {parent} p ON p.{pcol} = x.{col} WHERE x.{col} IS NOT NULL AND p.{pcol} IS NULL"
         ))
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap();
         assert_eq!(orphans, 0, "{child}.{col} -> {parent}");
@@ -298,25 +368,27 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
     let left: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
     )
-    .bind(&db.name)
-    .fetch_one(&mut c)
+    .bind(&s.db.name)
+    .fetch_one(&mut *c)
     .await
     .unwrap();
     assert_eq!(left, 0, "no trigger of the job is left");
-    let s = status(&url, jobp);
-    assert_eq!(s["finished"], true);
+    let st = status(&s.url, &s.jobp);
+    assert_eq!(st["finished"], true);
     assert!(
-        s["groups"]
+        st["groups"]
             .as_array()
             .unwrap()
             .iter()
             .all(|g| g["swapped"] == true),
-        "{s:#}"
+        "{st:#}"
     );
+}
 
-    // verify: every row of each kept original, recoded, equals the new table's, but those the
-    // application wrote after its table was swapped.
-    let out = common::myrecode(Some(&url), &["verify", jobp]);
+/// `verify`: every row of each kept original, recoded, equals the new table's, but those
+/// the application wrote after its table was swapped.
+fn verify_finds_differences_only_where_the_application_wrote_after_the_swap(s: &Scene, app: &App) {
+    let out = common::myrecode(Some(&s.url), &["verify", &s.jobp]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.code().unwrap() <= 1, "{stdout}\n{stderr}");
     let mut table = "";
@@ -358,12 +430,4 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
             "verify compared {t}: {stdout}"
         );
     }
-    println!(
-        "application: {} writes, {} failed alike, {} retried, switched at {:?}; {}",
-        app.n,
-        app.failed_alike,
-        app.retries,
-        app.switched,
-        cut.join(" | ")
-    );
 }

@@ -5,9 +5,11 @@
 //! `SHOW CREATE` of every table, view and routine equals the control's but for charset and
 //! collation names.
 
-use crate::common;
 mod app;
 
+use crate::common;
+// The groups tests' way of driving `myrecode`: runs in the background, SIGKILLs, status.
+use crate::groups::run::{kill_after, sentries, spawn_run, wait_status};
 use app::*;
 use common::texts;
 use myrecode::codec::Encoding;
@@ -370,12 +372,9 @@ async fn what_the_cut_over_could_not_carry_stops_at_plan_check_and_the_rehearsal
     }
 }
 
-use crate::groups::run as driving;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over_ends_as_the_control(
 ) {
-    use driving::{kill_after, sentries, spawn_run, wait_status};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let (db, control, dir) = shop("legacy_kill");
@@ -405,15 +404,46 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
     let mut life = common::lives(0x2545_F491_4F6C_DD1D);
     let mut kills = Vec::new();
     let mut c = db.config.connect_one().await.unwrap();
+    runs_are_killed_while_the_tables_copy_and_once_ready(&url, &job, &mut life, &mut kills).await;
+    kills_inside_the_cut_overs_lock_swap_nothing(
+        &mut c, &db.name, &url, &job, &mut life, &mut kills,
+    )
+    .await;
+    a_kill_lands_after_the_rename_before_the_objects_are_recreated(
+        &mut c, &db.name, &url, &job, &mut life, &mut kills,
+    )
+    .await;
+    // The rerun settles: the objects recreated once, from their record.
+    let out = common::myrecode(Some(&url), &["run", &job, "--execute"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    stop.store(true, Ordering::SeqCst);
+    let w = writer.await.unwrap();
+    assert!(kills.len() >= 20, "{kills:?}");
+    assert!(w.statements > 100 && w.switched.len() >= 2, "{w:?}");
+    the_shop_answers_as_its_control_but_for_the_writes_after_the_cut_over(
+        &db, &control, &url, &job, &w, &kills,
+    )
+    .await;
+}
+
+/// Runs killed while the tables are copied and checked, and once the copies wait for the
+/// cut-over.
+async fn runs_are_killed_while_the_tables_copy_and_once_ready(
+    url: &str,
+    job: &str,
+    life: &mut impl FnMut(u64, u64) -> u64,
+    kills: &mut Vec<&'static str>,
+) {
     // While the tables are copied and checked.
     for _ in 0..10 {
-        kill_after(spawn_run(&url, &job, None), life(100, 700), "copy").await;
+        kill_after(spawn_run(url, job, None), life(100, 700), "copy").await;
         kills.push("copy");
     }
-    let mut ready = spawn_run(&url, &job, None);
+    let mut ready = spawn_run(url, job, None);
     wait_status(
-        &url,
-        &job,
+        url,
+        job,
         &mut ready,
         "the copies to wait for the cut-over",
         |s| {
@@ -425,19 +455,26 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
     .await;
     kill_after(ready, life(0, 300), "ready").await;
     kills.push("ready");
-    let out = common::myrecode(Some(&url), &["cutover", &job]);
+}
+
+/// `cutover`, then runs killed inside the cut-over's lock (the hook holds it longer than
+/// the run lives) until nine landed there: a killed cut-over swapped nothing.
+async fn kills_inside_the_cut_overs_lock_swap_nothing(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    job: &str,
+    life: &mut impl FnMut(u64, u64) -> u64,
+    kills: &mut Vec<&'static str>,
+) {
+    let out = common::myrecode(Some(url), &["cutover", job]);
     assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
     // Inside the cut-over's lock (the hook holds it longer than the run lives).
     let mut inside = 0;
     for n in 0.. {
         assert!(n < 40, "no kill landed inside the cut-over: {kills:?}");
-        kill_after(
-            spawn_run(&url, &job, Some(1500)),
-            life(200, 1300),
-            "cut-over",
-        )
-        .await;
-        let s = sentries(&mut c, &db.name).await;
+        kill_after(spawn_run(url, job, Some(1500)), life(200, 1300), "cut-over").await;
+        let s = sentries(c, schema).await;
         inside += i64::from(s > 0);
         kills.push(if s > 0 { "locked" } else { "before the lock" });
         if inside >= 9 {
@@ -445,17 +482,30 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
         }
     }
     assert_eq!(
-        charset_of(&mut c, &db.name, "customers").await,
+        charset_of(c, schema, "customers").await,
         "latin1",
         "a killed cut-over swapped nothing"
     );
+}
+
+/// A run killed after the cut-over's rename ran (the tables are utf8mb4), inside the
+/// hook's window before the views, routines and events are recreated, leaving their
+/// record unapplied.
+async fn a_kill_lands_after_the_rename_before_the_objects_are_recreated(
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    job: &str,
+    life: &mut impl FnMut(u64, u64) -> u64,
+    kills: &mut Vec<&'static str>,
+) {
     // After the rename, before the views, routines and events are recreated.
     let mut after = 0;
     for n in 0.. {
         assert!(n < 40, "no kill landed after the rename: {kills:?}");
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_myrecode"));
-        cmd.args(["run", &job, "--execute"])
-            .env("MYSQL_URL", &url)
+        cmd.args(["run", job, "--execute"])
+            .env("MYSQL_URL", url)
             .env("MYRECODE_TEST_AFTER_RENAME_HOLD_MS", "3000")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -465,7 +515,7 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
         // Killed as soon as the rename ran (the tables are utf8mb4), inside the hook's window.
         loop {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            if charset_of(&mut c, &db.name, "customers").await == "utf8mb4"
+            if charset_of(c, schema, "customers").await == "utf8mb4"
                 || since.elapsed().as_secs() > 60
             {
                 break;
@@ -475,13 +525,13 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
         kills.push("after the rename");
         let stale: i64 = sqlx::query_scalar(&format!(
             "SELECT COUNT(*) FROM `{}`.`_myrecode_objects` WHERE applied = 0",
-            db.name
+            schema
         ))
-        .fetch_one(&mut c)
+        .fetch_one(&mut *c)
         .await
         .unwrap_or(0);
         after += i64::from(stale > 0);
-        if after >= 1 || charset_of(&mut c, &db.name, "customers").await == "utf8mb4" {
+        if after >= 1 || charset_of(c, schema, "customers").await == "utf8mb4" {
             break;
         }
     }
@@ -489,17 +539,21 @@ async fn the_shop_migrated_under_its_writer_through_sigkills_inside_its_cut_over
         after >= 1,
         "the kill after the rename came too late: {kills:?}"
     );
-    // The rerun settles: the objects recreated once, from their record.
-    let out = common::myrecode(Some(&url), &["run", &job, "--execute"]);
-    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    stop.store(true, Ordering::SeqCst);
-    let w = writer.await.unwrap();
-    assert!(kills.len() >= 20, "{kills:?}");
-    assert!(w.statements > 100 && w.switched.len() >= 2, "{w:?}");
+}
+
+/// The writer went on after the cut-over: those rows differ from the kept originals, and
+/// only those; every answer of the shop equals its control's, byte for byte.
+async fn the_shop_answers_as_its_control_but_for_the_writes_after_the_cut_over(
+    db: &TestDatabase,
+    control: &TestDatabase,
+    url: &str,
+    job: &str,
+    w: &Writer,
+    kills: &[&str],
+) {
     // The writer went on after the cut-over: those rows differ from the kept originals, and
     // only those (the control below is the proof of what they hold).
-    let (code, out, err) = run(&url, &["verify", &job]);
+    let (code, out, err) = run(url, &["verify", job]);
     assert!(code <= 1, "verify: {out}\n{err}");
     for l in out.lines().filter(|l| l.starts_with("  ")) {
         assert!(

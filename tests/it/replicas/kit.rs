@@ -39,6 +39,7 @@ pub fn notes_ddl() -> &'static str {
 /// Rows of `notes`.
 pub const NOTES: u64 = 3000;
 
+/// Seeds `notes`: its text stored as cp1251 read as latin1 when `legacy`, as UTF-8 otherwise.
 pub async fn seed_notes(c: &mut MySqlConnection, legacy: bool) {
     for chunk in (1..=NOTES).collect::<Vec<_>>().chunks(500) {
         let values: Vec<String> = chunk

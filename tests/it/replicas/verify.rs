@@ -11,6 +11,7 @@ use myrecode::db::connect::ConnectionConfig;
 use myrecode::engine::replicas::checksum::RANGE_ROWS;
 use myrecode::testkit::replicaset::ThrowawayReplicaSet;
 use sqlx::{Executor, MySqlConnection};
+use std::process::Output;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,9 +36,21 @@ pub async fn verify_names_each_replicas_rows(
     jobp: &str,
     f: &str,
 ) {
-    let (p1, p2) = (set.replica(0).port, set.replica(1).port);
+    let ports = [set.replica(0).port, set.replica(1).port];
     let schema = db.database.clone().unwrap_or_default();
-    // `verify` says it per replica, the chained one too (each server reads its own rows).
+    each_replica_is_said_equal_the_chained_one_too(url, jobp, f, ports);
+    let (plain, outs, writes) = verify_runs_while_the_application_writes(set, db, url, jobp).await;
+    only_with_pause_replicas_is_a_replica_paused_and_both_read_equal(
+        &plain, &outs, writes, f, ports,
+    );
+    rows_changed_behind_replication_are_named_on_their_own_replica_only(
+        set, c, &schema, url, jobp, f, ports,
+    )
+    .await;
+}
+
+/// `verify` says it per replica, the chained one too (each server reads its own rows).
+fn each_replica_is_said_equal_the_chained_one_too(url: &str, jobp: &str, f: &str, ports: [u16; 2]) {
     let out = common::myrecode(Some(url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
     assert!(!stderr.contains("paused"), "{stderr}");
@@ -49,15 +62,22 @@ pub async fn verify_names_each_replicas_rows(
             .collect::<Vec<_>>()
             .join("\n")
     );
-    for p in [p1, p2] {
+    for p in ports {
         let want =
             format!("replica 127.0.0.1:{p}: every job table equal to the primary's (5 tables in ");
         assert!(stdout.contains(&want), "{want}\n{stdout}\n{stderr}");
     }
-    // While the application writes to `notes` (replicated), `verify` without
-    // `--pause-replicas` pauses no replica: a range that kept differing is said unsettled,
-    // naming the flag. With it, `verify` finds both replicas equal: ranges read at two
-    // positions are read again, at last with the replica paused at the primary's position.
+}
+
+/// While the application writes to `notes` (replicated): one `verify` without
+/// `--pause-replicas`, then up to three with it until one paused a replica; then every
+/// write applied everywhere. Returns the plain run, the paused ones and the writes.
+async fn verify_runs_while_the_application_writes(
+    set: &ThrowawayReplicaSet,
+    db: &ConnectionConfig,
+    url: &str,
+    jobp: &str,
+) -> (Output, Vec<Output>, u64) {
     let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hammer = {
         let (cfg, busy) = (db.clone(), busy.clone());
@@ -100,13 +120,27 @@ pub async fn verify_names_each_replicas_rows(
     // Applied everywhere before rows are changed behind replication's back (under ROW, an
     // update of a row a replica no longer has would stop it).
     set.sync(Duration::from_secs(60)).unwrap();
-    let (stdout, stderr) = texts(&plain);
+    (plain, outs, writes)
+}
+
+/// Without `--pause-replicas`, `verify` pauses no replica: a range that kept differing is
+/// said unsettled, naming the flag. With it, `verify` finds both replicas equal: ranges read
+/// at two positions are read again, at last with the replica paused at the primary's
+/// position.
+fn only_with_pause_replicas_is_a_replica_paused_and_both_read_equal(
+    plain: &Output,
+    outs: &[Output],
+    writes: u64,
+    f: &str,
+    ports: [u16; 2],
+) {
+    let (stdout, stderr) = texts(plain);
     assert!(
         !stderr.contains("paused"),
         "no replica is paused without --pause-replicas: {stderr}"
     );
     let mut unsettled = 0;
-    for p in [p1, p2] {
+    for p in ports {
         let line = replica_line(&stdout, &stderr, p);
         eprintln!("{f}, under writes, without --pause-replicas: {line}");
         if !line.contains("every job table equal to the primary's") {
@@ -122,9 +156,9 @@ pub async fn verify_names_each_replicas_rows(
         // As for a replica not proven equal.
         assert_eq!(plain.status.code(), Some(1), "{stdout}\n{stderr}");
     }
-    for out in &outs {
+    for out in outs {
         let (stdout, stderr) = texts(out);
-        for p in [p1, p2] {
+        for p in ports {
             let line = replica_line(&stdout, &stderr, p);
             eprintln!("{f}, {writes} writes under verify: {line}");
             assert!(
@@ -146,9 +180,20 @@ pub async fn verify_names_each_replicas_rows(
         "{writes} writes, no replica paused in {} runs: {stderr}",
         outs.len()
     );
-    // Rows changed behind the job's back, outside the binary log: one on the relay (not
-    // passed on to the chained replica), one deleted on the chained replica. Each is named
-    // by its key and its key range, on its own replica only.
+}
+
+/// Rows changed behind the job's back, outside the binary log: one on the relay (not
+/// passed on to the chained replica), one deleted on the chained replica. Each is named by
+/// its key and its key range, on its own replica only.
+async fn rows_changed_behind_replication_are_named_on_their_own_replica_only(
+    set: &ThrowawayReplicaSet,
+    c: &mut MySqlConnection,
+    schema: &str,
+    url: &str,
+    jobp: &str,
+    f: &str,
+    [p1, p2]: [u16; 2],
+) {
     let mut at = Vec::new();
     for n in [RANGE_ROWS - 1, 2 * RANGE_ROWS - 1, RANGE_ROWS + 500] {
         let id: i32 = sqlx::query_scalar("SELECT id FROM notes ORDER BY id LIMIT ?, 1")
@@ -168,7 +213,7 @@ pub async fn verify_names_each_replicas_rows(
     ] {
         let mut r = set
             .replica(i)
-            .with_database(Some(&schema))
+            .with_database(Some(schema))
             .connect_one()
             .await
             .unwrap();
