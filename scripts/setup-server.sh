@@ -2,7 +2,7 @@
 # Makes sure what the demo and the tests need from the OS is there, installing Debian's
 # packages only for what is missing:
 #   - a MariaDB/MySQL server binary, for the throwaway test/demo server (mariadb-server);
-#   - a headless Chromium, for tests/html_report.rs, which renders `scan --html` (chromium).
+#   - a headless Chromium, for tests/it/html_report.rs, which renders `scan --html` (chromium).
 set -euo pipefail
 have_server() {
   command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 ||

@@ -498,7 +498,7 @@ fn push_valid(out: &mut String, bytes: &[u8]) {
     // Safety: callers pass only bytes our DFA accepted, and the DFA accepts
     // exactly what `std::str::from_utf8` accepts: exhaustively for inputs of
     // up to three bytes (utf8.rs unit tests, every byte class combination)
-    // and on arbitrary and long inputs (tests/codec_props.rs, 1M-case run).
+    // and on arbitrary and long inputs (tests/it/codec/props.rs, 1M-case run).
     out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
 }
 

@@ -146,7 +146,7 @@ impl SingleByte {
         // Safety: `buf` held a valid String, and decode_append_bytes only
         // appends whole UTF-8 sequences copied from `self.utf8`, each of which
         // `pack_utf8` built from a non-surrogate BMP code point (asserted in
-        // `new`); tests/codec_oracles.rs checks every entry against
+        // `new`); tests/it/codec/oracles.rs checks every entry against
         // `char::encode_utf8` as well.
         *out = unsafe { String::from_utf8_unchecked(buf) };
         result

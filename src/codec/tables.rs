@@ -1,7 +1,7 @@
 //! Byte -> Unicode tables for the single-byte codecs and TCVN3.
 //!
 //! Everything between the markers is written by `scripts/gen_codec_tables.py`
-//! from the published mapping data; `tests/codec_tables.rs` fails if running
+//! from the published mapping data; `tests/it/codec/tables.rs` fails if running
 //! the script again would change it. Each high-half table holds the code
 //! points of bytes 0x80..=0xFF; 0 means "no character" (no single-byte codec
 //! maps a high byte to U+0000, so 0 is free as a sentinel).

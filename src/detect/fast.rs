@@ -19,7 +19,7 @@
 //! tried next under the same bar with a longer text asked ([`SECOND_MIN_LETTERS`]: under a
 //! minority table the whole decision abstains on some values of 12 to 20 letters that the
 //! bar passes); a KOI8-R row then costs two readings, not six. The bars are set where
-//! `tests/detect_fast.rs` finds the full decision giving the same label for every value the
+//! `tests/it/detect/fast.rs` finds the full decision giving the same label for every value the
 //! fast one takes, on the held-out set and the stress sets in every column, in every
 //! column of one table holding a tenth of another's rows, and in columns of two or three
 //! tables (none at [`UNIFORM_SHARE`], all of them together), where each table is tried so.

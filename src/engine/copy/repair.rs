@@ -6,7 +6,7 @@
 //! (`myisam_recover_options`); but a table only "not closed properly" is opened after the
 //! default recovery's QUICK check, which reads the index and not the rows, so an index entry
 //! naming a row that is not there, or a row no entry names, survives it unmarked (seen in one
-//! run in four of `tests/faults.rs` with the binary log on: every replay that read the
+//! run in four of `tests/it/faults.rs` with the binary log on: every replay that read the
 //! original by key failed with 1032, rerun after rerun).
 //!
 //! The run repairs such a table rather than stopping and asking an operator to: `REPAIR TABLE`

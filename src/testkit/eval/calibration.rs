@@ -1,7 +1,7 @@
 //! Does a verdict's confidence mean what it says? Decided values (any label but `unknown`)
 //! counted by confidence bucket and length bucket, with how many were right: values decided
 //! at confidence c must be right at least c of the time. Used by `examples/detect_score.rs`
-//! and `tests/detect_columns.rs`.
+//! and `tests/it/detect/columns.rs`.
 //!
 //! Pure: takes verdicts with their rows' answers, returns counts and a table.
 

@@ -1,5 +1,5 @@
 //! Corpus evaluation: per-label correct / wrong / abstained, ours beside
-//! chardetng. Used by `examples/detect_score.rs` and `tests/detect_corpus.rs`.
+//! chardetng. Used by `examples/detect_score.rs` and `tests/it/detect/corpus.rs`.
 //!
 //! Pure: takes parsed rows, returns numbers and a rendered table.
 

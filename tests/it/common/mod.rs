@@ -1,0 +1,79 @@
+//! Helpers shared by the integration tests: running the built binary and creating schemas.
+
+pub mod diff;
+pub mod legacy;
+
+use myrecode::db::connect::ConnectionConfig;
+use sqlx::Executor;
+use std::process::{Command, Output, Stdio};
+
+/// Runs the built `myrecode` with `args`, the given URL in MYSQL_URL, and no stdin.
+pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_myrecode"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .env_remove("MYSQL_PWD")
+        .env_remove("MYSQL_URL");
+    if let Some(u) = url {
+        cmd.env("MYSQL_URL", u);
+    }
+    cmd.output().expect("the myrecode binary runs")
+}
+
+/// How long each killed run lives, repeatably: `life(lo, span)` is `lo` plus up to `span`
+/// milliseconds, from an xorshift sequence started at `seed`.
+pub fn lives(seed: u64) -> impl FnMut(u64, u64) -> u64 {
+    let mut x = seed;
+    move |lo, span| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        lo + x % span
+    }
+}
+
+/// The server's error number of a failed statement; `None` for any other failure. (Matched
+/// on the message instead, a number can turn up in a schema's name.)
+pub fn errno(e: &sqlx::Error) -> Option<u16> {
+    e.as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>())
+        .map(|d| d.number())
+}
+
+/// Whether an application statement that failed with `e` is retried, as an application
+/// does: a deadlock or lock wait (1213, 1205), or a table missing (1146: a statement prepared
+/// before the copy's triggers existed, or a copied table closed by a cut-over a kill left
+/// half-moved until the next run settles it), plus `also`. Retried for at most a minute from
+/// `since`, the statement's first try, so a failure that never ends fails the test.
+pub fn retried(e: &sqlx::Error, also: &[u16], since: std::time::Instant) -> bool {
+    let again = errno(e).is_some_and(|n| [1213, 1205, 1146].contains(&n) || also.contains(&n));
+    assert!(
+        !again || since.elapsed() < std::time::Duration::from_secs(60),
+        "retried for a minute: {e}"
+    );
+    again
+}
+
+/// A job copying one column of one table (cut over as soon as caught up): its YAML.
+pub fn copy_job(schema: &str, table: &str, column: &str, source: &str, target: &str) -> String {
+    format!(
+        "version: 1\nschema: {schema}\ndefaults:\n  cutover: auto\ntables:\n  - name: {table}\n    strategy: copy\n    \
+         columns:\n      - name: {column}\n        source: {source}\n        target: {target}\n"
+    )
+}
+
+/// Stdout and stderr as text.
+pub fn texts(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs each `;`-terminated statement of `sql` (one per line group) on `cfg`.
+pub async fn exec_script(cfg: &ConnectionConfig, statements: &[&str]) {
+    let mut c = cfg.connect_one().await.expect("connect");
+    for s in statements {
+        c.execute(*s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+}
