@@ -11,6 +11,7 @@ use super::cutover_sql::{
     RENAME_QUEUED_SQL,
 };
 use super::nontx::has_transactions;
+use super::phase::Phase;
 use super::rebuild::{prepare_maps, rebuild};
 use super::replay::{log_len, replay_chunk, replay_some};
 use super::setup::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
@@ -18,7 +19,6 @@ use super::sql::{
     close_logs_sql, drop_trigger_sql, lock_wait_timeout_sql, reopen_log_sql, spare_log_ddl,
     UNLOCK_TABLES,
 };
-use super::Phase;
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;

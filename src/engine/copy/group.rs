@@ -3,7 +3,7 @@
 //! rename behind one lock, so the application never sees some tables of a group recoded and
 //! others not; groups one after another, in the job's order.
 //!
-//! Tables are copied one after another ([`super::prepare_table`]); while the later ones copy,
+//! Tables are copied one after another ([`super::prepare::prepare_table`]); while the later ones copy,
 //! the earlier ones' triggers keep logging. Here the group's logs (and those of the groups
 //! after it, which wait their turn) are replayed in turn until the group's are nearly drained
 //! (and, with `cutover: manual`, until `myrecode cutover` names it), then
@@ -20,10 +20,12 @@ use super::cascade::{
 };
 use super::context::{context, Ctx};
 use super::cutover::{cut_over, finish, settle_leftover_cutover};
+use super::leftover::settle_table;
 use super::nontx::{recheck_if_restarted, settle_shadow};
+use super::phase::{Phase, DRAIN_BEFORE_CUTOVER};
 use super::replay::{log_len, replay_some};
 use super::setup::{create_stage, ensure_triggers};
-use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
+use super::sql;
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;

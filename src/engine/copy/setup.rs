@@ -2,13 +2,13 @@
 //! that fill it, the session's staging table.
 
 use super::context::{is_sentry, table_exists, trigger_names, Ctx};
+use super::phase::Phase;
 use super::rebuild_sql::gate_trigger_ddl;
 use super::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
     log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
 use super::write_sql;
-use super::Phase;
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;

@@ -27,9 +27,9 @@ use super::copier::{
 };
 use super::decide::{Decider, Decisions};
 use super::expect::Target;
+use super::phase::Phase;
 use super::setup::{clear_stage, create_stage};
 use super::sql::key_range;
-use super::Phase;
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::db::connect::ConnectionConfig;
