@@ -75,7 +75,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
             .iter()
             .any(|s| s.table == t.name && !matches!(s.phase, Phase::NotStarted | Phase::Done));
         if underway && existing.contains_key(&log) {
-            let n: i64 = sqlx::query_scalar(&copy::sql::count_sql(schema, &log))
+            let n: i64 = sqlx::query_scalar(&copy::count_sql(schema, &log))
                 .fetch_one(&mut *conn)
                 .await
                 .with_context(|| format!("counting the change log {log}"))?;

@@ -1,21 +1,21 @@
 //! One table's copy from its start (or resume) until it is ready for its group's cut-over.
 
-use super::batches::Copy;
-use super::checker;
-use super::context::{context, Ctx};
-use super::copier::Pipeline;
-use super::cutover::settle_leftover_cutover;
-use super::leftover::{renamed, settle_table};
-use super::nontx;
-use super::phase::Phase;
-use super::setup::{create_stage, ensure_triggers, start};
-use super::sql;
-use super::streams;
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::batch;
+use crate::engine::copy::cutover::leftover::{renamed, settle_table};
+use crate::engine::copy::cutover::swap::settle_leftover_cutover;
+use crate::engine::copy::myisam::faults;
+use crate::engine::copy::phase::Phase;
+use crate::engine::copy::setup::change_log::{create_stage, ensure_triggers, start};
+use crate::engine::copy::setup::sql;
+use crate::engine::copy::table::batches::Copy;
+use crate::engine::copy::table::checker;
+use crate::engine::copy::table::context::{context, Ctx};
+use crate::engine::copy::table::copier::Pipeline;
+use crate::engine::copy::table::parallel;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
 use crate::engine::pace::Pacer;
@@ -55,7 +55,7 @@ pub async fn prepare_table(
         Some(s) => s,
         None => {
             let s = start(conn, job, plan, &n).await?;
-            nontx::record_start(conn, job, schema, &plan.table).await?;
+            faults::record_start(conn, job, schema, &plan.table).await?;
             s
         }
     };
@@ -65,7 +65,7 @@ pub async fn prepare_table(
     settle_leftover_cutover(conn, schema).await?;
     let ctx = context(conn, plan, n, &state).await?;
     let mut state = state;
-    nontx::settle_shadow(conn, &ctx, job).await?;
+    faults::settle_shadow(conn, &ctx, job).await?;
     if renamed(conn, &ctx).await? {
         // Swapped by a run that lost its connection or its process before the finish: its
         // cut-over step finishes it and says the cut-over (once, whichever run that is).
@@ -94,9 +94,9 @@ pub async fn prepare_table(
     } else {
         None
     };
-    let streams = streams::detect(conn, schema, &plan.table).await?;
+    let streams = parallel::detect(conn, schema, &plan.table).await?;
     let writers = if Phase::of(&state) == Phase::Copying && streams.read_committed {
-        streams::writers(cfg, &ctx, streams.count).await?
+        parallel::writers(cfg, &ctx, streams.count).await?
     } else {
         Vec::new()
     };

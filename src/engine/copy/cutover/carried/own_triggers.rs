@@ -1,0 +1,209 @@
+//! The tables' own triggers across their cut-over (see [`crate::engine::copy::cutover::carried::own_triggers_sql`]): read,
+//! recorded before the cut-over, moved to the shadows under its lock, and settled by the next
+//! run whatever instant a kill chose.
+
+use crate::bookkeeping::names::is_copy_trigger;
+use crate::bookkeeping::names::names;
+use crate::engine::copy::cutover::carried::own_triggers_sql::{
+    as_sent, context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql,
+    OwnTrigger, Recode, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL,
+    TRIGGER_TABLE_SQL,
+};
+use crate::engine::copy::setup::sql::drop_trigger_sql;
+use crate::engine::copy::table::context::{table_exists, Ctx};
+use anyhow::{anyhow, Context, Result};
+use sqlx::{Executor, MySqlConnection, Row};
+use std::collections::BTreeMap;
+
+/// The application's triggers on `table` (the copy's own are left out), in firing order.
+pub(crate) async fn own_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+) -> Result<Vec<OwnTrigger>> {
+    let rows = sqlx::query(OWN_TRIGGERS_SQL)
+        .bind(schema)
+        .bind(table)
+        .fetch_all(&mut *conn)
+        .await
+        .context("reading information_schema.TRIGGERS")?;
+    let mut out = Vec::new();
+    for r in &rows {
+        let name: String = r.try_get(0)?;
+        // The change log's and the cascade logging's (of any pair) are the copy's, not moved.
+        if is_copy_trigger(&name) {
+            continue;
+        }
+        out.push(OwnTrigger {
+            name,
+            table: table.to_string(),
+            event: r.try_get(1)?,
+            timing: r.try_get(2)?,
+            order: r.try_get(3)?,
+            body: r.try_get(4)?,
+            sql_mode: r.try_get(5)?,
+            definer: r.try_get(6)?,
+            charset_client: r.try_get(7)?,
+            collation_connection: r.try_get(8)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The own triggers of the cut-over's tables, recorded (replacing any earlier record).
+pub(crate) async fn plan_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    ctxs: &[Ctx<'_>],
+) -> Result<Vec<OwnTrigger>> {
+    let mut all = Vec::new();
+    for ctx in ctxs {
+        all.extend(own_triggers(conn, schema, &ctx.plan.table).await?);
+    }
+    if all.is_empty() {
+        return Ok(all);
+    }
+    conn.execute(record_ddl(schema).as_str()).await?;
+    sqlx::query(&forget_sql(schema))
+        .bind(job)
+        .execute(&mut *conn)
+        .await?;
+    for t in &all {
+        sqlx::query(&record_sql(schema))
+            .bind(job)
+            .bind(&t.name)
+            .bind(&t.table)
+            .bind(&t.event)
+            .bind(&t.timing)
+            .bind(t.order)
+            .bind(&t.body)
+            .bind(&t.sql_mode)
+            .bind(&t.definer)
+            .bind(&t.charset_client)
+            .bind(&t.collation_connection)
+            .execute(&mut *conn)
+            .await
+            .context("recording the triggers the cut-over moves")?;
+    }
+    Ok(all)
+}
+
+/// Creates `triggers` on `table` in order, each under its own `sql_mode` and character set
+/// context, their legacy text recoded on a shadow ([`as_sent`]).
+async fn create_all(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    table: &str,
+    triggers: &[&OwnTrigger],
+    recode: Option<&Recode>,
+) -> Result<()> {
+    let sent = triggers
+        .iter()
+        .map(|t| as_sent(t, recode))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow!("{e}. Fix: give the job's columns of `{table}` a fixed `source:`, so the trigger's texts are read as its values are"))?;
+    conn.execute(CONTEXT_SAVE_SQL).await?;
+    conn.execute(use_sql(schema).as_str()).await?;
+    for t in &sent {
+        conn.execute(context_sql(t).as_str()).await?;
+        let created = conn.execute(create_sql(table, t).as_str()).await;
+        if let Err(e) = created {
+            conn.execute(CONTEXT_RESET_SQL).await.ok();
+            return Err(anyhow::Error::new(e).context(format!(
+                "creating trigger `{}` on {table}. Fix: the job's user needs the TRIGGER privilege, and SET_USER_ID (MySQL) or SUPER to keep its definer {}",
+                t.name, t.definer
+            )));
+        }
+    }
+    conn.execute(CONTEXT_RESET_SQL).await?;
+    Ok(())
+}
+
+/// Under the cut-over lock, the last step before the rename: each table's own triggers
+/// dropped from it and created on its shadow, in their order, their texts read with
+/// `recode` (by table).
+pub(crate) async fn apply_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    triggers: &[OwnTrigger],
+    recode: &BTreeMap<String, Recode>,
+) -> Result<()> {
+    let mut tables: Vec<&str> = triggers.iter().map(|t| t.table.as_str()).collect();
+    tables.dedup();
+    for table in tables {
+        let mine: Vec<&OwnTrigger> = triggers.iter().filter(|t| t.table == table).collect();
+        for t in &mine {
+            conn.execute(drop_trigger_sql(schema, &t.name).as_str())
+                .await?;
+        }
+        create_all(conn, schema, &names(table).shadow, &mine, recode.get(table)).await?;
+    }
+    Ok(())
+}
+
+/// Settles what a cut-over left of its trigger moves; idempotent. Every recorded trigger
+/// ends up on its table (the original before the rename, the recoded table after it: the
+/// rename carried those on the shadow) and on no shadow. Then the record is forgotten.
+pub(crate) async fn settle_triggers(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<()> {
+    if !table_exists(conn, schema, MOVED_TRIGGERS).await? {
+        return Ok(());
+    }
+    let rows = sqlx::query(&recorded_sql(schema))
+        .bind(job)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut recorded = Vec::new();
+    for r in &rows {
+        recorded.push(OwnTrigger {
+            name: r.try_get(0)?,
+            table: r.try_get(1)?,
+            event: r.try_get(2)?,
+            timing: r.try_get(3)?,
+            order: r.try_get(4)?,
+            body: r.try_get(5)?,
+            sql_mode: r.try_get(6)?,
+            definer: r.try_get(7)?,
+            charset_client: r.try_get(8)?,
+            collation_connection: r.try_get(9)?,
+        });
+    }
+    let mut missing: Vec<&OwnTrigger> = Vec::new();
+    for t in &recorded {
+        let on: Option<String> = sqlx::query_scalar(TRIGGER_TABLE_SQL)
+            .bind(schema)
+            .bind(&t.name)
+            .fetch_optional(&mut *conn)
+            .await?;
+        match on {
+            Some(table) if table == t.table => {}
+            Some(_) => {
+                // On the shadow of a cut-over that did not rename.
+                conn.execute(drop_trigger_sql(schema, &t.name).as_str())
+                    .await?;
+                missing.push(t);
+            }
+            None => missing.push(t),
+        }
+    }
+    for table in recorded.iter().map(|t| t.table.as_str()) {
+        let mine: Vec<&OwnTrigger> = missing
+            .iter()
+            .copied()
+            .filter(|t| t.table == table)
+            .collect();
+        if !mine.is_empty() {
+            create_all(conn, schema, table, &mine, None).await?;
+            missing.retain(|t| t.table != table);
+        }
+    }
+    sqlx::query(&forget_sql(schema))
+        .bind(job)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! A group's cut-over: its tables locked, drained and renamed at once, with what is carried across.
+
+pub mod carried;
+pub mod group;
+pub mod leftover;
+pub mod rebuild;
+pub mod rebuild_sql;
+pub mod swap;
+pub mod swap_sql;

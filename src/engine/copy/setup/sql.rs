@@ -1,0 +1,470 @@
+//! The statements of the copy's set-up, copy, replay and teardown, and the catalog look-ups,
+//! built by pure functions (golden tests below); the async code binds, runs and maps errors.
+//! The check pass's are in [`crate::engine::copy::table::check_sql`], the cut-over's in [`crate::engine::copy::cutover::swap_sql`],
+//! the batch's own `INSERT … SELECT` and its staging table in [`crate::engine::copy::table::write_sql`].
+
+use crate::bookkeeping::names::Names;
+use crate::db::keyset::{self, KeyColumn};
+use crate::db::quote;
+
+/// The gate every application write to a copied table passes (the change-log triggers name
+/// it): the cut-over's rename takes it first, so no write reaches an original once the rename
+/// is queued. Its first character sorts before any table name the refusal rules accept.
+pub const GATE: &str = "!myrecode_gate";
+/// The gate's name for the instant of the rename (it is renamed away and back within it).
+pub const GATE_SWAP: &str = "!myrecode_gate~";
+/// Every connection of a copy reads at this level: the check pass compares one snapshot.
+pub const REPEATABLE_READ: &str = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+/// The writers of several copy streams read committed (see [`crate::engine::copy::table::parallel`]).
+pub const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+/// Ends this session's table locks.
+pub const UNLOCK_TABLES: &str = "UNLOCK TABLES";
+
+/// Bounds this session's waits for table and metadata locks, in seconds: while a lock
+/// waits, the application's statements queue behind it.
+pub fn lock_wait_timeout_sql(seconds: u32) -> String {
+    format!("SET SESSION lock_wait_timeout = {seconds}")
+}
+
+/// A table's comment, `?` schema and `?` table; no row at all when there is no such table.
+pub const TABLE_COMMENT_SQL: &str = "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
+
+/// The triggers on a table, `?` schema and `?` table.
+pub const TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?";
+
+/// `CREATE TABLE shadow LIKE table`: the shadow starts with the table's every definition.
+pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
+    format!(
+        "CREATE TABLE {} LIKE {}",
+        quote::table(schema, shadow),
+        quote::table(schema, table)
+    )
+}
+
+/// Gives the (empty) shadow the storage engine the job asks for.
+pub fn engine_sql(schema: &str, shadow: &str, engine: &str) -> String {
+    format!(
+        "ALTER TABLE {} ENGINE={}",
+        quote::table(schema, shadow),
+        quote::ident(engine)
+    )
+}
+
+/// Locks the table and its change log while the triggers are added, so no application
+/// statement runs while only some of them exist.
+pub fn lock_for_triggers_sql(schema: &str, table: &str, log: &str) -> String {
+    format!(
+        "LOCK TABLES {} WRITE, {} WRITE",
+        quote::table(schema, table),
+        quote::table(schema, log)
+    )
+}
+
+/// `DROP TRIGGER IF EXISTS` of one trigger of the schema.
+pub fn drop_trigger_sql(schema: &str, trigger: &str) -> String {
+    format!("DROP TRIGGER IF EXISTS {}", quote::table(schema, trigger))
+}
+
+/// SQL expression packing the key of trigger row `row` (`NEW`/`OLD`) as [`keycodec::pack`] does.
+pub fn pack_expr(row: &str, key: &[KeyColumn]) -> String {
+    let values: Vec<String> = key
+        .iter()
+        .map(|k| format!("{row}.{}", quote::ident(&k.name)))
+        .collect();
+    pack_values(&values)
+}
+
+/// SQL expression packing a key whose columns' values are the SQL expressions `values`, in
+/// key order, as [`keycodec::pack`] does.
+pub fn pack_values(values: &[String]) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|e| {
+            let v = format!("CAST({e} AS BINARY)");
+            let len = format!("OCTET_LENGTH({v})");
+            format!(
+                "CHAR(({len}) & 255, (({len}) >> 8) & 255, (({len}) >> 16) & 255, (({len}) >> 24) & 255), {v}"
+            )
+        })
+        .collect();
+    format!("CONCAT({})", parts.join(", "))
+}
+
+/// DDL of the change log table.
+pub fn log_ddl(schema: &str, n: &Names) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+         key_bytes BLOB NOT NULL) ENGINE=InnoDB",
+        quote::table(schema, &n.log)
+    )
+}
+
+/// Creates the change log's spare (see [`Names::spare_log`]) if it is missing.
+pub fn spare_log_ddl(schema: &str, n: &Names) -> String {
+    log_ddl(schema, n).replacen(
+        &quote::table(schema, &n.log),
+        &quote::table(schema, &n.spare_log),
+        1,
+    )
+}
+
+/// Closes the tables of a cut-over under its lock: their drained logs go, so until the
+/// rename (or until a run settles a rename that failed) every write to them fails, its
+/// trigger finding no log (1146), instead of going through a half-moved schema.
+pub fn close_logs_sql(schema: &str, tables: &[&Names]) -> String {
+    let logs: Vec<String> = tables
+        .iter()
+        .map(|n| quote::table(schema, &n.log))
+        .collect();
+    format!("DROP TABLE {}", logs.join(", "))
+}
+
+/// Opens a table a cut-over closed and did not rename: the spare takes the log's name.
+pub fn reopen_log_sql(schema: &str, n: &Names) -> String {
+    format!(
+        "RENAME TABLE {} TO {}",
+        quote::table(schema, &n.spare_log),
+        quote::table(schema, &n.log)
+    )
+}
+
+/// DDL of the three triggers that log changed keys (insert, update, delete).
+/// `precedes`: for each (insert, update, delete), the application's first `AFTER` trigger of
+/// that event, if any: ours fire before it. A statement prepared before our triggers existed
+/// fails on MariaDB when it first reaches ours (1146, naming the log); failing first, it
+/// leaves nothing behind in a table without transactions an application trigger writes.
+pub fn trigger_ddl(
+    schema: &str,
+    table: &str,
+    n: &Names,
+    key: &[KeyColumn],
+    precedes: &[Option<String>; 3],
+) -> [String; 3] {
+    let t = quote::table(schema, table);
+    let log = quote::table(schema, &n.log);
+    let trg = |i: usize| quote::table(schema, &n.triggers[i]);
+    // The branch never runs, but the server locks every table a trigger names before the
+    // application's statement starts: this is what puts each write behind the gate.
+    let gate = format!(
+        "IF 0 THEN DO (SELECT 1 FROM {} LIMIT 1); END IF;",
+        quote::table(schema, GATE)
+    );
+    let first = |i: usize| match &precedes[i] {
+        Some(other) => format!(" PRECEDES {}", quote::ident(other)),
+        None => String::new(),
+    };
+    [
+        format!(
+            "CREATE TRIGGER {} AFTER INSERT ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
+            trg(0),
+            first(0),
+            pack_expr("NEW", key)
+        ),
+        format!(
+            "CREATE TRIGGER {} AFTER UPDATE ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}), ({}); END",
+            trg(1),
+            first(1),
+            pack_expr("OLD", key),
+            pack_expr("NEW", key)
+        ),
+        format!(
+            "CREATE TRIGGER {} AFTER DELETE ON {t} FOR EACH ROW{} BEGIN {gate} INSERT INTO {log} (key_bytes) VALUES ({}); END",
+            trg(2),
+            first(2),
+            pack_expr("OLD", key)
+        ),
+    ]
+}
+
+/// Creates the gate (see [`GATE`]) if it is missing.
+pub fn gate_ddl(schema: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (g TINYINT) ENGINE=InnoDB COMMENT='myrecode: the cut-over gate of copied tables'",
+        quote::table(schema, GATE)
+    )
+}
+
+/// `WHERE` condition for "at or before the given key", and the key index to bind for each `?`.
+pub fn at_most(key: &[KeyColumn]) -> (String, Vec<usize>) {
+    let (cond, binds) = keyset::after(key);
+    (format!("NOT ({cond})"), binds)
+}
+
+/// `WHERE` condition for the keys after `after` (exclusive) up to `upto` (inclusive), either
+/// bound left open (`1 = 1` with neither), and its binds: the key parts of `after`, then of `upto`.
+pub fn key_range(
+    key: &[KeyColumn],
+    after: Option<&[Vec<u8>]>,
+    upto: Option<&[Vec<u8>]>,
+) -> (String, Vec<Vec<u8>>) {
+    let mut conds = Vec::new();
+    let mut binds = Vec::new();
+    if let Some(after) = after {
+        let (cond, order) = keyset::after(key);
+        conds.push(cond);
+        binds.extend(order.iter().map(|&i| after[i].clone()));
+    }
+    if let Some(upto) = upto {
+        let (cond, order) = at_most(key);
+        conds.push(cond);
+        binds.extend(order.iter().map(|&i| upto[i].clone()));
+    }
+    if conds.is_empty() {
+        return ("1 = 1".to_string(), binds);
+    }
+    (conds.join(" AND "), binds)
+}
+
+/// `WHERE` condition matching any of `count` keys (`(k = ? AND …) OR …`), binds in key order.
+pub fn any_of(key: &[KeyColumn], count: usize) -> String {
+    let one = format!("({})", keyset::equals(key));
+    vec![one; count].join(" OR ")
+}
+
+/// A table's storage engine, `?` schema and `?` table; no row when there is no such table.
+pub const ENGINE_SQL: &str = "SELECT CAST(ENGINE AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
+
+/// `DELETE` of the rows of one table matching `cond`.
+pub fn delete_where_sql(schema: &str, table: &str, cond: &str) -> String {
+    format!("DELETE FROM {} WHERE {cond}", quote::table(schema, table))
+}
+
+/// The rows of `table` matching `cond` as `key…, columns…` raw bytes, with shared row locks
+/// until the transaction ends (a replay must not copy a row a writer is changing).
+pub fn read_locked_sql(
+    schema: &str,
+    table: &str,
+    key: &[KeyColumn],
+    columns: &[String],
+    cond: &str,
+) -> String {
+    let mut cols: Vec<String> = key.iter().map(|k| keyset::raw(&k.name)).collect();
+    cols.extend(columns.iter().map(|c| keyset::raw(c)));
+    format!(
+        "SELECT {} FROM {} WHERE {cond} LOCK IN SHARE MODE",
+        cols.join(", "),
+        quote::table(schema, table)
+    )
+}
+
+/// The change log's first `limit` rows in id order: id, packed key.
+pub fn log_read_sql(schema: &str, log: &str, limit: usize) -> String {
+    format!(
+        "SELECT id, key_bytes FROM {} ORDER BY id LIMIT {limit}",
+        quote::table(schema, log)
+    )
+}
+
+/// Removes exactly the change log rows `ids` (a lower id committed later is not replayed yet).
+pub fn log_delete_sql(schema: &str, log: &str, ids: &[u64]) -> String {
+    let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    format!(
+        "DELETE FROM {} WHERE id IN ({})",
+        quote::table(schema, log),
+        ids.join(", ")
+    )
+}
+
+/// Queues `rows` packed keys in the change log, one `?` each.
+pub fn log_insert_sql(schema: &str, log: &str, rows: usize) -> String {
+    format!(
+        "INSERT INTO {} (key_bytes) VALUES {}",
+        quote::table(schema, log),
+        vec!["(?)"; rows].join(", ")
+    )
+}
+
+/// `SELECT COUNT(*)` of a whole table.
+pub fn count_sql(schema: &str, table: &str) -> String {
+    format!("SELECT COUNT(*) FROM {}", quote::table(schema, table))
+}
+
+/// `DROP TABLE IF EXISTS` of one table of the schema.
+pub fn drop_table_sql(schema: &str, table: &str) -> String {
+    format!("DROP TABLE IF EXISTS {}", quote::table(schema, table))
+}
+
+/// `DROP TABLE` of a table that must be there: gone, it is an error, not a silent success.
+pub fn drop_existing_table_sql(schema: &str, table: &str) -> String {
+    format!("DROP TABLE {}", quote::table(schema, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(name: &str) -> KeyColumn {
+        KeyColumn::plain(name)
+    }
+
+    #[test]
+    fn set_up_and_teardown_statements_quote_every_name() {
+        assert_eq!(
+            create_like_sql("my db", "a`b", "a`b_myrecode_new"),
+            "CREATE TABLE `my db`.`a``b_myrecode_new` LIKE `my db`.`a``b`"
+        );
+        assert_eq!(
+            engine_sql("s", "t_myrecode_new", "InnoDB"),
+            "ALTER TABLE `s`.`t_myrecode_new` ENGINE=`InnoDB`"
+        );
+        assert_eq!(
+            lock_for_triggers_sql("s", "order", "order_myrecode_log"),
+            "LOCK TABLES `s`.`order` WRITE, `s`.`order_myrecode_log` WRITE"
+        );
+        assert_eq!(
+            lock_wait_timeout_sql(2),
+            "SET SESSION lock_wait_timeout = 2"
+        );
+        assert_eq!(
+            drop_trigger_sql("s", "a`b_myrecode_ins"),
+            "DROP TRIGGER IF EXISTS `s`.`a``b_myrecode_ins`"
+        );
+        assert_eq!(
+            drop_table_sql("s", "na me"),
+            "DROP TABLE IF EXISTS `s`.`na me`"
+        );
+        assert_eq!(
+            drop_existing_table_sql("s", "таблица_myrecode_old"),
+            "DROP TABLE `s`.`таблица_myrecode_old`"
+        );
+        assert_eq!(
+            log_ddl("s", &crate::bookkeeping::names::names("a`b")),
+            "CREATE TABLE IF NOT EXISTS `s`.`a``b_myrecode_log` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+        );
+    }
+
+    #[test]
+    fn trigger_packs_the_key_like_keycodec() {
+        let e = pack_expr("NEW", &[k("a"), k("b`")]);
+        assert!(e.starts_with("CONCAT(CHAR((OCTET_LENGTH(CAST(NEW.`a` AS BINARY))) & 255"));
+        assert!(e.contains("CAST(NEW.`b``` AS BINARY)"));
+        let none = [None, None, None];
+        let ddl = trigger_ddl(
+            "s",
+            "t",
+            &crate::bookkeeping::names::names("t"),
+            &[k("id")],
+            &none,
+        );
+        let first = [None, Some("keep ft".to_string()), None];
+        let before = trigger_ddl(
+            "s",
+            "t",
+            &crate::bookkeeping::names::names("t"),
+            &[k("id")],
+            &first,
+        );
+        assert!(before[1].contains("AFTER UPDATE ON `s`.`t` FOR EACH ROW PRECEDES `keep ft` BEGIN"));
+        assert!(before[0].contains("FOR EACH ROW BEGIN"));
+        assert!(ddl[1].starts_with("CREATE TRIGGER `s`.`t_myrecode_upd` AFTER UPDATE ON `s`.`t`"));
+        assert!(
+            ddl[1].contains("CAST(OLD.`id` AS BINARY)")
+                && ddl[1].contains("CAST(NEW.`id` AS BINARY)")
+        );
+        for d in &ddl {
+            assert!(
+                d.contains("FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; INSERT INTO `s`.`t_myrecode_log`"),
+                "{d}"
+            );
+        }
+        let n = crate::bookkeeping::names::names("t");
+        assert_eq!(
+            spare_log_ddl("s", &n),
+            "CREATE TABLE IF NOT EXISTS `s`.`t_myrecode_log2` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+        );
+        let m = crate::bookkeeping::names::names("ё`");
+        assert_eq!(
+            close_logs_sql("s", &[&n, &m]),
+            "DROP TABLE `s`.`t_myrecode_log`, `s`.`ё``_myrecode_log`"
+        );
+        assert_eq!(
+            reopen_log_sql("s", &m),
+            "RENAME TABLE `s`.`ё``_myrecode_log2` TO `s`.`ё``_myrecode_log`"
+        );
+        assert_eq!(
+            gate_ddl("s"),
+            "CREATE TABLE IF NOT EXISTS `s`.`!myrecode_gate` (g TINYINT) ENGINE=InnoDB COMMENT='myrecode: the cut-over gate of copied tables'"
+        );
+    }
+
+    #[test]
+    fn key_ranges_bind_the_lower_key_then_the_upper() {
+        let key = [k("a`b"), k("order")];
+        let lo = vec![b"1".to_vec(), b"x".to_vec()];
+        let hi = vec![b"9".to_vec(), b"y".to_vec()];
+        let (cond, binds) = key_range(&key, Some(&lo), Some(&hi));
+        assert_eq!(
+            cond,
+            "`a``b` >= ? AND (`a``b` > ? OR (`a``b` = ? AND `order` > ?)) \
+             AND NOT (`a``b` >= ? AND (`a``b` > ? OR (`a``b` = ? AND `order` > ?)))"
+        );
+        let (l0, l1, h0, h1) = (lo[0].clone(), lo[1].clone(), hi[0].clone(), hi[1].clone());
+        assert_eq!(
+            binds,
+            vec![
+                l0.clone(),
+                l0.clone(),
+                l0,
+                l1,
+                h0.clone(),
+                h0.clone(),
+                h0,
+                h1
+            ]
+        );
+        let (cond, binds) = key_range(&key[..1], None, Some(&hi[..1]));
+        assert_eq!(cond, "NOT (`a``b` > ?)");
+        assert_eq!(binds.len(), 1);
+        assert_eq!(key_range(&key, None, None), ("1 = 1".to_string(), vec![]));
+    }
+
+    #[test]
+    fn copy_and_replay_statements_quote_every_name() {
+        let key = [k("a`b"), k("order")];
+        assert_eq!(
+            delete_where_sql("s", "таблица_myrecode_new", "`a``b` = ?"),
+            "DELETE FROM `s`.`таблица_myrecode_new` WHERE `a``b` = ?"
+        );
+        assert_eq!(
+            read_locked_sql(
+                "my db",
+                "таблица",
+                &key,
+                &["na me".into()],
+                &any_of(&key, 1)
+            ),
+            "SELECT CAST(`a``b` AS BINARY), CAST(`order` AS BINARY), CAST(`na me` AS BINARY) \
+             FROM `my db`.`таблица` WHERE (`a``b` = ? AND `order` = ?) LOCK IN SHARE MODE"
+        );
+        let n = crate::bookkeeping::names::names("a`b");
+        assert_eq!(
+            log_read_sql("s", &n.log, 500),
+            "SELECT id, key_bytes FROM `s`.`a``b_myrecode_log` ORDER BY id LIMIT 500"
+        );
+        assert_eq!(
+            log_delete_sql("s", &n.log, &[3, 5, 8]),
+            "DELETE FROM `s`.`a``b_myrecode_log` WHERE id IN (3, 5, 8)"
+        );
+        assert_eq!(
+            log_insert_sql("s", &n.log, 3),
+            "INSERT INTO `s`.`a``b_myrecode_log` (key_bytes) VALUES (?), (?), (?)"
+        );
+        assert_eq!(
+            count_sql("s", &n.log),
+            "SELECT COUNT(*) FROM `s`.`a``b_myrecode_log`"
+        );
+    }
+
+    #[test]
+    fn at_most_negates_after_and_any_of_ors_equalities() {
+        let (c, binds) = at_most(&[k("a"), k("b")]);
+        assert_eq!(c, "NOT (`a` >= ? AND (`a` > ? OR (`a` = ? AND `b` > ?)))");
+        assert_eq!(binds, vec![0, 0, 0, 1]);
+        assert_eq!(
+            any_of(&[k("a"), k("b")], 2),
+            "(`a` = ? AND `b` = ?) OR (`a` = ? AND `b` = ?)"
+        );
+    }
+}

@@ -1,0 +1,4 @@
+//! A copy removed: abandoned before its cut-over, or its kept original after one; and verified.
+
+pub mod remove;
+pub mod verify;
