@@ -12,10 +12,10 @@ use crate::engine::copy::phase::Phase;
 use crate::engine::copy::setup::change_log::{create_stage, ensure_triggers, start};
 use crate::engine::copy::setup::sql;
 use crate::engine::copy::table::batches::Copy;
-use crate::engine::copy::table::checker;
 use crate::engine::copy::table::context::{context, Ctx};
 use crate::engine::copy::table::copier::Pipeline;
 use crate::engine::copy::table::parallel;
+use crate::engine::copy::table::trailing;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
 use crate::engine::pace::Pacer;
@@ -90,7 +90,7 @@ pub async fn prepare_table(
     let trailing = if Phase::of(&state) == Phase::Copying && state.last_key.is_none() {
         let mut conn = cfg.connect_one().await?;
         conn.execute(sql::REPEATABLE_READ).await?;
-        Some(checker::Trailing::new(conn))
+        Some(trailing::Trailing::new(conn))
     } else {
         None
     };

@@ -18,8 +18,8 @@ use crate::engine::copy::cutover::rebuild_sql::{
 };
 use crate::engine::copy::setup::sql::count_sql;
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::copy::table::decide::{Recoded, Stage};
-use crate::engine::copy::table::write_sql::{STAGED_DECLARED, STAGED_VALUE};
+use crate::engine::copy::table::job_column::{STAGED_DECLARED, STAGED_VALUE};
+use crate::engine::copy::table::recoded::{Recoded, Stage};
 use crate::engine::copy::teardown::verify::CopyFindings;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};

@@ -10,7 +10,7 @@
 use crate::bookkeeping::names::Names;
 use crate::db::quote;
 use crate::engine::copy::setup::sql::GATE;
-use crate::engine::copy::table::write_sql::{staged_expr, JobColumn};
+use crate::engine::copy::table::job_column::{staged_expr, JobColumn};
 
 /// The session's map of the decided values of job column `j` of the cut-over's table `i`.
 pub fn map_name(i: usize, j: usize) -> String {

@@ -4,7 +4,7 @@
 
 use crate::db::keyset::KeyColumn;
 use crate::db::quote;
-use crate::engine::copy::table::write_sql::JobColumn;
+use crate::engine::copy::table::job_column::JobColumn;
 
 /// `SELECT COUNT(*)` of the rows of one table matching `cond`.
 pub fn count_where_sql(schema: &str, table: &str, cond: &str) -> String {

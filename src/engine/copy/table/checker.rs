@@ -5,22 +5,20 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::db::keyset;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::sql::{any_of, key_range, log_insert_sql, log_read_sql};
+use crate::engine::copy::setup::sql::{any_of, key_range, log_insert_sql};
 use crate::engine::copy::table::check_sql::{count_where_sql, Compare, CompareLayout};
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::copy::table::copier::KEYS_PER_CHUNK;
-use crate::engine::copy::table::expect::{self, Expected};
+use crate::engine::copy::table::locked_read::KEYS_PER_CHUNK;
 use crate::engine::read::{bind_all, bind_key, read_key, Key};
 use crate::recode::value as recode;
 use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::{Acquire, MySqlConnection, Row};
-use std::collections::{HashMap, HashSet};
 
 /// Changed keys beyond which a batch is left to the server-side comparison: the change log's
 /// backlog read, and the rows left out of the sums (each one more term in their condition).
-const MAX_CHANGED: usize = 2000;
-const MAX_LEFT_OUT: usize = 200;
+pub(crate) const MAX_CHANGED: usize = 2000;
+pub(crate) const MAX_LEFT_OUT: usize = 200;
 
 /// One batch of a comparison in key order: how many source rows were read, the last key,
 /// and the keys whose rows differ (or exist on one side only).
@@ -140,7 +138,7 @@ fn judge(r: &MySqlRow, at: CompareLayout, nc: usize) -> Result<(bool, bool)> {
 }
 
 /// The comparison of `src` with `dst`, two tables of the copy.
-fn compare<'a>(ctx: &'a Ctx<'_>, src: &'a str, dst: &'a str) -> Compare<'a> {
+pub(crate) fn compare<'a>(ctx: &'a Ctx<'_>, src: &'a str, dst: &'a str) -> Compare<'a> {
     let b = ctx.plan;
     Compare {
         schema: &b.schema,
@@ -151,65 +149,6 @@ fn compare<'a>(ctx: &'a Ctx<'_>, src: &'a str, dst: &'a str) -> Compare<'a> {
         job: &ctx.job_columns,
         target_charsets: &ctx.target_charsets,
     }
-}
-
-/// Whether the rows of the table after `p.lo` up to `p.hi` are in the shadow as the copy
-/// decided them (`expected`), by sums neither of which reads the table's job values again
-/// ([`Compare::light_sums_sql`]): the table's and the shadow's counts and hashes of the key
-/// and the other columns agree, and the shadow's hashes of the key and job values are those
-/// of the decisions. The rows the application changed since they were decided (in the
-/// change log now, or `replayed` since) are left out: the replay copies them afresh from a
-/// locked read. `false` (a difference, or more changes than a sum should leave out) leaves
-/// the batch to the server-side comparison, which finds the rows.
-async fn decisions_agree(
-    conn: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    p: &Pending,
-    expected: &Expected,
-    replayed: &HashSet<Vec<u8>>,
-) -> Result<bool> {
-    let b = ctx.plan;
-    let logged = sqlx::query(&log_read_sql(&b.schema, &ctx.names.log, MAX_CHANGED + 1))
-        .fetch_all(&mut *conn)
-        .await
-        .context("reading the change log's keys for the check")?;
-    if logged.len() + replayed.len() > MAX_CHANGED {
-        return Ok(false);
-    }
-    let mut changed: HashMap<u64, Key> = HashMap::new();
-    let packed = logged
-        .iter()
-        .map(|r| r.try_get::<Vec<u8>, _>(1))
-        .collect::<Result<Vec<_>, _>>()?;
-    for k in packed.iter().chain(replayed) {
-        let Some(key) = keycodec::unpack(k) else {
-            return Ok(false);
-        };
-        changed.insert(expect::key_tag(&key), key);
-    }
-    let (rows, want, left_out) = expect::sums_without(expected, |t| changed.contains_key(&t));
-    if left_out.len() > MAX_LEFT_OUT {
-        return Ok(false);
-    }
-    let (range, mut binds) = key_range(&b.key, p.lo.as_deref(), Some(&p.hi));
-    let cond = if left_out.is_empty() {
-        range
-    } else {
-        binds.extend(left_out.iter().flat_map(|t| changed[t].iter().cloned()));
-        format!("{range} AND NOT ({})", any_of(&b.key, left_out.len()))
-    };
-    let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
-    let sql = compare(ctx, &b.table, &ctx.names.shadow).light_sums_sql(&cond);
-    let sums = bind_all(sqlx::query(&sql), &twice)
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("summing a batch of {} and its copy", b.table))?;
-    let sum = |i: usize| -> Result<(i64, u64, u64)> {
-        let r = sums.get(i).context("a checksum row is missing")?;
-        Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
-    };
-    let ((n_src, others_src, _), (n_dst, others_dst, job_dst)) = (sum(0)?, sum(1)?);
-    Ok(n_src == rows && n_dst == rows && others_src == others_dst && job_dst == want)
 }
 
 /// Compares the rows of `src` after `last` up to `upper` with the same range of `dst` by
@@ -338,83 +277,4 @@ pub(crate) async fn queue_for_replay(
             .context("queueing differing rows for replay")?;
     }
     Ok(())
-}
-
-/// The check pass run beside the copy, one batch behind it: while batch N is copied, the
-/// rows of batch N-1 are compared on a connection of their own, so the server's second core
-/// does the comparing instead of a pass of its own afterwards. Its progress lives only in
-/// this process: a resumed copy leaves the whole check for afterwards.
-pub(crate) struct Trailing {
-    pub(crate) conn: MySqlConnection,
-    /// Every row up to this key (from the table's start) was compared.
-    pub(crate) done_upto: Option<Key>,
-    /// The last batch copied and not yet compared.
-    pub(crate) pending: Option<Pending>,
-    /// Rows that differed and were queued for replay.
-    pub(crate) differed: u64,
-    /// Batches proven by the copy's own decisions ([`decisions_agree`]), and batches the
-    /// server compared (the decisions could not tell, or the sums differed).
-    pub(crate) by_decisions: u64,
-    pub(crate) by_server: u64,
-}
-
-/// A batch copied and not yet compared: the rows after `lo` up to `hi`.
-pub(crate) struct Pending {
-    pub(crate) lo: Option<Key>,
-    pub(crate) hi: Key,
-    /// The keys the copy wrote otherwise than by the column's default.
-    pub(crate) staged: Vec<Key>,
-    /// The rows as the shadow should hold them, when the decisions tell ([`expect`]).
-    pub(crate) expected: Option<Expected>,
-}
-
-impl Trailing {
-    /// A check pass on its own connection, starting at the table's first row.
-    pub(crate) fn new(conn: MySqlConnection) -> Trailing {
-        Trailing {
-            conn,
-            done_upto: None,
-            pending: None,
-            differed: 0,
-            by_decisions: 0,
-            by_server: 0,
-        }
-    }
-
-    /// Compares the pending batch, if any, and queues its differences for replay: by the
-    /// copy's decisions where they tell, else on the server. `replayed`: the keys replayed
-    /// since the batch was copied.
-    pub(crate) async fn check_pending(
-        &mut self,
-        ctx: &Ctx<'_>,
-        replayed: &HashSet<Vec<u8>>,
-    ) -> Result<()> {
-        let Some(p) = self.pending.take() else {
-            return Ok(());
-        };
-        let b = ctx.plan;
-        let mut tx = self.conn.begin().await?;
-        let proven = match &p.expected {
-            Some(e) => decisions_agree(&mut tx, ctx, &p, e, replayed).await?,
-            None => false,
-        };
-        if proven {
-            self.by_decisions += 1;
-        } else {
-            self.by_server += 1;
-            let c = compare_by_sums(
-                &mut tx,
-                ctx,
-                (&b.table, &ctx.names.shadow),
-                (p.lo.as_deref(), &p.hi),
-                &p.staged,
-            )
-            .await?;
-            queue_for_replay(&mut tx, ctx, &c.differ).await?;
-            self.differed += c.differ.len() as u64;
-        }
-        tx.commit().await.context("committing a check batch")?;
-        self.done_upto = Some(p.hi);
-        Ok(())
-    }
 }

@@ -126,7 +126,7 @@ mod tests {
     use crate::db::keyset::KeyColumn;
     use crate::detect::Label;
     use crate::engine::copy::table::check_sql::Compare;
-    use crate::engine::copy::table::write_sql::JobColumn;
+    use crate::engine::copy::table::job_column::JobColumn;
     use crate::engine::servercodec::{self, ServerCodec};
 
     #[test]

@@ -5,8 +5,9 @@ use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine::Quarantined;
 use crate::detect::{ColumnPrior, Label};
 use crate::engine::copy::table::expect::{self, Expected, Target};
+use crate::engine::copy::table::job_column::{STAGED_DECLARED, STAGED_VALUE};
 use crate::engine::copy::table::named_values::{self, choice_of, key_literal, Chosen};
-use crate::engine::copy::table::write_sql::{STAGED_DECLARED, STAGED_VALUE};
+use crate::engine::copy::table::recoded::{Decisions, Recoded, Stage};
 use crate::engine::plan::ColumnPlan;
 use crate::engine::read::{Key, Stored};
 use crate::engine::servercodec::ServerCodec;
@@ -14,33 +15,6 @@ use crate::recode::serialized;
 use crate::recode::short_values::Remembered;
 use crate::recode::value as recode;
 use crate::recode::value::{Action, Source};
-
-/// How the copy writes one job value.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Stage {
-    /// The column's default: the server's conversion ([`JobColumn::default_expr`]), which
-    /// gives exactly our decision: the recoded bytes when it recodes (for the check's sums,
-    /// [`crate::engine::copy::table::expect`]), `None` when it keeps them.
-    Server(Option<Vec<u8>>),
-    /// The server's conversion under another of its charsets ([`Decider::others`]`[i]`),
-    /// which gives exactly these recoded bytes (a KOI8-R value in a cp1251 column).
-    Other(usize, Vec<u8>),
-    /// These bytes, staged.
-    Value(Vec<u8>),
-    /// The server's conversion from the declared charset (the latin1 reading: kept, reversible).
-    Declared,
-}
-
-/// What one stored value becomes in the shadow.
-#[derive(Clone)]
-pub(crate) struct Recoded {
-    /// How it is written.
-    pub(crate) stage: Stage,
-    /// Whether the value was recoded (not just kept).
-    pub(crate) recoded: bool,
-    /// Why and the runner-up, when undecidable (it is quarantined).
-    pub(crate) undecidable: Option<(String, Option<String>)>,
-}
 
 /// Decides job values: owned, so the read-ahead can run it on a blocking thread while the
 /// async side waits on the server.
@@ -167,9 +141,6 @@ impl Decider {
         }
     }
 }
-
-/// Per job column of one row: the stored bytes and what they become (`None`: NULL).
-pub(crate) type Decisions = Vec<Option<(Vec<u8>, Recoded)>>;
 
 /// A row's job values as staged: the value (if any) and the staging flag.
 pub(crate) type StagedCells = Vec<(Option<Vec<u8>>, i8)>;

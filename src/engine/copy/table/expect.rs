@@ -9,7 +9,7 @@
 //! server knows (its conversion from the declared charset, outside the proven codec) leaves
 //! the batch to the server-side comparison.
 
-use crate::engine::copy::table::decide::{Decisions, Stage};
+use crate::engine::copy::table::recoded::{Decisions, Stage};
 use crate::engine::read::Key;
 use std::hash::BuildHasher;
 
@@ -158,7 +158,7 @@ pub(crate) fn sums_without(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::copy::table::decide::Recoded;
+    use crate::engine::copy::table::recoded::Recoded;
     use std::collections::HashSet;
 
     fn cell(stored: &[u8], stage: Stage) -> Option<(Vec<u8>, Recoded)> {

@@ -17,8 +17,8 @@
 //! ISO-8859-5, TCVN3), are staged.
 
 use crate::db::quote;
-use crate::engine::copy::table::decide::Stage;
-use crate::engine::copy::table::write_sql::JobColumn;
+use crate::engine::copy::table::job_column::JobColumn;
+use crate::engine::copy::table::recoded::Stage;
 use crate::engine::read::Key;
 use crate::engine::servercodec::ServerCodec;
 

@@ -5,8 +5,8 @@
 
 use crate::db::keyset::KeyColumn;
 use crate::db::quote;
+use crate::engine::copy::table::job_column::{staged_expr, JobColumn};
 use crate::engine::copy::table::named_values;
-use crate::engine::servercodec::ServerCodec;
 
 /// Name of the session temporary table holding a batch's recoded values.
 pub const STAGE: &str = "_myrecode_stage";
@@ -16,50 +16,6 @@ const STAGE_COL: &str = "_myrecode_";
 /// Column `i` of the staging table (`k` key, `v` value, `s` set flag).
 pub(crate) fn stage_col(kind: char, i: usize) -> String {
     quote::ident(&format!("{STAGE_COL}{kind}{i}"))
-}
-
-/// A job column as the copy writes it.
-#[derive(Debug, Clone)]
-pub struct JobColumn {
-    /// Column name.
-    pub name: String,
-    /// Whether its target is binary (staged bytes go in as they are, else as UTF-8 text).
-    pub binary: bool,
-    /// The server's charset whose conversion of the stored bytes is what the copy writes
-    /// for every value not staged (see [`crate::engine::copy::servercodec`]); `None`: the server's
-    /// conversion from the declared charset.
-    pub server: Option<ServerCodec>,
-}
-
-impl JobColumn {
-    /// What the server writes for this column of row `row` when nothing is staged for it.
-    pub fn default_expr(&self, row: &str) -> String {
-        let own = format!("{row}.{}", quote::ident(&self.name));
-        match &self.server {
-            Some(sc) => sc.expr(&own),
-            None => own,
-        }
-    }
-}
-
-/// Staging flag: take the staged value.
-pub const STAGED_VALUE: i8 = 1;
-/// Staging flag: take the server's conversion from the declared charset (the latin1 reading).
-pub const STAGED_DECLARED: i8 = 2;
-
-/// Job column `jc` of source `src` as the copy writes it: by the staging flag `flag`, the
-/// staged `value`, the declared charset's conversion, or [`JobColumn::default_expr`].
-pub fn staged_expr(jc: &JobColumn, src: &str, flag: &str, value: &str) -> String {
-    let own = format!("{src}.{}", quote::ident(&jc.name));
-    let value = if jc.binary {
-        value.to_string()
-    } else {
-        format!("CONVERT({value} USING utf8mb4)")
-    };
-    format!(
-        "CASE {flag} WHEN {STAGED_VALUE} THEN {value} WHEN {STAGED_DECLARED} THEN {own} ELSE {} END",
-        jc.default_expr(src)
-    )
 }
 
 /// How a batch's rows are written otherwise than by each column's default.
@@ -210,7 +166,7 @@ mod tests {
     use super::*;
     use crate::db::keyset;
     use crate::detect::Label;
-    use crate::engine::servercodec;
+    use crate::engine::servercodec::{self, ServerCodec};
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)
