@@ -76,6 +76,7 @@
 //! [`crate::job::refusal`] before anything is written, and what the server would refuse of
 //! the new definition by the trial of [`shadow`] before the first write.
 
+pub mod catalog;
 pub mod cutover;
 pub mod myisam;
 pub mod phase;
@@ -83,14 +84,16 @@ mod prepare;
 pub mod setup;
 pub mod table;
 pub mod teardown;
+mod trial;
 
 pub use cutover::group;
+pub use cutover::swapped::swapped;
 pub use myisam::index_repair::{after_failure, after_restart};
 pub use phase::{Phase, DRAIN_BEFORE_CUTOVER, STEP_ROWS};
 pub use prepare::prepare_table;
 pub use setup::change_log::refuse_kept_originals;
-pub use setup::shadow::trial_job;
 pub use setup::sql::count_sql;
 pub use table::parallel::rehearsal_lines;
 pub use teardown::remove::{abort_table, cleanup_table};
 pub use teardown::verify::{verify_table, CopyFindings};
+pub use trial::trial_job;

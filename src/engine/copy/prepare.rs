@@ -5,16 +5,18 @@ use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::batch;
+use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::leftover::{renamed, settle_table};
-use crate::engine::copy::cutover::swap::settle_leftover_cutover;
 use crate::engine::copy::myisam::faults;
+use crate::engine::copy::myisam::restarts;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::change_log::{create_stage, ensure_triggers, start};
+use crate::engine::copy::setup::change_log::{ensure_triggers, start};
 use crate::engine::copy::setup::sql;
 use crate::engine::copy::table::batches::Copy;
 use crate::engine::copy::table::context::{context, Ctx};
 use crate::engine::copy::table::copier::Pipeline;
 use crate::engine::copy::table::parallel;
+use crate::engine::copy::table::stage::create_stage;
 use crate::engine::copy::table::trailing;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
@@ -55,7 +57,7 @@ pub async fn prepare_table(
         Some(s) => s,
         None => {
             let s = start(conn, job, plan, &n).await?;
-            faults::record_start(conn, job, schema, &plan.table).await?;
+            restarts::record_start(conn, job, schema, &plan.table).await?;
             s
         }
     };
@@ -137,7 +139,7 @@ async fn forget_uncheckpointed(
     ctx: &Ctx<'_>,
     state: &State,
 ) -> Result<()> {
-    let engine: Option<String> = sqlx::query_scalar(sql::ENGINE_SQL)
+    let engine: Option<String> = sqlx::query_scalar(crate::engine::copy::catalog::ENGINE_SQL)
         .bind(&ctx.plan.schema)
         .bind(&ctx.names.shadow)
         .fetch_optional(&mut *conn)

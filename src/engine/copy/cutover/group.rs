@@ -17,18 +17,22 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::cutover::carried::cascade::logging::{
-    check_now, drop_cascade_triggers, drop_kept_cascades, restore_cascades, settle_shadow_cascades,
-    still_to_swap,
+    drop_cascade_triggers, drop_kept_cascades, restore_cascades, settle_shadow_cascades,
 };
 use crate::engine::copy::cutover::carried::under_lock::{self, after_last};
+use crate::engine::copy::cutover::finish::finish;
+use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::leftover::settle_table;
-use crate::engine::copy::cutover::swap::{cut_over, finish, settle_leftover_cutover};
+use crate::engine::copy::cutover::swap::cut_over;
+use crate::engine::copy::cutover::swapped::still_to_swap;
 use crate::engine::copy::myisam::faults::{recheck_if_restarted, settle_shadow};
 use crate::engine::copy::phase::{Phase, DRAIN_BEFORE_CUTOVER};
-use crate::engine::copy::setup::change_log::{create_stage, ensure_triggers};
+use crate::engine::copy::setup::change_log::ensure_triggers;
 use crate::engine::copy::setup::sql;
+use crate::engine::copy::table::check_again::check_now;
 use crate::engine::copy::table::context::{context, Ctx};
 use crate::engine::copy::table::replay::{log_len, replay_some};
+use crate::engine::copy::table::stage::create_stage;
 use crate::engine::events::{Event, Events};
 use crate::engine::pace::{self, Flow, Pacer};
 use crate::engine::plan::{TableOutcome, TablePlan};
@@ -299,24 +303,6 @@ pub async fn cut_over_group(
     Ok(GroupOutcome {
         outcome: TableOutcome::Done,
         states: with(&ctxs, &states, done),
-    })
-}
-
-/// Whether `table` of the job is swapped: its checkpoint says done, or the cut-over's rename
-/// ran (its shadow is gone) and only the finish is left.
-pub async fn swapped(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    table: &str,
-) -> Result<bool> {
-    Ok(match checkpoint::load(conn, schema, job, table).await? {
-        Some(s) if s.done => true,
-        Some(_) => {
-            !crate::engine::copy::table::context::table_exists(conn, schema, &names(table).shadow)
-                .await?
-        }
-        None => false,
     })
 }
 

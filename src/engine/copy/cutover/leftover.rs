@@ -2,13 +2,17 @@
 //! cut-over goes on.
 
 use crate::bookkeeping::checkpoint::State;
-use crate::engine::copy::cutover::swap::finish;
+use crate::engine::copy::catalog::kill_query_sql;
+use crate::engine::copy::catalog::{is_sentry, table_exists};
+use crate::engine::copy::cutover::finish::finish;
+use crate::engine::copy::cutover::swap_sql::{mark_pattern, MARKED_SQL};
 use crate::engine::copy::setup::sql::drop_table_sql;
-use crate::engine::copy::table::context::{is_sentry, table_exists, Ctx};
+use crate::engine::copy::table::context::Ctx;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TableOutcome;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
+use std::time::Duration;
 
 /// Whether the cut-over's rename ran for this table: its shadow is gone and its original is
 /// kept (no sentry in its place).
@@ -53,4 +57,34 @@ pub(crate) async fn settle_table(
             .await?;
     }
     Ok(None)
+}
+
+/// Waits out (killing if need be) a cut-over rename a killed run left queued, so the tables
+/// are looked at only once it has run or failed.
+pub(crate) async fn settle_leftover_cutover(
+    conn: &mut MySqlConnection,
+    schema: &str,
+) -> Result<()> {
+    let pattern = mark_pattern();
+    for round in 0..50 {
+        let ids: Vec<u64> = sqlx::query_scalar(MARKED_SQL)
+            .bind(schema)
+            .bind(&pattern)
+            .fetch_all(&mut *conn)
+            .await
+            .context("looking for a cut-over left queued by an earlier run")?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if round == 5 {
+            for id in &ids {
+                let _ = conn.execute(kill_query_sql(*id).as_str()).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(EngineError::RenameLeftQueued {
+        schema: schema.to_string(),
+    }
+    .into())
 }

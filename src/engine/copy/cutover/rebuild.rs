@@ -14,13 +14,10 @@ use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine::{self, Quarantined};
 use crate::engine::copy::cutover::rebuild_sql::{
     empty_sql, map_ddl, map_drop_sql, map_insert_sql, read_values_sql, rebuild_sql,
-    unmatched_rows_sql,
 };
-use crate::engine::copy::setup::sql::count_sql;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::job_column::{STAGED_DECLARED, STAGED_VALUE};
 use crate::engine::copy::table::recoded::{Recoded, Stage};
-use crate::engine::copy::teardown::verify::CopyFindings;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashMap;
@@ -88,7 +85,7 @@ impl Maps {
     }
 
     /// Drops the maps.
-    async fn drop(self, conn: &mut MySqlConnection) -> Result<()> {
+    pub(crate) async fn drop(self, conn: &mut MySqlConnection) -> Result<()> {
         for j in 0..self.decided.len() {
             conn.execute(map_drop_sql(self.i, j).as_str()).await?;
         }
@@ -216,41 +213,4 @@ pub(crate) async fn rebuild(
     state.rows_changed = changed;
     state.rows_quarantined = quarantined.len() as u64;
     Ok(())
-}
-
-/// `verify` of a rebuilt table: the kept original `old`, each value through the decision the
-/// rebuild made (the same priors decide alike), against the table now, as multisets of rows.
-pub(crate) async fn verify_rebuilt(
-    conn: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    old: &str,
-) -> Result<CopyFindings> {
-    let plan = ctx.plan;
-    let maps = prepare_maps(conn, ctx, old, 0).await?;
-    let rows: u64 = sqlx::query_scalar::<_, i64>(&count_sql(&plan.schema, old))
-        .fetch_one(&mut *conn)
-        .await? as u64;
-    let sql = unmatched_rows_sql(
-        &plan.schema,
-        old,
-        &plan.table,
-        &ctx.all_columns,
-        &ctx.job_columns,
-        &ctx.target_charsets,
-    );
-    let unmatched: u64 = sqlx::query_scalar(&sql)
-        .fetch_one(&mut *conn)
-        .await
-        .with_context(|| format!("comparing {} with {}", ctx.t(&plan.table), ctx.t(old)))?;
-    maps.drop(conn).await?;
-    let mut found = CopyFindings {
-        equal: rows.saturating_sub(unmatched),
-        ..CopyFindings::default()
-    };
-    if unmatched > 0 {
-        found.differ.push(format!(
-            "{unmatched} row(s) without an equal row on the other side (no key to name them: written since the cut-over, or a miss)"
-        ));
-    }
-    Ok(found)
 }

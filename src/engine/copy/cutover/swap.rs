@@ -2,29 +2,29 @@
 //! [`super`]), and the finish that follows it.
 
 use crate::bookkeeping::checkpoint::{self, State};
-use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::copy::cutover::carried::cascade::logging::{check_again, checked_before};
+use crate::engine::copy::catalog::kill_query_sql;
+use crate::engine::copy::catalog::show_create_sql;
+use crate::engine::copy::catalog::{is_sentry, table_exists};
 use crate::engine::copy::cutover::carried::cascade::logging::{
-    check_now, restore_cascades, settle_shadow_cascades,
+    restore_cascades, settle_shadow_cascades,
 };
 use crate::engine::copy::cutover::carried::under_lock::{self, Carried};
+use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::rebuild::{prepare_maps, rebuild};
 use crate::engine::copy::cutover::swap_sql::{
-    auto_increment_sql, cutover_lock_sql, drop_sentries_sql, kill_query_sql, mark_pattern,
-    rename_sql, sentry_ddl, show_create_sql, AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, MARKED_SQL,
-    RENAME_QUEUED_SQL,
+    auto_increment_sql, cutover_lock_sql, drop_sentries_sql, rename_sql, sentry_ddl,
+    AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, RENAME_QUEUED_SQL,
 };
-use crate::engine::copy::myisam::faults::has_transactions;
-use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::change_log::{clear_stage, create_stage, CUTOVER_LOCK_WAIT};
+use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
 use crate::engine::copy::setup::sql::{
-    close_logs_sql, drop_trigger_sql, lock_wait_timeout_sql, reopen_log_sql, spare_log_ddl,
-    UNLOCK_TABLES,
+    close_logs_sql, lock_wait_timeout_sql, spare_log_ddl, UNLOCK_TABLES,
 };
-use crate::engine::copy::table::context::{is_sentry, table_exists, Ctx};
+use crate::engine::copy::table::check_again::check_now;
+use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::{log_len, replay_chunk, replay_some};
+use crate::engine::copy::table::stage::{clear_stage, create_stage};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use anyhow::{bail, Context, Result};
@@ -36,70 +36,6 @@ use std::time::{Duration, Instant};
 pub(crate) const RENAME_LOCK_WAIT: u32 = 20;
 /// Cut-over attempts before the run stops (resumably).
 pub(crate) const CUTOVER_ATTEMPTS: u32 = 6;
-
-/// Waits out (killing if need be) a cut-over rename a killed run left queued, so the tables
-/// are looked at only once it has run or failed.
-pub(crate) async fn settle_leftover_cutover(
-    conn: &mut MySqlConnection,
-    schema: &str,
-) -> Result<()> {
-    let pattern = mark_pattern();
-    for round in 0..50 {
-        let ids: Vec<u64> = sqlx::query_scalar(MARKED_SQL)
-            .bind(schema)
-            .bind(&pattern)
-            .fetch_all(&mut *conn)
-            .await
-            .context("looking for a cut-over left queued by an earlier run")?;
-        if ids.is_empty() {
-            return Ok(());
-        }
-        if round == 5 {
-            for id in &ids {
-                let _ = conn.execute(kill_query_sql(*id).as_str()).await;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(EngineError::RenameLeftQueued {
-        schema: schema.to_string(),
-    }
-    .into())
-}
-
-/// Opens each of `tables` a cut-over closed and did not rename (its log gone, the spare
-/// still there); called once what that cut-over moved is settled, never before. Returns
-/// those without transactions, each sent back to its check first: a write refused there
-/// while it was closed had changed its row before the trigger after it failed, unlogged. (A
-/// keyless one is rebuilt from its rows as they stand; its phase never leaves `copying`.)
-pub(crate) async fn reopen(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    tables: &[&str],
-) -> Result<Vec<String>> {
-    let mut again = Vec::new();
-    for table in tables {
-        let n = names(table);
-        if table_exists(conn, schema, &n.log).await?
-            || !table_exists(conn, schema, &n.spare_log).await?
-        {
-            continue;
-        }
-        if !has_transactions(conn, schema, table).await? {
-            if let Some(mut state) = checkpoint::load(conn, schema, job, table).await? {
-                if !state.done && checked_before(&state) {
-                    check_again(conn, schema, job, table, &mut state).await?;
-                    again.push(table.to_string());
-                }
-            }
-        }
-        conn.execute(reopen_log_sql(schema, &n).as_str())
-            .await
-            .with_context(|| format!("opening {table} again (its change log back)"))?;
-    }
-    Ok(again)
-}
 
 /// A test hook's pause, in milliseconds, read from the environment variable `name`.
 fn test_hold(name: &str) -> Option<Duration> {
@@ -388,43 +324,6 @@ async fn record_pause(
             tracing::warn!(error = %crate::db::redact::redact_error(&e), "the cut-over's pause could not be recorded");
         }
     }
-}
-
-/// After the rename: drop the triggers (now on the old table); mark the table done.
-///
-/// The (drained) log stays: the application's cached prepared statements may still list it
-/// among the tables the old triggers used, and MariaDB fails them with 1146 if it is gone.
-/// It goes together with the old table, at `myrecode cleanup`.
-pub(crate) async fn finish(
-    conn: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    job: &str,
-    state: &mut State,
-) -> Result<()> {
-    let b = ctx.plan;
-    // Writes that reached the original after the drain would be logged by the triggers, which
-    // moved with it: never hide them (the cut-over's ordering is there to make this impossible).
-    let left = log_len(conn, ctx).await?;
-    if left > 0 {
-        return Err(EngineError::CutoverAmbiguous {
-            table: b.table.clone(),
-            left,
-            log: ctx.names.log.clone(),
-            old: ctx.names.old.clone(),
-        }
-        .into());
-    }
-    for trg in &ctx.names.triggers {
-        conn.execute(drop_trigger_sql(&b.schema, trg).as_str())
-            .await
-            .with_context(|| format!("dropping trigger {trg}"))?;
-    }
-    let mut next = state.clone();
-    next.done = true;
-    next.phase = Phase::Done.as_str().into();
-    checkpoint::save(conn, &b.schema, job, &b.table, &next).await?;
-    *state = next;
-    Ok(())
 }
 
 #[cfg(test)]

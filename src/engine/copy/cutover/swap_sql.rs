@@ -5,12 +5,11 @@
 use crate::bookkeeping::checkpoint::{CHECKPOINT, QUARANTINE};
 use crate::bookkeeping::names::Names;
 use crate::db::quote;
+use crate::engine::copy::catalog::SENTRY_COMMENT;
 use crate::engine::copy::setup::sql::{GATE, GATE_SWAP};
 
 /// Marks our statements in the process list, so a rerun can find a rename left queued.
 pub const MARK: &str = "/* myrecode cut-over */";
-/// Comment of the sentry table, told apart from a real kept original by it.
-pub const SENTRY_COMMENT: &str = "myrecode cut-over sentry";
 /// This connection's id, for the other connections to watch it.
 pub const CONNECTION_ID_SQL: &str = "SELECT CONNECTION_ID()";
 /// With autocommit off, `COMMIT` ends each drain chunk without releasing the table locks.
@@ -32,11 +31,6 @@ pub fn mark_pattern() -> String {
         "%{}%",
         MARK.trim_start_matches("/* ").trim_end_matches(" */")
     )
-}
-
-/// Stops the statement connection `id` runs (the connection itself lives on).
-pub fn kill_query_sql(id: u64) -> String {
-    format!("KILL QUERY {id}")
 }
 
 /// The sentry holding the old table's name, so a rename that runs before the drain is done fails.
@@ -73,11 +67,6 @@ pub fn drop_sentries_sql(schema: &str, tables: &[(&str, &Names)]) -> String {
         .map(|(_, n)| quote::table(schema, &n.old))
         .collect();
     format!("DROP TABLE {}", olds.join(", "))
-}
-
-/// `SHOW CREATE TABLE`, for the table's next `AUTO_INCREMENT`.
-pub fn show_create_sql(schema: &str, table: &str) -> String {
-    format!("SHOW CREATE TABLE {}", quote::table(schema, table))
 }
 
 /// Carries the table's next `AUTO_INCREMENT` value `next` over to the shadow.
@@ -154,14 +143,9 @@ mod tests {
             "CREATE TABLE `s`.`order_myrecode_old` (sentry TINYINT) ENGINE=InnoDB COMMENT='myrecode cut-over sentry'"
         );
         assert_eq!(
-            show_create_sql("s", "order"),
-            "SHOW CREATE TABLE `s`.`order`"
-        );
-        assert_eq!(
             auto_increment_sql("s", "таблица_myrecode_new", 4711),
             "ALTER TABLE `s`.`таблица_myrecode_new` AUTO_INCREMENT = 4711"
         );
-        assert_eq!(kill_query_sql(42), "KILL QUERY 42");
     }
 
     #[test]

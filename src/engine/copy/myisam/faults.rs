@@ -19,23 +19,21 @@
 //! index out of step with the rows, which is then repaired: see [`crate::engine::copy::myisam::index_repair`]; what both
 //! said is printed), then every row is compared again and each difference replayed.
 
-use crate::bookkeeping::checkpoint::{self, State};
+use crate::engine::copy::myisam::engines::is_transactional;
+use crate::engine::copy::myisam::index_repair::{check_said, messages};
+use crate::engine::copy::myisam::restarts::{
+    record, recorded_start, restarted_since, server_started,
+};
+
+use crate::bookkeeping::checkpoint::State;
 use crate::db::quote;
-use crate::engine::copy::cutover::carried::cascade::logging::{check_again_from_start, check_now};
+use crate::engine::copy::catalog::ENGINE_SQL;
 use crate::engine::copy::myisam::index_repair::{check_and_repair, Thoroughness};
-use crate::engine::copy::setup::sql::ENGINE_SQL;
+use crate::engine::copy::table::check_again::{check_again_from_start, check_now};
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::events::{Event, Events};
 use anyhow::{Context, Result};
-use sqlx::{MySqlConnection, Row};
-
-/// Storage engines whose writes roll back with the statement (the change log's row with them).
-const TRANSACTIONAL: &[&str] = &["InnoDB", "TokuDB", "RocksDB", "ndbcluster"];
-
-/// Whether a table of `engine` rolls its writes back with a failed statement.
-pub fn is_transactional(engine: &str) -> bool {
-    TRANSACTIONAL.iter().any(|e| e.eq_ignore_ascii_case(engine))
-}
+use sqlx::MySqlConnection;
 
 /// The other connections of our user running a statement that names `?` (a `LIKE` pattern
 /// from [`orphan_pattern`]). The catalog's `ID` is a signed `BIGINT` on MariaDB, unsigned on
@@ -80,37 +78,6 @@ pub(crate) async fn settle_shadow(
     Ok(())
 }
 
-/// Each row's message type and text, of a `CHECK TABLE` or `REPAIR TABLE`.
-pub(crate) fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
-    rows.iter()
-        .map(|r| {
-            let text = |i| {
-                r.try_get::<String, _>(i)
-                    .or_else(|_| {
-                        r.try_get::<Vec<u8>, _>(i)
-                            .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    })
-                    .unwrap_or_default()
-            };
-            (text(2), text(3))
-        })
-        .collect()
-}
-
-/// The server start recorded on the table's checkpoint row, if any.
-pub(crate) async fn recorded_start(
-    conn: &mut MySqlConnection,
-    job: &str,
-    plan: &crate::engine::plan::TablePlan,
-) -> Result<Option<i64>> {
-    let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
-        .bind(job)
-        .bind(&plan.table)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(recorded.flatten())
-}
-
 /// Kills and waits out every statement of an earlier connection (cut, or of a killed run)
 /// still naming this copy's shadow, when the shadow has no transactions (see the module
 /// docs). Returns whether it has none.
@@ -138,7 +105,7 @@ async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<
             tracing::warn!(shadow = %ctx.names.shadow, statements = ids.len(), "ending statements of lost connections still writing the shadow");
             for id in ids {
                 // Gone meanwhile, or not ours to kill: the next round sees.
-                let _ = sqlx::query(&crate::engine::copy::cutover::swap_sql::kill_query_sql(id))
+                let _ = sqlx::query(&crate::engine::copy::catalog::kill_query_sql(id))
                     .execute(&mut *conn)
                     .await;
             }
@@ -149,104 +116,6 @@ async fn end_orphan_writes(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<
         "statements of an earlier connection still write {} after being killed for 10 s. Fix: KILL them (SHOW PROCESSLIST), then run again",
         ctx.t(&ctx.names.shadow)
     )
-}
-
-/// Seconds since the server started (`SHOW GLOBAL STATUS`, on MySQL and MariaDB alike).
-pub const UPTIME_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Uptime'";
-/// The server's clock, in seconds since the epoch.
-pub const NOW_SQL: &str = "SELECT CAST(UNIX_TIMESTAMP() AS SIGNED)";
-
-/// Records on the checkpoint row (`?` start, `?` job, `?` table) the start of the server
-/// the table's copy began on, or it was last compared on.
-pub fn record_checked_sql(schema: &str) -> String {
-    format!(
-        "UPDATE {} SET checked_under_start = ? WHERE job = ? AND tbl = ?",
-        quote::table(schema, checkpoint::CHECKPOINT)
-    )
-}
-
-/// The recorded start (`?` job, `?` table).
-pub fn recorded_checked_sql(schema: &str) -> String {
-    format!(
-        "SELECT checked_under_start FROM {} WHERE job = ? AND tbl = ?",
-        quote::table(schema, checkpoint::CHECKPOINT)
-    )
-}
-
-/// Whether a table last compared on the server started at `recorded` (none: never, since
-/// the job began) must be compared again on the one started at `now`. The start is computed
-/// from whole seconds of uptime, so it wobbles by one; a restart takes longer than two.
-pub fn restarted_since(recorded: Option<i64>, now: i64) -> bool {
-    recorded.is_none_or(|r| (now - r).abs() > 2)
-}
-
-/// What `CHECK TABLE` said beyond "OK", joined; "OK" when nothing more.
-pub fn check_said(rows: &[(String, String)]) -> String {
-    let said: Vec<String> = rows
-        .iter()
-        .filter(|(kind, text)| !(kind.eq_ignore_ascii_case("status") && text == "OK"))
-        .map(|(kind, text)| format!("{kind}: {text}"))
-        .collect();
-    if said.is_empty() {
-        "OK".to_string()
-    } else {
-        said.join("; ")
-    }
-}
-
-/// When the server started, in seconds since the epoch.
-pub async fn server_started(conn: &mut MySqlConnection) -> Result<i64> {
-    let uptime: String = sqlx::query(UPTIME_SQL)
-        .fetch_one(&mut *conn)
-        .await
-        .context("reading the server's uptime")?
-        .try_get(1)?;
-    let now: i64 = sqlx::query_scalar(NOW_SQL).fetch_one(&mut *conn).await?;
-    Ok(now - uptime.trim().parse::<i64>().unwrap_or(0))
-}
-
-/// Records the server's start on a new copy's checkpoint row: with no restart since, the
-/// copy, its log and its check saw every change, and its cut-over compares nothing again.
-pub(crate) async fn record_start(
-    conn: &mut MySqlConnection,
-    job: &str,
-    schema: &str,
-    table: &str,
-) -> Result<()> {
-    let started = server_started(conn).await?;
-    record(conn, job, schema, table, started).await
-}
-
-async fn record(
-    conn: &mut MySqlConnection,
-    job: &str,
-    schema: &str,
-    table: &str,
-    started: i64,
-) -> Result<()> {
-    sqlx::query(&record_checked_sql(schema))
-        .bind(started)
-        .bind(job)
-        .bind(table)
-        .execute(&mut *conn)
-        .await
-        .context("recording the server start the table is compared on")?;
-    Ok(())
-}
-
-/// Whether `schema`.`table` is in an engine with transactions (a table gone counts as one:
-/// nothing of it is left to compare).
-pub(crate) async fn has_transactions(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    table: &str,
-) -> Result<bool> {
-    let engine: Option<String> = sqlx::query_scalar(ENGINE_SQL)
-        .bind(schema)
-        .bind(table)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(engine.is_none_or(|e| is_transactional(&e)))
 }
 
 /// Compares a table without transactions with its copy again if the server started since it
@@ -300,53 +169,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_tables_without_transactions_are_compared_again() {
-        assert!(is_transactional("InnoDB"));
-        assert!(is_transactional("innodb"));
-        for e in ["MyISAM", "Aria", "MEMORY", "CSV", "ARCHIVE", "MRG_MyISAM"] {
-            assert!(!is_transactional(e), "{e}");
-        }
-    }
-
-    #[test]
     fn statements_of_lost_connections_are_found_by_the_shadows_quoted_name() {
         assert_eq!(
             orphan_pattern("a`b", "t_myrecode_new"),
             "%`a``b`.`t_myrecode_new`%"
         );
         assert!(ORPHANS_SQL.contains("ID <> CONNECTION_ID()"));
-    }
-
-    #[test]
-    fn a_restart_is_a_start_more_than_two_seconds_away() {
-        assert!(restarted_since(None, 1_000));
-        assert!(!restarted_since(Some(1_000), 1_001));
-        assert!(!restarted_since(Some(1_001), 999));
-        assert!(restarted_since(Some(1_000), 1_003));
-    }
-
-    #[test]
-    fn statements_and_what_check_table_said() {
-        assert_eq!(
-            record_checked_sql("s"),
-            "UPDATE `s`.`_myrecode_checkpoint` SET checked_under_start = ? WHERE job = ? AND tbl = ?"
-        );
-        assert_eq!(
-            recorded_checked_sql("s"),
-            "SELECT checked_under_start FROM `s`.`_myrecode_checkpoint` WHERE job = ? AND tbl = ?"
-        );
-        let ok = [("status".to_string(), "OK".to_string())];
-        assert_eq!(check_said(&ok), "OK");
-        let repaired = [
-            (
-                "warning".to_string(),
-                "1 client is using or hasn't closed the table properly".to_string(),
-            ),
-            ("status".to_string(), "OK".to_string()),
-        ];
-        assert_eq!(
-            check_said(&repaired),
-            "warning: 1 client is using or hasn't closed the table properly"
-        );
     }
 }

@@ -37,16 +37,16 @@
 use crate::bookkeeping::names::names;
 use crate::db::errno::{self, NEEDS_REPAIR};
 use crate::db::quote;
-use crate::engine::copy::myisam::faults::{
-    check_said, is_transactional, messages, record_checked_sql, recorded_start, restarted_since,
-    server_started,
+use crate::engine::copy::catalog::ENGINE_SQL;
+use crate::engine::copy::myisam::engines::is_transactional;
+use crate::engine::copy::myisam::restarts::{
+    record_checked_sql, recorded_start, restarted_since, server_started,
 };
-use crate::engine::copy::setup::sql::ENGINE_SQL;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
 use crate::engine::plan::TablePlan;
 use anyhow::{Context, Result};
-use sqlx::MySqlConnection;
+use sqlx::{MySqlConnection, Row};
 
 /// How thoroughly `CHECK TABLE` reads a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -318,9 +318,57 @@ pub async fn after_failure(
     }
 }
 
+/// Each row's message type and text, of a `CHECK TABLE` or `REPAIR TABLE`.
+pub(crate) fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> {
+    rows.iter()
+        .map(|r| {
+            let text = |i| {
+                r.try_get::<String, _>(i)
+                    .or_else(|_| {
+                        r.try_get::<Vec<u8>, _>(i)
+                            .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    })
+                    .unwrap_or_default()
+            };
+            (text(2), text(3))
+        })
+        .collect()
+}
+
+/// What `CHECK TABLE` said beyond "OK", joined; "OK" when nothing more.
+pub fn check_said(rows: &[(String, String)]) -> String {
+    let said: Vec<String> = rows
+        .iter()
+        .filter(|(kind, text)| !(kind.eq_ignore_ascii_case("status") && text == "OK"))
+        .map(|(kind, text)| format!("{kind}: {text}"))
+        .collect();
+    if said.is_empty() {
+        "OK".to_string()
+    } else {
+        said.join("; ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_check_table_said_beyond_ok() {
+        let ok = [("status".to_string(), "OK".to_string())];
+        assert_eq!(check_said(&ok), "OK");
+        let repaired = [
+            (
+                "warning".to_string(),
+                "1 client is using or hasn't closed the table properly".to_string(),
+            ),
+            ("status".to_string(), "OK".to_string()),
+        ];
+        assert_eq!(
+            check_said(&repaired),
+            "warning: 1 client is using or hasn't closed the table properly"
+        );
+    }
 
     fn said(rows: &[(&str, &str)]) -> Vec<(String, String)> {
         rows.iter()

@@ -6,14 +6,14 @@ use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::db::keyset::KeyColumn;
 use crate::db::{errno, quote};
+use crate::engine::copy::catalog::{is_sentry, table_exists, trigger_names};
 use crate::engine::copy::cutover::rebuild_sql::gate_trigger_ddl;
 use crate::engine::copy::phase::Phase;
 use crate::engine::copy::setup::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
     log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
-use crate::engine::copy::table::context::{is_sentry, table_exists, trigger_names, Ctx};
-use crate::engine::copy::table::write_sql;
+use crate::engine::copy::table::context::Ctx;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
@@ -183,9 +183,7 @@ pub(crate) async fn create_triggers(
     if n.triggers.iter().all(|t| have.contains(t)) {
         return Ok(());
     }
-    let theirs =
-        crate::engine::copy::cutover::carried::own_triggers::own_triggers(conn, schema, table)
-            .await?;
+    let theirs = crate::engine::copy::catalog::own_triggers(conn, schema, table).await?;
     let precedes = ["INSERT", "UPDATE", "DELETE"].map(|event| {
         theirs
             .iter()
@@ -228,22 +226,4 @@ pub(crate) async fn create_triggers(
     }
     conn.execute(UNLOCK_TABLES).await?;
     result
-}
-
-/// (Re)creates this session's staging table: the key columns as in the table, a value and a flag per job column.
-pub(crate) async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
-    conn.execute(write_sql::stage_drop_sql().as_str()).await?;
-    conn.execute(write_sql::stage_ddl(&ctx.key_types, ctx.job_columns.len()).as_str())
-        .await
-        .context("creating the session's staging table. Fix: GRANT CREATE TEMPORARY TABLES on the schema to the job's user")?;
-    Ok(())
-}
-
-/// Empties the staging table. Only outside a transaction: `TRUNCATE` commits (even for a
-/// temporary table), but it is far cheaper than deleting a batch's rows inside one.
-pub(crate) async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
-    conn.execute(write_sql::stage_truncate_sql().as_str())
-        .await
-        .context("emptying the staging table")?;
-    Ok(())
 }

@@ -26,12 +26,6 @@ pub fn lock_wait_timeout_sql(seconds: u32) -> String {
     format!("SET SESSION lock_wait_timeout = {seconds}")
 }
 
-/// A table's comment, `?` schema and `?` table; no row at all when there is no such table.
-pub const TABLE_COMMENT_SQL: &str = "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
-
-/// The triggers on a table, `?` schema and `?` table.
-pub const TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?";
-
 /// `CREATE TABLE shadow LIKE table`: the shadow starts with the table's every definition.
 pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
     format!(
@@ -220,9 +214,6 @@ pub fn any_of(key: &[KeyColumn], count: usize) -> String {
     let one = format!("({})", keyset::equals(key));
     vec![one; count].join(" OR ")
 }
-
-/// A table's storage engine, `?` schema and `?` table; no row when there is no such table.
-pub const ENGINE_SQL: &str = "SELECT CAST(ENGINE AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
 
 /// `DELETE` of the rows of one table matching `cond`.
 pub fn delete_where_sql(schema: &str, table: &str, cond: &str) -> String {

@@ -5,9 +5,8 @@ use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::Names;
 use crate::db::quote;
 use crate::engine::columns::{columns_of, key_types};
+use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::cutover::carried::own_triggers_sql::Recode;
-use crate::engine::copy::cutover::swap_sql::SENTRY_COMMENT;
-use crate::engine::copy::setup::sql::{TABLE_COMMENT_SQL, TRIGGERS_SQL};
 use crate::engine::copy::table::decide::Decider;
 use crate::engine::copy::table::expect::{self, Target};
 use crate::engine::copy::table::job_column::JobColumn;
@@ -16,8 +15,8 @@ use crate::engine::plan::TablePlan;
 use crate::engine::servercodec::{self, ServerCodec};
 use crate::recode::short_values::Remembered;
 use crate::recode::value::Source;
-use anyhow::{Context, Result};
-use sqlx::{MySqlConnection, Row};
+use anyhow::Result;
+use sqlx::MySqlConnection;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -68,51 +67,6 @@ impl Ctx<'_> {
             collation: crate::engine::copy::setup::shadow_sql::plans_collation([self.plan]),
         }
     }
-}
-
-/// The table's comment, or `None` when there is no such table.
-pub(crate) async fn table_comment(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    name: &str,
-) -> Result<Option<String>> {
-    sqlx::query_scalar(TABLE_COMMENT_SQL)
-        .bind(schema)
-        .bind(name)
-        .fetch_optional(conn)
-        .await
-        .context("reading information_schema.TABLES")
-}
-
-pub(crate) async fn table_exists(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    name: &str,
-) -> Result<bool> {
-    Ok(table_comment(conn, schema, name).await?.is_some())
-}
-
-/// Whether `name` is our cut-over sentry (rather than a kept original).
-pub(crate) async fn is_sentry(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    name: &str,
-) -> Result<bool> {
-    Ok(table_comment(conn, schema, name).await?.as_deref() == Some(SENTRY_COMMENT))
-}
-
-pub(crate) async fn trigger_names(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    table: &str,
-) -> Result<Vec<String>> {
-    let rows = sqlx::query(TRIGGERS_SQL)
-        .bind(schema)
-        .bind(table)
-        .fetch_all(conn)
-        .await
-        .context("reading information_schema.TRIGGERS")?;
-    Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
 }
 
 /// Every legacy charset whose conversion the server gives as our codec does, probed once

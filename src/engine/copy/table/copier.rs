@@ -4,13 +4,13 @@
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::change_log::clear_stage;
 use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::locked_read::{locked_batch, Ahead, Locked};
 use crate::engine::copy::table::parallel::{copy_wide, Wide};
 use crate::engine::copy::table::read_ahead::{make_ready, read_decided};
 use crate::engine::copy::table::ready::Ready;
+use crate::engine::copy::table::stage::clear_stage;
 use crate::engine::copy::table::trailing::hand_over;
 use crate::engine::copy::table::trailing::Trailing;
 use crate::engine::copy::table::write::write_step;

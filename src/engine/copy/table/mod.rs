@@ -1,6 +1,7 @@
 //! One table's copy: its rows decided, written, checked and replayed, batch by batch.
 
 pub mod batches;
+pub mod check_again;
 pub mod check_sql;
 pub mod checker;
 pub mod checksum_sql;
@@ -16,6 +17,7 @@ pub mod read_ahead;
 pub mod ready;
 pub mod recoded;
 pub mod replay;
+pub mod stage;
 pub mod trailing;
 pub mod watermark;
 pub mod write;

@@ -24,7 +24,6 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::change_log::{clear_stage, create_stage};
 use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::locked_read::{locked_batch, Ahead, Locked};
@@ -32,6 +31,7 @@ use crate::engine::copy::table::read_ahead::{
     make_ready, read_decided, spawn_read_ahead, split, Part,
 };
 use crate::engine::copy::table::ready::Ready;
+use crate::engine::copy::table::stage::{clear_stage, create_stage};
 use crate::engine::copy::table::trailing::hand_over;
 use crate::engine::copy::table::trailing::Trailing;
 use crate::engine::copy::table::write::{write_step, Written};

@@ -2,9 +2,9 @@
 
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::names::names;
-use crate::engine::copy::cutover::swap::settle_leftover_cutover;
+use crate::engine::copy::catalog::{is_sentry, table_exists};
+use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::setup::sql::{drop_existing_table_sql, drop_table_sql, drop_trigger_sql};
-use crate::engine::copy::table::context::{is_sentry, table_exists};
 use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};

@@ -4,11 +4,11 @@
 
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
+use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::cutover::carried::foreign_sql::{
     add_sql, collect, drop_sql, foreign_key_checks_sql, forget_sql, moves, moves_ddl, record_sql,
     recorded_sql, swap_sql, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
 };
-use crate::engine::copy::table::context::table_exists;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 

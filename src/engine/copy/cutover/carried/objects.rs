@@ -4,6 +4,8 @@
 //! chose; then the schema's default charset, once no table of it keeps a legacy one.
 
 use crate::db::quote;
+use crate::engine::copy::catalog::is_mariadb;
+use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::cutover::carried::objects_sql::applied_sql;
 use crate::engine::copy::cutover::carried::objects_sql::pending_sql;
 use crate::engine::copy::cutover::carried::objects_sql::record_ddl;
@@ -16,8 +18,6 @@ use crate::engine::copy::cutover::carried::objects_sql::SEPARATOR;
 use crate::engine::copy::cutover::carried::own_triggers_sql::{
     session_sql, use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL,
 };
-use crate::engine::copy::setup::shadow::is_mariadb;
-use crate::engine::copy::table::context::table_exists;
 use crate::inventory::objects::Kind;
 use crate::inventory::objects::{read_objects, schema_charset};
 use crate::recode::objects::Reading;

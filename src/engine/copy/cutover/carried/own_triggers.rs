@@ -2,53 +2,19 @@
 //! recorded before the cut-over, moved to the shadows under its lock, and settled by the next
 //! run whatever instant a kill chose.
 
-use crate::bookkeeping::names::is_copy_trigger;
 use crate::bookkeeping::names::names;
+use crate::engine::copy::catalog::own_triggers;
+use crate::engine::copy::catalog::table_exists;
+use crate::engine::copy::catalog::OwnTrigger;
 use crate::engine::copy::cutover::carried::own_triggers_sql::{
     as_sent, context_sql, create_sql, forget_sql, record_ddl, record_sql, recorded_sql, use_sql,
-    OwnTrigger, Recode, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, OWN_TRIGGERS_SQL,
-    TRIGGER_TABLE_SQL,
+    Recode, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL, MOVED_TRIGGERS, TRIGGER_TABLE_SQL,
 };
 use crate::engine::copy::setup::sql::drop_trigger_sql;
-use crate::engine::copy::table::context::{table_exists, Ctx};
+use crate::engine::copy::table::context::Ctx;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::BTreeMap;
-
-/// The application's triggers on `table` (the copy's own are left out), in firing order.
-pub(crate) async fn own_triggers(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    table: &str,
-) -> Result<Vec<OwnTrigger>> {
-    let rows = sqlx::query(OWN_TRIGGERS_SQL)
-        .bind(schema)
-        .bind(table)
-        .fetch_all(&mut *conn)
-        .await
-        .context("reading information_schema.TRIGGERS")?;
-    let mut out = Vec::new();
-    for r in &rows {
-        let name: String = r.try_get(0)?;
-        // The change log's and the cascade logging's (of any pair) are the copy's, not moved.
-        if is_copy_trigger(&name) {
-            continue;
-        }
-        out.push(OwnTrigger {
-            name,
-            table: table.to_string(),
-            event: r.try_get(1)?,
-            timing: r.try_get(2)?,
-            order: r.try_get(3)?,
-            body: r.try_get(4)?,
-            sql_mode: r.try_get(5)?,
-            definer: r.try_get(6)?,
-            charset_client: r.try_get(7)?,
-            collation_connection: r.try_get(8)?,
-        });
-    }
-    Ok(out)
-}
 
 /// The own triggers of the cut-over's tables, recorded (replacing any earlier record).
 pub(crate) async fn plan_triggers(

@@ -7,50 +7,10 @@
 use crate::db::quote;
 use crate::db::sqltext::Mode;
 use crate::detect::Label;
-
-/// A table's triggers (`?` schema, `?` table) in firing order: name, event, timing, order,
-/// body, `sql_mode`, definer, `character_set_client`, `collation_connection`.
-pub const OWN_TRIGGERS_SQL: &str = "SELECT CAST(TRIGGER_NAME AS CHAR), CAST(EVENT_MANIPULATION AS CHAR), \
-CAST(ACTION_TIMING AS CHAR), CAST(ACTION_ORDER AS SIGNED), CAST(ACTION_STATEMENT AS CHAR), CAST(SQL_MODE AS CHAR), \
-CAST(DEFINER AS CHAR), CAST(CHARACTER_SET_CLIENT AS CHAR), CAST(COLLATION_CONNECTION AS CHAR) \
-FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? \
-ORDER BY EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER";
+use crate::engine::copy::catalog::OwnTrigger;
 
 /// The table a trigger (`?` schema, `?` name) is on; no row when there is no such trigger.
 pub const TRIGGER_TABLE_SQL: &str = "SELECT CAST(EVENT_OBJECT_TABLE AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME = ?";
-
-/// One trigger of the application's, as the catalog defines it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnTrigger {
-    /// Trigger name (unique in its schema).
-    pub name: String,
-    /// The table it is on.
-    pub table: String,
-    /// `INSERT`, `UPDATE` or `DELETE`.
-    pub event: String,
-    /// `BEFORE` or `AFTER`.
-    pub timing: String,
-    /// Its place among the table's triggers of the same event and timing.
-    pub order: i64,
-    /// The body (`BEGIN … END` or one statement).
-    pub body: String,
-    /// The `sql_mode` it was created under.
-    pub sql_mode: String,
-    /// `user@host`.
-    pub definer: String,
-    /// `character_set_client` it was created under.
-    pub charset_client: String,
-    /// `collation_connection` it was created under.
-    pub collation_connection: String,
-}
-
-impl OwnTrigger {
-    /// Whether the body can be sent again exactly: ASCII reads the same in every client
-    /// character set; other text only when the client set was UTF-8 (as this connection's is).
-    pub fn portable(&self) -> bool {
-        crate::inventory::model::Trigger::body_portable(&self.body, &self.charset_client)
-    }
-}
 
 /// How a shadow's triggers read their legacy text: the labels of its table's values and the
 /// utf8mb4 collation its literals take.

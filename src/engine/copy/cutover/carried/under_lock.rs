@@ -14,6 +14,7 @@
 //! are the shadow's own definition ([`crate::engine::copy::setup::shadow_sql`]), given at set-up.
 
 use crate::bookkeeping::names::Names;
+use crate::engine::copy::catalog::OwnTrigger;
 use crate::engine::copy::cutover::carried::cascade::logging::{apply_at_cutover, plan_at_cutover};
 use crate::engine::copy::cutover::carried::cascade::plan::AtCutover;
 use crate::engine::copy::cutover::carried::foreign::{apply_moves, plan_moves, settle_moves};
@@ -24,8 +25,8 @@ use crate::engine::copy::cutover::carried::objects::{
 use crate::engine::copy::cutover::carried::own_triggers::{
     apply_triggers, plan_triggers, settle_triggers,
 };
-use crate::engine::copy::cutover::carried::own_triggers_sql::{OwnTrigger, Recode};
-use crate::engine::copy::cutover::swap::reopen;
+use crate::engine::copy::cutover::carried::own_triggers_sql::Recode;
+use crate::engine::copy::cutover::reopen::reopen;
 use crate::engine::copy::setup::shadow_sql::plans_collation;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::plan::TablePlan;

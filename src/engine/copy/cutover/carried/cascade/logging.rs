@@ -1,7 +1,7 @@
 //! The triggers that log cascaded rows (see [`crate::engine::copy::cutover::carried::cascade::plan`]) against the server: made
 //! where missing, ended and moved by each group's cut-over, dropped with the job's last.
 
-use crate::bookkeeping::checkpoint::{self, State};
+use crate::bookkeeping::checkpoint::{self};
 use crate::bookkeeping::names::is_copy_trigger;
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
@@ -18,17 +18,14 @@ use crate::engine::copy::cutover::carried::cascade::sql::{
 };
 use crate::engine::copy::cutover::carried::foreign::foreign_keys;
 use crate::engine::copy::cutover::carried::foreign_sql::ForeignKey;
-use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::change_log::{create_stage, CUTOVER_LOCK_WAIT};
+use crate::engine::copy::cutover::swapped::still_to_swap;
+use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
 use crate::engine::copy::setup::sql::{drop_trigger_sql, gate_ddl, lock_wait_timeout_sql, log_ddl};
-use crate::engine::copy::table::checker::check_batch;
-use crate::engine::copy::table::context::Ctx;
-use crate::engine::copy::table::replay::replay_some;
+use crate::engine::copy::table::check_again::{check_again_from_start, checked_before};
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
-use std::collections::HashSet;
 
 /// Our cascade triggers in `schema` ([`Present`]).
 async fn present(conn: &mut MySqlConnection, schema: &str) -> Result<Present> {
@@ -87,22 +84,6 @@ fn wanted(fks: &[ForeignKey], schema: &str, targets: &[Target<'_>]) -> Result<Ve
     cascade_triggers(fks, schema, targets).map_err(too_many)
 }
 
-/// The copies among `plans` not swapped yet: no checkpoint, or one not done whose shadow is
-/// still there (a shadow gone means the rename ran and only the finish is left).
-pub(crate) async fn still_to_swap(
-    conn: &mut MySqlConnection,
-    job: &str,
-    plans: &[TablePlan],
-) -> Result<Vec<TablePlan>> {
-    let mut out = Vec::new();
-    for p in plans {
-        if !crate::engine::copy::cutover::group::swapped(conn, &p.schema, job, &p.table).await? {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
 /// Creates, replaces or drops the triggers that log the rows cascading actions change in the
 /// copies still to be swapped (`plans`), on every table at the head of a chain of cascades
 /// reaching one of them, to any depth ([`crate::engine::copy::cutover::carried::cascade::chains`]); the logs are created here if
@@ -149,40 +130,6 @@ pub(crate) async fn ensure_cascade_triggers(
     Ok(went_without)
 }
 
-/// Whether a copy in this state has compared rows already, so a cascade it missed would stay
-/// missed unless it is checked again (a copy still copying checks every row after).
-pub(crate) fn checked_before(state: &State) -> bool {
-    matches!(Phase::of(state), Phase::Checking | Phase::Replaying)
-}
-
-/// Sends a copy back to the start of its check pass: every row is compared with the shadow
-/// again, and what a missed cascade changed is queued for replay. Saved at once, so a kill
-/// before the check is done still checks it.
-pub(crate) async fn check_again_from_start(
-    conn: &mut MySqlConnection,
-    job: &str,
-    plan: &TablePlan,
-    state: &mut State,
-) -> Result<()> {
-    check_again(conn, &plan.schema, job, &plan.table, state).await
-}
-
-/// [`check_again_from_start`] of `schema`.`table`.
-pub(crate) async fn check_again(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    table: &str,
-    state: &mut State,
-) -> Result<()> {
-    let mut next = state.clone();
-    next.phase = Phase::Checking.as_str().into();
-    next.last_key = None;
-    checkpoint::save(conn, schema, job, table, &next).await?;
-    *state = next;
-    Ok(())
-}
-
 /// [`ensure_cascade_triggers`] for the copies still to be swapped among `plans`; each one
 /// that went unlogged after its copy had compared rows is sent back to its check
 /// ([`check_again_from_start`]). Returns those copies.
@@ -208,23 +155,6 @@ pub(crate) async fn restore_cascades(
         }
     }
     Ok(out)
-}
-
-/// Runs a copy's check pass to its end, here and now (a copy sent back to it while the job
-/// waits for or retries a cut-over), replaying what it queues.
-pub(crate) async fn check_now(
-    conn: &mut MySqlConnection,
-    ctx: &Ctx<'_>,
-    job: &str,
-    state: &mut State,
-) -> Result<u64> {
-    let mut differed = 0;
-    create_stage(conn, ctx).await?;
-    while Phase::of(state) == Phase::Checking {
-        differed += check_batch(conn, ctx, job, ctx.plan.batch_size.max(1), state).await?;
-        replay_some(conn, ctx, job, state, 1, (None, &mut HashSet::new())).await?;
-    }
-    Ok(differed)
 }
 
 /// Drops the copy's triggers left on the shadows of `tables` (not swapped) by a cut-over that
