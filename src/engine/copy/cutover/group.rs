@@ -88,13 +88,99 @@ pub async fn cut_over_group(
     let last = group.later.is_empty();
     conn.execute(sql::REPEATABLE_READ).await?;
     settle_leftover_cutover(conn, schema).await?;
-    let mut done: Vec<(String, State)> = Vec::new();
-    let mut ctxs: Vec<Ctx<'_>> = Vec::new();
-    let mut states: Vec<State> = Vec::new();
-    // Tables an earlier try swapped and this one finishes: then this run says the cut-over.
-    let mut finished_here = false;
+    let mut g = attach(conn, job, plans).await?;
+    // The rename swaps all or none: with none left to swap, it ran.
+    let reopened = under_lock::settle(conn, schema, job, g.ctxs.is_empty(), &all(plans)).await?;
+    take_states(&g.ctxs, &mut g.states, &reopened);
+    if g.ctxs.is_empty() {
+        return swapped_before(conn, job, group, foreign_keys, g, events).await;
+    }
+    // The later groups' copies, replayed while this one waits (their logs stay short).
+    let rest = still_to_swap(conn, job, group.later).await?;
+    let mut waiting = attach_waiting(conn, job, &rest).await?;
+    let logged: Vec<TablePlan> = (g.ctxs.iter())
+        .map(|c| c.plan.clone())
+        .chain(rest.iter().cloned())
+        .collect();
+    if foreign_keys {
+        restore_logging(conn, job, &mut g, &mut waiting, &logged).await?;
+    }
+    check_before_swap(conn, job, &mut g, events).await?;
+    let manual = g.ctxs.iter().any(|c| c.plan.manual_cutover);
+    let tables: Vec<String> = g.ctxs.iter().map(|c| c.plan.table.clone()).collect();
+    let until = (stop, &mut *pacer);
+    if let Some(outcome) =
+        replay_until_ready(conn, job, group, &mut g, &mut waiting, until, events).await?
+    {
+        return Ok(GroupOutcome {
+            outcome,
+            states: with(plans, &g.ctxs, &g.states, g.done),
+        });
+    }
+    if last {
+        let reading = under_lock::reading(&g.ctxs, plans);
+        under_lock::record_last(conn, schema, job, &reading).await?;
+    }
+    let pause = cut_over(
+        conn,
+        cfg,
+        &g.ctxs,
+        job,
+        foreign_keys,
+        &mut g.states,
+        &logged,
+    )
+    .await?;
+    hold_after_rename().await;
+    for (ctx, state) in g.ctxs.iter().zip(g.states.iter_mut()) {
+        finish(conn, ctx, job, state).await?;
+    }
+    // Said once every table is marked swapped: a `cutover --group` for the next group, sent
+    // the moment this line shows, must find this group swapped.
+    events.event(&Event::CutOver {
+        tables: &tables,
+        pause,
+        group: group.name,
+    });
+    let here: Vec<&str> = tables.iter().map(String::as_str).collect();
+    after_swap(conn, job, plans, (last, foreign_keys), &here).await?;
+    under_lock::settle(conn, schema, job, true, &all(plans)).await?;
+    if manual {
+        // Only the command that allowed this group: one for the next, sent meanwhile, stays.
+        pace::clear_cutover(conn, schema, job, group.name).await?;
+    }
+    Ok(GroupOutcome {
+        outcome: TableOutcome::Done,
+        states: with(plans, &g.ctxs, &g.states, g.done),
+    })
+}
+
+/// A group's tables as a cut-over finds them: those swapped already (done, with their final
+/// checkpoints), and the copies still to swap with what was read of them and their checkpoints.
+struct Attached<'a> {
+    done: Vec<(String, State)>,
+    ctxs: Vec<Ctx<'a>>,
+    states: Vec<State>,
+    /// Some table was swapped by an earlier try and finished by this one: then this run says
+    /// the cut-over.
+    finished_here: bool,
+}
+
+/// Each table of the group from its checkpoint: what an earlier run left settled (a shadow
+/// without transactions, a rename that ran: finished now), its change-log triggers there.
+async fn attach<'a>(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plans: &'a [TablePlan],
+) -> Result<Attached<'a>> {
+    let mut g = Attached {
+        done: Vec::new(),
+        ctxs: Vec::new(),
+        states: Vec::new(),
+        finished_here: false,
+    };
     for plan in plans {
-        let mut state = checkpoint::load(conn, schema, job, &plan.table)
+        let mut state = checkpoint::load(conn, &plan.schema, job, &plan.table)
             .await?
             .ok_or_else(|| {
                 anyhow!(
@@ -103,100 +189,138 @@ pub async fn cut_over_group(
                 )
             })?;
         if state.done {
-            done.push((plan.table.clone(), state));
+            g.done.push((plan.table.clone(), state));
             continue;
         }
         let ctx = context(conn, plan, names(&plan.table), &state).await?;
         settle_shadow(conn, &ctx, job).await?;
         if settle_table(conn, &ctx, job, &mut state).await?.is_some() {
-            done.push((plan.table.clone(), state));
-            finished_here = true;
+            g.done.push((plan.table.clone(), state));
+            g.finished_here = true;
             continue;
         }
         ensure_triggers(conn, &ctx).await?;
-        ctxs.push(ctx);
-        states.push(state);
+        g.ctxs.push(ctx);
+        g.states.push(state);
     }
-    let in_job_order = |mut all: Vec<(String, State)>| {
-        all.sort_by_key(|(t, _)| plans.iter().position(|p| &p.table == t));
-        all
-    };
-    let with = |ctxs: &[Ctx<'_>], states: &[State], mut done: Vec<(String, State)>| {
-        done.extend(
-            ctxs.iter()
-                .map(|c| c.plan.table.clone())
-                .zip(states.iter().cloned()),
-        );
-        in_job_order(done)
-    };
-    // The rename swaps all or none: with none left to swap, it ran.
-    let reopened = under_lock::settle(conn, schema, job, ctxs.is_empty(), &all(plans)).await?;
+    Ok(g)
+}
+
+/// The checkpoints a settle step wrote (a copy sent back to its check), taken over by the
+/// copies they belong to: the last written of a table is the one that stands.
+fn take_states(ctxs: &[Ctx<'_>], states: &mut [State], written: &[(String, State)]) {
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
-        if reopened.contains(&ctx.plan.table) {
-            if let Some(s) = checkpoint::load(conn, schema, job, &ctx.plan.table).await? {
-                *state = s;
-            }
+        if let Some((_, s)) = written.iter().rev().find(|(t, _)| *t == ctx.plan.table) {
+            *state = s.clone();
         }
     }
-    if ctxs.is_empty() {
-        if finished_here {
-            // The rename ran in a try that lost its connection (or its process) before the
-            // finish: the run that marks the last table swapped prints the line, with the
-            // pause the renaming connection recorded.
-            let tables: Vec<String> = plans.iter().map(|p| p.table.clone()).collect();
-            let pause = checkpoint::recorded_pause(conn, schema, job, &first.table).await?;
-            events.event(&Event::CutOver {
-                tables: &tables,
-                pause,
-                group: group.name,
-            });
-        }
-        if last {
-            drop_cascade_triggers(conn, schema).await?;
-            after_last(conn, schema, job, plans).await?;
-        } else if foreign_keys {
-            // A run killed after the rename, before it dropped them.
-            let swapped: Vec<&str> = done.iter().map(|(t, _)| t.as_str()).collect();
-            drop_kept_cascades(conn, schema, &swapped).await?;
-        }
-        return Ok(GroupOutcome {
-            outcome: TableOutcome::Done,
-            states: in_job_order(done),
+}
+
+/// Every table of the group was swapped by an earlier run: it is finished, the cut-over said
+/// by the run that marks the last table swapped, and what the job shares settled.
+async fn swapped_before(
+    conn: &mut MySqlConnection,
+    job: &str,
+    group: GroupPlans<'_>,
+    foreign_keys: bool,
+    g: Attached<'_>,
+    events: &dyn Events,
+) -> Result<GroupOutcome> {
+    let plans = group.plans;
+    let first = &plans[0];
+    let schema = first.schema.as_str();
+    if g.finished_here {
+        // The rename ran in a try that lost its connection (or its process) before the
+        // finish: the run that marks the last table swapped prints the line, with the
+        // pause the renaming connection recorded.
+        let tables: Vec<String> = plans.iter().map(|p| p.table.clone()).collect();
+        let pause = checkpoint::recorded_pause(conn, schema, job, &first.table).await?;
+        events.event(&Event::CutOver {
+            tables: &tables,
+            pause,
+            group: group.name,
         });
     }
-    // The later groups' copies, replayed while this one waits (their logs stay short).
-    let rest = still_to_swap(conn, job, group.later).await?;
-    let mut waiting: Vec<(Ctx<'_>, State)> = Vec::new();
-    for plan in &rest {
-        if let Some(state) = checkpoint::load(conn, schema, job, &plan.table).await? {
+    // A run killed after the rename, before it dropped them.
+    let swapped: Vec<&str> = g.done.iter().map(|(t, _)| t.as_str()).collect();
+    let last = group.later.is_empty();
+    after_swap(conn, job, plans, (last, foreign_keys), &swapped).await?;
+    Ok(GroupOutcome {
+        outcome: TableOutcome::Done,
+        states: in_job_order(plans, g.done),
+    })
+}
+
+/// Shared by every group: the cascade logging goes with the last one (then the schema's
+/// objects and default follow), else the cascade triggers the kept originals of `swapped`
+/// took with them.
+async fn after_swap(
+    conn: &mut MySqlConnection,
+    job: &str,
+    plans: &[TablePlan],
+    (last, foreign_keys): (bool, bool),
+    swapped: &[&str],
+) -> Result<()> {
+    let schema = plans[0].schema.as_str();
+    if last {
+        drop_cascade_triggers(conn, schema).await?;
+        after_last(conn, schema, job, plans).await?;
+    } else if foreign_keys {
+        drop_kept_cascades(conn, schema, swapped).await?;
+    }
+    Ok(())
+}
+
+/// Each of the later groups' copies `rest` that has a checkpoint, with what was read of it.
+async fn attach_waiting<'a>(
+    conn: &mut MySqlConnection,
+    job: &str,
+    rest: &'a [TablePlan],
+) -> Result<Vec<(Ctx<'a>, State)>> {
+    let mut waiting = Vec::new();
+    for plan in rest {
+        if let Some(state) = checkpoint::load(conn, &plan.schema, job, &plan.table).await? {
             let ctx = context(conn, plan, names(&plan.table), &state).await?;
             waiting.push((ctx, state));
         }
     }
-    let logged: Vec<TablePlan> = ctxs
-        .iter()
-        .map(|c| c.plan.clone())
-        .chain(rest.iter().cloned())
-        .collect();
-    if foreign_keys {
-        let here: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
-        settle_shadow_cascades(conn, schema, &here).await?;
-        let again = restore_cascades(conn, schema, job, &logged).await?;
-        for (ctx, state) in ctxs
-            .iter()
-            .zip(states.iter_mut())
-            .chain(waiting.iter_mut().map(|(c, s)| (&*c, s)))
-        {
-            if again.contains(&ctx.plan.table) {
-                if let Some(s) = checkpoint::load(conn, schema, job, &ctx.plan.table).await? {
-                    *state = s;
-                }
-            }
-        }
+    Ok(waiting)
+}
+
+/// The cascades into every copy still to be swapped (`logged`) logged again, after the
+/// triggers a cut-over that did not rename left on this group's shadows went; a copy they
+/// went unlogged for after it had compared rows is back in its check (its state taken over).
+async fn restore_logging(
+    conn: &mut MySqlConnection,
+    job: &str,
+    g: &mut Attached<'_>,
+    waiting: &mut [(Ctx<'_>, State)],
+    logged: &[TablePlan],
+) -> Result<()> {
+    let schema = g.ctxs[0].plan.schema.as_str();
+    let here: Vec<&str> = g.ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+    settle_shadow_cascades(conn, schema, &here).await?;
+    let again = restore_cascades(conn, schema, job, logged).await?;
+    take_states(&g.ctxs, &mut g.states, &again);
+    for (ctx, state) in waiting.iter_mut() {
+        take_states(
+            std::slice::from_ref(ctx),
+            std::slice::from_mut(state),
+            &again,
+        );
     }
-    // A copy sent back to its check (a cascade may have gone unlogged) is checked before it
-    // is swapped; so is one without transactions the server restarted under.
-    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+    Ok(())
+}
+
+/// A copy sent back to its check (a cascade may have gone unlogged) is checked before it is
+/// swapped; so is one without transactions the server restarted under.
+async fn check_before_swap(
+    conn: &mut MySqlConnection,
+    job: &str,
+    g: &mut Attached<'_>,
+    events: &dyn Events,
+) -> Result<()> {
+    for (ctx, state) in g.ctxs.iter().zip(g.states.iter_mut()) {
         recheck_if_restarted(conn, ctx, job, state, events).await?;
         if Phase::of(state) == Phase::Checking {
             let differed = check_now(conn, ctx, job, state).await?;
@@ -207,27 +331,33 @@ pub async fn cut_over_group(
             });
         }
     }
-    let manual = ctxs.iter().any(|c| c.plan.manual_cutover);
-    let tables: Vec<String> = ctxs.iter().map(|c| c.plan.table.clone()).collect();
+    Ok(())
+}
+
+/// Replays the group's logs and the waiting copies' in turn until the group's are nearly
+/// drained, every replica is within `max_replica_lag`, and (with `cutover: manual`)
+/// `myrecode cutover` allows it. `Some`: the operator stopped or aborted the job first.
+async fn replay_until_ready(
+    conn: &mut MySqlConnection,
+    job: &str,
+    group: GroupPlans<'_>,
+    g: &mut Attached<'_>,
+    waiting: &mut [(Ctx<'_>, State)],
+    (stop, pacer): (&AtomicBool, &mut Pacer),
+    events: &dyn Events,
+) -> Result<Option<TableOutcome>> {
+    let schema = g.ctxs[0].plan.schema.as_str();
+    let manual = g.ctxs.iter().any(|c| c.plan.manual_cutover);
+    let tables: Vec<String> = g.ctxs.iter().map(|c| c.plan.table.clone()).collect();
     let mut ready_said = false;
     loop {
         match pacer.between_batches(conn, stop).await? {
             Flow::Go => {}
-            Flow::Stop => {
-                return Ok(GroupOutcome {
-                    outcome: TableOutcome::Interrupted,
-                    states: with(&ctxs, &states, done),
-                })
-            }
-            Flow::Abort => {
-                return Ok(GroupOutcome {
-                    outcome: TableOutcome::Aborted,
-                    states: with(&ctxs, &states, done),
-                })
-            }
+            Flow::Stop => return Ok(Some(TableOutcome::Interrupted)),
+            Flow::Abort => return Ok(Some(TableOutcome::Aborted)),
         }
         let mut behind = 0;
-        for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
+        for (ctx, state) in g.ctxs.iter().zip(g.states.iter_mut()) {
             if log_len(conn, ctx).await? > 0 {
                 create_stage(conn, ctx).await?;
                 replay_some(conn, ctx, job, state, 20, (None, &mut HashSet::new())).await?;
@@ -244,7 +374,7 @@ pub async fn cut_over_group(
             // Every replica within max_replica_lag first, so the RENAME reaches them promptly.
             if !manual {
                 if pacer.replicas_caught_up().await? {
-                    break;
+                    return Ok(None);
                 }
                 continue;
             }
@@ -260,50 +390,43 @@ pub async fn cut_over_group(
             if cutover_asked(conn, schema, job, group.name).await?
                 && pacer.replicas_caught_up().await?
             {
-                break;
+                return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-    if last {
-        under_lock::record_last(conn, schema, job, &under_lock::reading(&ctxs, plans)).await?;
-    }
-    let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
+}
+
+/// Test hook: a window after the rename, before the finish and the schema's objects, for
+/// kill tests to land in.
+async fn hold_after_rename() {
     if let Some(ms) = std::env::var("MYRECODE_TEST_AFTER_RENAME_HOLD_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        // Test hook: a window after the rename, before the finish and the schema's objects,
-        // for kill tests to land in.
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
-    for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
-        finish(conn, ctx, job, state).await?;
-    }
-    // Said once every table is marked swapped: a `cutover --group` for the next group, sent
-    // the moment this line shows, must find this group swapped.
-    events.event(&Event::CutOver {
-        tables: &tables,
-        pause,
-        group: group.name,
-    });
-    // Shared by every group: the cascade logging goes with the last one.
-    if last {
-        drop_cascade_triggers(conn, schema).await?;
-        after_last(conn, schema, job, plans).await?;
-    } else if foreign_keys {
-        let here: Vec<&str> = tables.iter().map(String::as_str).collect();
-        drop_kept_cascades(conn, schema, &here).await?;
-    }
-    under_lock::settle(conn, schema, job, true, &all(plans)).await?;
-    if manual {
-        // Only the command that allowed this group: one for the next, sent meanwhile, stays.
-        pace::clear_cutover(conn, schema, job, group.name).await?;
-    }
-    Ok(GroupOutcome {
-        outcome: TableOutcome::Done,
-        states: with(&ctxs, &states, done),
-    })
+}
+
+/// `all` in the job's order.
+fn in_job_order(plans: &[TablePlan], mut all: Vec<(String, State)>) -> Vec<(String, State)> {
+    all.sort_by_key(|(t, _)| plans.iter().position(|p| &p.table == t));
+    all
+}
+
+/// The tables finished (`done`) and the copies with their checkpoints, in the job's order.
+fn with(
+    plans: &[TablePlan],
+    ctxs: &[Ctx<'_>],
+    states: &[State],
+    mut done: Vec<(String, State)>,
+) -> Vec<(String, State)> {
+    done.extend(
+        ctxs.iter()
+            .map(|c| c.plan.table.clone())
+            .zip(states.iter().cloned()),
+    );
+    in_job_order(plans, done)
 }
 
 /// Whether `myrecode cutover` allows this group's swap: the command is there and names it

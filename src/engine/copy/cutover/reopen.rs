@@ -2,7 +2,7 @@
 //! application's writes fail rather than go through half-moved) opened again, once what it
 //! moved is settled, when its rename did not run.
 
-use crate::bookkeeping::checkpoint;
+use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::myisam::engines::has_transactions;
@@ -13,7 +13,8 @@ use sqlx::{Executor, MySqlConnection};
 
 /// Opens each of `tables` a cut-over closed and did not rename (its log gone, the spare
 /// still there); called once what that cut-over moved is settled, never before. Returns
-/// those without transactions, each sent back to its check first: a write refused there
+/// those without transactions, each sent back to its check first (with the checkpoint that
+/// says so): a write refused there
 /// while it was closed had changed its row before the trigger after it failed, unlogged. (A
 /// keyless one is rebuilt from its rows as they stand; its phase never leaves `copying`.)
 pub(crate) async fn reopen(
@@ -21,7 +22,7 @@ pub(crate) async fn reopen(
     schema: &str,
     job: &str,
     tables: &[&str],
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, State)>> {
     let mut again = Vec::new();
     for table in tables {
         let n = names(table);
@@ -34,7 +35,7 @@ pub(crate) async fn reopen(
             if let Some(mut state) = checkpoint::load(conn, schema, job, table).await? {
                 if !state.done && checked_before(&state) {
                     check_again(conn, schema, job, table, &mut state).await?;
-                    again.push(table.to_string());
+                    again.push((table.to_string(), state));
                 }
             }
         }

@@ -26,6 +26,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::phase::Phase;
 use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
+use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{locked_batch, Ahead, Locked};
 use crate::engine::copy::table::read_ahead::{
     make_ready, read_decided, spawn_read_ahead, split, Part,
@@ -35,6 +36,7 @@ use crate::engine::copy::table::stage::{clear_stage, create_stage};
 use crate::engine::copy::table::trailing::hand_over;
 use crate::engine::copy::table::trailing::Trailing;
 use crate::engine::copy::table::write::{write_step, Written};
+use crate::engine::read::Key;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -269,12 +271,7 @@ pub(crate) async fn copy_wide(
     let end = count < ahead.asked;
     let upper = ahead.rows.last().map(|(key, _)| key.clone());
     let parts = split(last.clone(), ahead, k);
-    // Made ahead for as many parts, or not at all (the first step, a failed read-ahead).
-    let ready: Vec<Option<Ready>> = if ready.len() == parts.len() {
-        ready.into_iter().map(Some).collect()
-    } else {
-        parts.iter().map(|_| None).collect()
-    };
+    let ready = ready_per_part(ready, parts.len());
     let check_from = match &*w.trailing {
         Some(t) if end => t.done_upto.as_deref().map(keycodec::pack),
         _ => None,
@@ -306,35 +303,10 @@ pub(crate) async fn copy_wide(
             None
         }
     };
-    let read_next = async {
-        match (reader, &upper) {
-            (Some(reader), Some(upper)) => {
-                gone(&go).await;
-                let mut done = spawn_read_ahead(reader, ctx, upper, (k * size, k), summing).await;
-                // The next step's writes made here, while this step's are on the server,
-                // rather than on its path between one write and the next.
-                if let Ok((_, Ok(ahead))) = done.as_mut() {
-                    ahead.ready = make_ready(ctx, ahead, upper, k);
-                }
-                Some(done)
-            }
-            _ => None,
-        }
-    };
+    let read_next = read_next(reader, ctx, upper.as_ref(), (k * size, k), summing, &go);
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
     let mut next = state.clone();
-    let mut staged = Vec::new();
-    let mut expected = Some(Vec::new());
-    for r in written {
-        let w = r?;
-        next.rows_changed += w.changed;
-        next.rows_quarantined += w.quarantined;
-        staged.extend(w.staged);
-        expected = expected.zip(w.expected).map(|(mut all, part)| {
-            all.extend(part);
-            all
-        });
-    }
+    let (staged, expected) = tally(written, &mut next)?;
     checked?;
     if let Some(upper) = &upper {
         next.last_key = Some(keycodec::pack(upper));
@@ -359,6 +331,57 @@ pub(crate) async fn copy_wide(
     }
     *state = next;
     Ok(())
+}
+
+/// The writes made ahead, one per part: made for as many parts, or not at all (the first
+/// step, a failed read-ahead).
+fn ready_per_part(ready: Vec<Ready>, parts: usize) -> Vec<Option<Ready>> {
+    if ready.len() == parts {
+        ready.into_iter().map(Some).collect()
+    } else {
+        (0..parts).map(|_| None).collect()
+    }
+}
+
+/// The rows after the step's last (`upper`) read on `reader`, once a stream's write is down
+/// to its `INSERT … SELECT` ([`Go`]), decoded and decided on other threads; the next step's
+/// writes made here, while this step's are on the server, rather than on its path between
+/// one write and the next. `None` without a reader or after the table's last rows.
+async fn read_next(
+    reader: Option<MySqlConnection>,
+    ctx: &Ctx<'_>,
+    upper: Option<&Key>,
+    (size, parts): (usize, usize),
+    summing: bool,
+    go: &tokio::sync::Semaphore,
+) -> Option<Result<(MySqlConnection, Result<Ahead>), tokio::task::JoinError>> {
+    let (Some(reader), Some(upper)) = (reader, upper) else {
+        return None;
+    };
+    gone(go).await;
+    let mut done = spawn_read_ahead(reader, ctx, upper, (size, parts), summing).await;
+    if let Ok((_, Ok(ahead))) = done.as_mut() {
+        ahead.ready = make_ready(ctx, ahead, upper, parts);
+    }
+    Some(done)
+}
+
+/// What the step's streams wrote, added up on the checkpoint `next`: the keys staged and,
+/// when every stream summed, what the shadow should hold. The first stream's failure stands.
+fn tally(written: Vec<Result<Written>>, next: &mut State) -> Result<(Vec<Key>, Option<Expected>)> {
+    let mut staged = Vec::new();
+    let mut expected = Some(Vec::new());
+    for r in written {
+        let w = r?;
+        next.rows_changed += w.changed;
+        next.rows_quarantined += w.quarantined;
+        staged.extend(w.staged);
+        expected = expected.zip(w.expected).map(|(mut all, part)| {
+            all.extend(part);
+            all
+        });
+    }
+    Ok((staged, expected))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! Column definitions, generated columns, CHECKs and the table's COMMENT are not here: they
 //! are the shadow's own definition ([`crate::engine::copy::setup::shadow_sql`]), given at set-up.
 
+use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::Names;
 use crate::engine::copy::catalog::OwnTrigger;
 use crate::engine::copy::cutover::carried::cascade::logging::{apply_at_cutover, plan_at_cutover};
@@ -139,14 +140,14 @@ impl Carried {
 /// Settles what a cut-over left of its foreign-key and trigger moves, from their records:
 /// `renamed` says whether the rename ran (then every table of the group is swapped). Then,
 /// and only then, opens those of `tables` a cut-over closed and did not rename; returns the
-/// ones sent back to their check ([`reopen`]).
+/// ones sent back to their check, with their checkpoints ([`reopen`]).
 pub(crate) async fn settle(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     renamed: bool,
     tables: &[&str],
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, State)>> {
     settle_moves(conn, schema, job, renamed).await?;
     settle_triggers(conn, schema, job).await?;
     reopen(conn, schema, job, tables).await

@@ -1,7 +1,7 @@
 //! The triggers that log cascaded rows (see [`crate::engine::copy::cutover::carried::cascade::plan`]) against the server: made
 //! where missing, ended and moved by each group's cut-over, dropped with the job's last.
 
-use crate::bookkeeping::checkpoint::{self};
+use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::is_copy_trigger;
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
@@ -132,13 +132,13 @@ pub(crate) async fn ensure_cascade_triggers(
 
 /// [`ensure_cascade_triggers`] for the copies still to be swapped among `plans`; each one
 /// that went unlogged after its copy had compared rows is sent back to its check
-/// ([`check_again_from_start`]). Returns those copies.
+/// ([`check_again_from_start`]). Returns those copies, with the checkpoints that say so.
 pub(crate) async fn restore_cascades(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     plans: &[TablePlan],
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, State)>> {
     let live = still_to_swap(conn, job, plans).await?;
     let mut out = Vec::new();
     for table in ensure_cascade_triggers(conn, schema, &live).await? {
@@ -151,7 +151,7 @@ pub(crate) async fn restore_cascades(
         if checked_before(&state) {
             tracing::warn!(table = %table, "cascades into it may have gone unlogged (a cut-over was interrupted): checking it again");
             check_again_from_start(conn, job, plan, &mut state).await?;
-            out.push(table);
+            out.push((table, state));
         }
     }
     Ok(out)

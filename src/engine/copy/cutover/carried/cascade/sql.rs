@@ -13,7 +13,7 @@
 
 use crate::db::quote;
 use crate::engine::copy::cutover::carried::cascade::chains::{
-    Chain, Effect, Event, SetColumn, Target, MAX_DEPTH,
+    Chain, Effect, Event, SetColumn, Step, Target, MAX_DEPTH,
 };
 use crate::engine::copy::cutover::carried::foreign_sql::ForeignKey;
 use crate::engine::copy::setup::sql::{pack_values, GATE};
@@ -111,31 +111,52 @@ fn where_clause(conds: &[String]) -> String {
 /// keys as they are, and, when the chain sets key columns to the head's new values, as they
 /// will be.
 pub fn log_statements(schema: &str, chain: &Chain<'_>, target: &Target<'_>) -> Vec<String> {
-    let n = chain.steps.len();
-    let depth_left = MAX_DEPTH.saturating_sub(n);
     let key: Vec<String> = target.key.iter().map(|k| k.name.clone()).collect();
-    // The columns a tree at node `i` (0: the head) must carry: what its self-references and
-    // the next step read, and the key when it is the target.
-    let carried = |i: usize, tree: &[&ForeignKey]| {
-        let mut cols = Vec::new();
-        for f in tree {
-            add_all(&mut cols, &f.referenced);
+    let joined = Joined::of(schema, chain, &key);
+    let log = quote::table(schema, target.log);
+    let old: Vec<String> = key.iter().map(|k| joined.rows.col(k)).collect();
+    let mut out = vec![joined.statement(&log, &old, &joined.conds)];
+    if let Some((new, more)) = moved_key(chain, &key, &joined) {
+        out.push(joined.statement(&log, &new, &more));
+    }
+    out
+}
+
+/// A chain's rows joined from its head to its last step: the recursive `WITH` tables of the
+/// trees deletes cascade through, the `FROM` list, its conditions, and where the last
+/// step's rows are read.
+struct Joined {
+    ctes: Vec<String>,
+    from: Vec<String>,
+    conds: Vec<String>,
+    rows: Rows,
+}
+
+impl Joined {
+    /// The joins of `chain`, carrying `key` (the target's) to its end.
+    fn of(schema: &str, chain: &Chain<'_>, key: &[String]) -> Joined {
+        let depth_left = MAX_DEPTH.saturating_sub(chain.steps.len());
+        let mut j = Joined {
+            ctes: Vec::new(),
+            from: Vec::new(),
+            conds: Vec::new(),
+            rows: Rows::Old,
+        };
+        if !chain.head_tree.is_empty() {
+            j.head_tree(schema, chain, key, depth_left);
         }
-        match chain.steps.get(i) {
-            Some(next) => add_all(&mut cols, &next.fk.referenced),
-            None => add_all(&mut cols, &key),
+        for (i, step) in chain.steps.iter().enumerate() {
+            j.step(schema, chain, key, (i, step), depth_left);
         }
-        cols
-    };
-    let mut ctes: Vec<String> = Vec::new();
-    let mut from: Vec<String> = Vec::new();
-    let mut conds: Vec<String> = Vec::new();
-    let mut rows = Rows::Old;
-    if !chain.head_tree.is_empty() {
-        let cols = carried(0, &chain.head_tree);
+        j
+    }
+
+    /// The head's own tree (a table referencing itself): its rows from the head's old row.
+    fn head_tree(&mut self, schema: &str, chain: &Chain<'_>, key: &[String], depth_left: usize) {
+        let cols = carried(chain, key, 0, &chain.head_tree);
         let old: Vec<String> = cols.iter().map(|c| Rows::Old.col(c)).collect();
         let name = "myrecode_tree0";
-        ctes.push(tree_cte(
+        self.ctes.push(tree_cte(
             schema,
             name,
             &chain.head,
@@ -144,17 +165,27 @@ pub fn log_statements(schema: &str, chain: &Chain<'_>, target: &Target<'_>) -> V
             &format!("SELECT {}, 0", old.join(", ")),
             depth_left,
         ));
-        from.push(format!("{name} AS c0"));
-        if n == 0 {
+        self.from.push(format!("{name} AS c0"));
+        if chain.steps.is_empty() {
             // The row itself is logged by the head's own triggers: its subtree only.
-            conds.push("c0.d > 0".into());
+            self.conds.push("c0.d > 0".into());
         }
-        rows = Rows::Tree {
+        self.rows = Rows::Tree {
             alias: "c0".into(),
             columns: cols,
         };
     }
-    for (i, step) in chain.steps.iter().enumerate() {
+
+    /// Step `i` of the chain joined on the rows before it; a delete cascading through a tree
+    /// of its child becomes a recursive `WITH` table the next step reads.
+    fn step(
+        &mut self,
+        schema: &str,
+        chain: &Chain<'_>,
+        key: &[String],
+        (i, step): (usize, &Step<'_>),
+        depth_left: usize,
+    ) {
         let alias = format!("c{}", i + 1);
         let table = quote::table(schema, &step.fk.child);
         let on: Vec<String> = step
@@ -162,83 +193,106 @@ pub fn log_statements(schema: &str, chain: &Chain<'_>, target: &Target<'_>) -> V
             .columns
             .iter()
             .zip(&step.fk.referenced)
-            .map(|(c, r)| format!("{alias}.{} = {}", quote::ident(c), rows.col(r)))
+            .map(|(c, r)| format!("{alias}.{} = {}", quote::ident(c), self.rows.col(r)))
             .collect();
-        if matches!(rows, Rows::Old) {
-            from.push(format!("{table} AS {alias}"));
-            conds.extend(on);
+        if matches!(self.rows, Rows::Old) {
+            self.from.push(format!("{table} AS {alias}"));
+            self.conds.extend(on);
         } else {
-            from.push(format!("JOIN {table} AS {alias} ON {}", on.join(" AND ")));
+            self.from
+                .push(format!("JOIN {table} AS {alias} ON {}", on.join(" AND ")));
         }
-        rows = Rows::Table(alias.clone());
-        if let Effect::Deleted { tree } = &step.effect {
-            if !tree.is_empty() {
-                let cols = carried(i + 1, tree);
-                let picked: Vec<String> = cols.iter().map(|c| rows.col(c)).collect();
-                let anchor = format!(
-                    "SELECT {}, 0 FROM {}{}",
-                    picked.join(", "),
-                    from.join(" "),
-                    where_clause(&conds)
-                );
-                let name = format!("myrecode_tree{}", i + 1);
-                ctes.push(tree_cte(
-                    schema,
-                    &name,
-                    &step.fk.child,
-                    tree,
-                    &cols,
-                    &anchor,
-                    depth_left,
-                ));
-                from = vec![format!("{name} AS {alias}")];
-                conds.clear();
-                rows = Rows::Tree {
-                    alias,
-                    columns: cols,
-                };
-            }
+        self.rows = Rows::Table(alias.clone());
+        let Effect::Deleted { tree } = &step.effect else {
+            return;
+        };
+        if tree.is_empty() {
+            return;
         }
+        let cols = carried(chain, key, i + 1, tree.as_slice());
+        let picked: Vec<String> = cols.iter().map(|c| self.rows.col(c)).collect();
+        let anchor = format!(
+            "SELECT {}, 0 FROM {}{}",
+            picked.join(", "),
+            self.from.join(" "),
+            where_clause(&self.conds)
+        );
+        let name = format!("myrecode_tree{}", i + 1);
+        self.ctes.push(tree_cte(
+            schema,
+            &name,
+            &step.fk.child,
+            tree.as_slice(),
+            &cols,
+            &anchor,
+            depth_left,
+        ));
+        self.from = vec![format!("{name} AS {alias}")];
+        self.conds.clear();
+        self.rows = Rows::Tree {
+            alias,
+            columns: cols,
+        };
     }
-    let with = if ctes.is_empty() {
-        String::new()
-    } else {
-        format!("WITH RECURSIVE {} ", ctes.join(", "))
-    };
-    let log = quote::table(schema, target.log);
-    let statement = |values: &[String], conds: &[String]| {
+
+    /// The statement logging `values` (a key) of the joined rows meeting `conds` into `log`.
+    fn statement(&self, log: &str, values: &[String], conds: &[String]) -> String {
+        let with = if self.ctes.is_empty() {
+            String::new()
+        } else {
+            format!("WITH RECURSIVE {} ", self.ctes.join(", "))
+        };
         format!(
             "INSERT INTO {log} (key_bytes) {with}SELECT {} FROM {}{};",
             pack_values(values),
-            from.join(" "),
+            self.from.join(" "),
             where_clause(conds)
         )
+    }
+}
+
+/// The columns a tree at node `i` (0: the head) must carry: what its self-references and
+/// the next step read, and the key when it is the target.
+fn carried(chain: &Chain<'_>, key: &[String], i: usize, tree: &[&ForeignKey]) -> Vec<String> {
+    let mut cols = Vec::new();
+    for f in tree {
+        add_all(&mut cols, &f.referenced);
+    }
+    match chain.steps.get(i) {
+        Some(next) => add_all(&mut cols, &next.fk.referenced),
+        None => add_all(&mut cols, key),
+    }
+    cols
+}
+
+/// A key column the chain sets to the head's new value: the row moves to a new key, logged
+/// as well (the key as it will be, and the conditions that the head's values are set).
+/// `None` when no key column moves, or one is set to NULL (which fails the statement: keys
+/// are NOT NULL).
+fn moved_key(
+    chain: &Chain<'_>,
+    key: &[String],
+    joined: &Joined,
+) -> Option<(Vec<String>, Vec<String>)> {
+    let Some(Effect::Updated(set)) = chain.steps.last().map(|s| &s.effect) else {
+        return None;
     };
-    let old: Vec<String> = key.iter().map(|k| rows.col(k)).collect();
-    let mut out = vec![statement(&old, &conds)];
-    // A key column the chain sets to the head's new value: the row moves to a new key.
-    if let Some(Effect::Updated(set)) = chain.steps.last().map(|s| &s.effect) {
-        let mut new = Vec::new();
-        let mut more = conds.clone();
-        let mut moved = false;
-        for k in &key {
-            match set.iter().find(|s| &s.column == k) {
-                Some(SetColumn { from: Some(h), .. }) => {
-                    let v = format!("NEW.{}", quote::ident(h));
-                    more.push(format!("{v} IS NOT NULL"));
-                    new.push(v);
-                    moved = true;
-                }
-                // A key column set to NULL fails the statement (keys are NOT NULL).
-                Some(SetColumn { from: None, .. }) => return out,
-                None => new.push(rows.col(k)),
+    let mut new = Vec::new();
+    let mut more = joined.conds.clone();
+    let mut moved = false;
+    for k in key {
+        match set.iter().find(|s| &s.column == k) {
+            Some(SetColumn { from: Some(h), .. }) => {
+                let v = format!("NEW.{}", quote::ident(h));
+                more.push(format!("{v} IS NOT NULL"));
+                new.push(v);
+                moved = true;
             }
-        }
-        if moved {
-            out.push(statement(&new, &more));
+            Some(SetColumn { from: None, .. }) => return None,
+            None => new.push(joined.rows.col(k)),
         }
     }
-    out
+    moved.then_some((new, more))
 }
 
 /// The body (`BEGIN … END`) of the trigger before `event` on a head, logging every chain's
