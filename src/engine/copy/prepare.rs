@@ -76,7 +76,7 @@ pub async fn prepare_table(
     if let Some(done) = settle_table(conn, &ctx, job, &mut state).await? {
         return Ok((done, state));
     }
-    ensure_triggers(conn, &ctx).await?;
+    ensure_triggers(conn, ctx.plan, &ctx.names).await?;
     if plan.key.is_empty() {
         // Nothing to copy ahead: rebuilt whole under the cut-over's lock (see `rebuild`).
         events.event(&Event::Rebuilds {

@@ -16,10 +16,12 @@
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
+use crate::engine::copy::cutover::carried::after_last::{after_last, record_last};
 use crate::engine::copy::cutover::carried::cascade::logging::{
-    drop_cascade_triggers, drop_kept_cascades, restore_cascades, settle_shadow_cascades,
+    drop_cascade_triggers, drop_kept_cascades, CascadeLogging,
 };
-use crate::engine::copy::cutover::carried::under_lock::{self, after_last};
+use crate::engine::copy::cutover::carried::class::{Carried, Cut};
+use crate::engine::copy::cutover::carried::under_lock;
 use crate::engine::copy::cutover::finish::finish;
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::leftover::settle_table;
@@ -118,8 +120,7 @@ pub async fn cut_over_group(
         });
     }
     if last {
-        let reading = under_lock::reading(&g.ctxs, plans);
-        under_lock::record_last(conn, schema, job, &reading).await?;
+        record_last(conn, schema, job, &g.ctxs, plans).await?;
     }
     let pause = cut_over(
         conn,
@@ -199,7 +200,7 @@ async fn attach<'a>(
             g.finished_here = true;
             continue;
         }
-        ensure_triggers(conn, &ctx).await?;
+        ensure_triggers(conn, ctx.plan, &ctx.names).await?;
         g.ctxs.push(ctx);
         g.states.push(state);
     }
@@ -299,8 +300,12 @@ async fn restore_logging(
 ) -> Result<()> {
     let schema = g.ctxs[0].plan.schema.as_str();
     let here: Vec<&str> = g.ctxs.iter().map(|c| c.plan.table.as_str()).collect();
-    settle_shadow_cascades(conn, schema, &here).await?;
-    let again = restore_cascades(conn, schema, job, logged).await?;
+    let cut = Cut {
+        tables: &here,
+        logged,
+        ..Cut::of(schema, job)
+    };
+    let again = CascadeLogging::settle(conn, &cut).await?;
     take_states(&g.ctxs, &mut g.states, &again);
     for (ctx, state) in waiting.iter_mut() {
         take_states(
@@ -480,8 +485,12 @@ pub async fn prepare(
     if foreign_keys {
         let live = still_to_swap(conn, job, plans).await?;
         let tables: Vec<&str> = live.iter().map(|p| p.table.as_str()).collect();
-        settle_shadow_cascades(conn, schema, &tables).await?;
-        restore_cascades(conn, schema, job, plans).await?;
+        let cut = Cut {
+            tables: &tables,
+            logged: plans,
+            ..Cut::of(schema, job)
+        };
+        CascadeLogging::settle(conn, &cut).await?;
     }
     Ok(())
 }

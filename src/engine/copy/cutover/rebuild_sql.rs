@@ -7,9 +7,7 @@
 //! (`_myrecode_map<j>`: the value's MD5, the value, what it becomes), and one
 //! `INSERT … SELECT` joins every row to the maps on its stored bytes.
 
-use crate::bookkeeping::names::Names;
 use crate::db::quote;
-use crate::engine::copy::setup::sql::GATE;
 use crate::engine::copy::table::job_column::{staged_expr, JobColumn};
 
 /// The session's map of the decided values of job column `j` of the cut-over's table `i`.
@@ -157,37 +155,9 @@ pub fn unmatched_rows_sql(
     )
 }
 
-/// The three triggers of a keyless table: they log nothing (the rebuild reads the table
-/// whole), they only name the gate, so a write the cut-over's unlock releases waits for the
-/// rename as on every copied table, and read nothing of the log, so a cut-over that closes
-/// the table (dropping its log) closes it to writes as it does a logged one. `precedes`: as
-/// for [`crate::engine::copy::setup::sql::trigger_ddl`].
-pub fn gate_trigger_ddl(
-    schema: &str,
-    table: &str,
-    n: &Names,
-    precedes: &[Option<String>; 3],
-) -> [String; 3] {
-    let t = quote::table(schema, table);
-    let gate = quote::table(schema, GATE);
-    let log = quote::table(schema, &n.log);
-    let one = |i: usize, event: &str| {
-        let first = match &precedes[i] {
-            Some(other) => format!(" PRECEDES {}", quote::ident(other)),
-            None => String::new(),
-        };
-        format!(
-            "CREATE TRIGGER {} AFTER {event} ON {t} FOR EACH ROW{first} BEGIN IF 0 THEN DO (SELECT 1 FROM {gate} LIMIT 1); END IF; DO (SELECT 1 FROM {log} LIMIT 0); END",
-            quote::table(schema, &n.triggers[i])
-        )
-    };
-    [one(0, "INSERT"), one(1, "UPDATE"), one(2, "DELETE")]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bookkeeping::names::names;
     use crate::job::pause::{pause_words, REBUILD_ROWS_PER_SEC};
 
     fn job() -> Vec<JobColumn> {
@@ -245,21 +215,6 @@ mod tests {
              MD5(CONCAT_WS(0x1f, ISNULL(`s`.`t`.`tag`), CAST(`s`.`t`.`tag` AS BINARY), ISNULL(`s`.`t`.`note`), CAST(`s`.`t`.`note` AS BINARY))) \
              AS h, -1 AS d FROM `s`.`t`) AS u GROUP BY h HAVING SUM(d) <> 0) AS x"
         );
-    }
-
-    #[test]
-    fn a_keyless_tables_triggers_name_the_gate_and_read_nothing_of_the_log() {
-        let n = names("t");
-        let ddl = gate_trigger_ddl("s", "t", &n, &[None, Some("audit".into()), None]);
-        assert_eq!(
-            ddl[0],
-            format!(
-                "CREATE TRIGGER `s`.`{}` AFTER INSERT ON `s`.`t` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; DO (SELECT 1 FROM `s`.`t_myrecode_log` LIMIT 0); END",
-                n.triggers[0]
-            )
-        );
-        assert!(ddl[1].contains("AFTER UPDATE ON `s`.`t` FOR EACH ROW PRECEDES `audit` BEGIN"));
-        assert!(!ddl.iter().any(|d| d.contains("INSERT INTO")));
     }
 
     #[test]

@@ -7,10 +7,9 @@ use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::catalog::kill_query_sql;
 use crate::engine::copy::catalog::show_create_sql;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
-use crate::engine::copy::cutover::carried::cascade::logging::{
-    restore_cascades, settle_shadow_cascades,
-};
-use crate::engine::copy::cutover::carried::under_lock::{self, Carried};
+use crate::engine::copy::cutover::carried::cascade::logging::CascadeLogging;
+use crate::engine::copy::cutover::carried::class::{Carried, Cut};
+use crate::engine::copy::cutover::carried::under_lock::{self, UnderLock};
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::rebuild::Maps;
 use crate::engine::copy::cutover::rebuild::{prepare_maps, rebuild};
@@ -78,8 +77,12 @@ pub(crate) async fn cut_over(
         let mut again = under_lock::settle(conn, schema, job, false, &group).await?;
         // Cascade logging ended under the lock comes back; what went unlogged is checked again.
         if foreign_keys {
-            settle_shadow_cascades(conn, schema, &group).await?;
-            again.extend(restore_cascades(conn, schema, job, logged).await?);
+            let cut = Cut {
+                tables: &group,
+                logged,
+                ..Cut::of(schema, job)
+            };
+            again.extend(CascadeLogging::settle(conn, &cut).await?);
         }
         if attempt >= CUTOVER_ATTEMPTS {
             return Err(e.context(format!(
@@ -128,7 +131,14 @@ pub(crate) async fn try_cut_over(
         .iter()
         .map(|c| (c.plan.table.as_str(), &c.names))
         .collect();
-    let carried = Carried::record(conn, schema, job, ctxs, foreign_keys, logged).await?;
+    let group: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+    let cut = Cut {
+        ctxs,
+        tables: &group,
+        logged,
+        ..Cut::of(schema, job)
+    };
+    let carried = UnderLock::record(conn, &cut, foreign_keys).await?;
     let closes = carried.tears();
     if closes {
         make_spare_logs(conn, ctxs).await?;
@@ -139,12 +149,11 @@ pub(crate) async fn try_cut_over(
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
     lock(&mut locker, schema, &tables, &also).await?;
     let paused = Instant::now();
-    let under_lock = (&carried, closes);
+    let under_lock = (&carried, &cut, closes);
     let next = match drain(&mut locker, ctxs, job, states, maps, under_lock).await {
         Ok(drained) => drained,
         Err(e) => {
             let _ = locker.execute(UNLOCK_TABLES).await;
-            let group: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
             under_lock::settle(conn, schema, job, false, &group).await?;
             return Err(e.context("draining the change logs under the cut-over lock"));
         }
@@ -156,7 +165,7 @@ pub(crate) async fn try_cut_over(
             .await
             .context("renaming the tables")
     };
-    let release = release(conn, &mut locker, renamer_id, (schema, &tables), under_lock);
+    let release = release(conn, &mut locker, renamer_id, &tables, under_lock);
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
     if renamed.is_ok() {
@@ -278,7 +287,7 @@ async fn drain(
     job: &str,
     states: &[State],
     maps: Vec<Option<Maps>>,
-    (carried, closes): (&Carried, bool),
+    (carried, cut, closes): (&UnderLock, &Cut<'_, '_>, bool),
 ) -> Result<Vec<State>> {
     let mut next = states.to_vec();
     for ((ctx, state), maps) in ctxs.iter().zip(next.iter_mut()).zip(maps) {
@@ -295,7 +304,7 @@ async fn drain(
     }
     if !closes {
         // The constraints on the shadows: nothing the application sees moves.
-        carried.apply(locker, &ctxs[0].plan.schema).await?;
+        carried.apply(locker, cut).await?;
     }
     Ok(next)
 }
@@ -350,12 +359,13 @@ async fn release(
     conn: &mut MySqlConnection,
     locker: &mut MySqlConnection,
     renamer_id: u64,
-    (schema, tables): (&str, &[(&str, &Names)]),
-    (carried, closes): (&Carried, bool),
+    tables: &[(&str, &Names)],
+    (carried, cut, closes): (&UnderLock, &Cut<'_, '_>, bool),
 ) -> Result<()> {
+    let schema = cut.schema;
     wait_for_queued_rename(conn, locker, renamer_id).await?;
     if closes {
-        if let Err(e) = close_and_move(locker, schema, tables, carried).await {
+        if let Err(e) = close_and_move(locker, tables, carried, cut).await {
             // The sentries are still there: unlocked, the rename can only fail.
             let _ = locker.execute(UNLOCK_TABLES).await;
             return Err(e);
@@ -405,16 +415,17 @@ async fn wait_for_queued_rename(
 /// and the cascade logging move.
 async fn close_and_move(
     locker: &mut MySqlConnection,
-    schema: &str,
     tables: &[(&str, &Names)],
-    carried: &Carried,
+    carried: &UnderLock,
+    cut: &Cut<'_, '_>,
 ) -> Result<()> {
+    let schema = cut.schema;
     let logs: Vec<&Names> = tables.iter().map(|(_, n)| *n).collect();
     locker
         .execute(close_logs_sql(schema, &logs).as_str())
         .await
         .context("closing the tables for the cut-over's moves")?;
-    carried.apply(locker, schema).await?;
+    carried.apply(locker, cut).await?;
     if let Some(hold) = test_hold("MYRECODE_TEST_CLOSED_HOLD_MS") {
         // Test hook: kill tests land with the tables closed and the moves made.
         tokio::time::sleep(hold).await;

@@ -7,13 +7,12 @@ use crate::bookkeeping::names::Names;
 use crate::db::keyset::KeyColumn;
 use crate::db::{errno, quote};
 use crate::engine::copy::catalog::{is_sentry, table_exists, trigger_names};
-use crate::engine::copy::cutover::rebuild_sql::gate_trigger_ddl;
+
 use crate::engine::copy::phase::Phase;
 use crate::engine::copy::setup::sql::{
-    self, create_like_sql, drop_table_sql, gate_ddl, lock_for_triggers_sql, lock_wait_timeout_sql,
-    log_ddl, trigger_ddl, UNLOCK_TABLES,
+    self, create_like_sql, drop_table_sql, gate_ddl, gate_trigger_ddl, lock_for_triggers_sql,
+    lock_wait_timeout_sql, log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
-use crate::engine::copy::table::context::Ctx;
 use crate::engine::error::EngineError;
 use crate::engine::plan::TablePlan;
 use crate::engine::priors;
@@ -165,9 +164,12 @@ pub(crate) async fn start(
     Ok(s)
 }
 
-pub(crate) async fn ensure_triggers(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
-    let b = ctx.plan;
-    create_triggers(conn, &b.schema, &b.table, &ctx.names, &b.key).await
+pub(crate) async fn ensure_triggers(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    n: &Names,
+) -> Result<()> {
+    create_triggers(conn, &plan.schema, &plan.table, n, &plan.key).await
 }
 
 /// Creates whichever of the three triggers is missing, all under one brief `LOCK TABLES … WRITE`,

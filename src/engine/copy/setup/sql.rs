@@ -280,9 +280,37 @@ pub fn drop_existing_table_sql(schema: &str, table: &str) -> String {
     format!("DROP TABLE {}", quote::table(schema, table))
 }
 
+/// The three triggers of a keyless table: they log nothing (the rebuild reads the table
+/// whole), they only name the gate, so a write the cut-over's unlock releases waits for the
+/// rename as on every copied table, and read nothing of the log, so a cut-over that closes
+/// the table (dropping its log) closes it to writes as it does a logged one. `precedes`: as
+/// for [`crate::engine::copy::setup::sql::trigger_ddl`].
+pub fn gate_trigger_ddl(
+    schema: &str,
+    table: &str,
+    n: &Names,
+    precedes: &[Option<String>; 3],
+) -> [String; 3] {
+    let t = quote::table(schema, table);
+    let gate = quote::table(schema, GATE);
+    let log = quote::table(schema, &n.log);
+    let one = |i: usize, event: &str| {
+        let first = match &precedes[i] {
+            Some(other) => format!(" PRECEDES {}", quote::ident(other)),
+            None => String::new(),
+        };
+        format!(
+            "CREATE TRIGGER {} AFTER {event} ON {t} FOR EACH ROW{first} BEGIN IF 0 THEN DO (SELECT 1 FROM {gate} LIMIT 1); END IF; DO (SELECT 1 FROM {log} LIMIT 0); END",
+            quote::table(schema, &n.triggers[i])
+        )
+    };
+    [one(0, "INSERT"), one(1, "UPDATE"), one(2, "DELETE")]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bookkeeping::names::names;
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)
@@ -457,5 +485,20 @@ mod tests {
             any_of(&[k("a"), k("b")], 2),
             "(`a` = ? AND `b` = ?) OR (`a` = ? AND `b` = ?)"
         );
+    }
+
+    #[test]
+    fn a_keyless_tables_triggers_name_the_gate_and_read_nothing_of_the_log() {
+        let n = names("t");
+        let ddl = gate_trigger_ddl("s", "t", &n, &[None, Some("audit".into()), None]);
+        assert_eq!(
+            ddl[0],
+            format!(
+                "CREATE TRIGGER `s`.`{}` AFTER INSERT ON `s`.`t` FOR EACH ROW BEGIN IF 0 THEN DO (SELECT 1 FROM `s`.`!myrecode_gate` LIMIT 1); END IF; DO (SELECT 1 FROM `s`.`t_myrecode_log` LIMIT 0); END",
+                n.triggers[0]
+            )
+        );
+        assert!(ddl[1].contains("AFTER UPDATE ON `s`.`t` FOR EACH ROW PRECEDES `audit` BEGIN"));
+        assert!(!ddl.iter().any(|d| d.contains("INSERT INTO")));
     }
 }

@@ -6,7 +6,6 @@ use crate::bookkeeping::names::Names;
 use crate::db::quote;
 use crate::engine::columns::{columns_of, key_types};
 use crate::engine::copy::catalog::table_exists;
-use crate::engine::copy::cutover::carried::own_triggers_sql::Recode;
 use crate::engine::copy::table::decide::Decider;
 use crate::engine::copy::table::expect::{self, Target};
 use crate::engine::copy::table::job_column::JobColumn;
@@ -51,21 +50,6 @@ impl Ctx<'_> {
     }
     pub(crate) fn t(&self, name: &str) -> String {
         quote::table(&self.plan.schema, name)
-    }
-    /// How the table's texts outside its values (trigger bodies) are read: its columns'
-    /// labels (fixed, or their priors') and the collation of its targets.
-    pub(crate) fn recode(&self) -> Recode {
-        let priors = self
-            .plan
-            .columns
-            .iter()
-            .zip(&self.decider.columns)
-            .filter_map(|(c, (_, p, _))| Some((c.name.clone(), p.clone()?)))
-            .collect();
-        Recode {
-            labels: crate::engine::copy::setup::shadow::labels(self.plan, &priors),
-            collation: crate::engine::copy::setup::shadow_sql::plans_collation([self.plan]),
-        }
     }
 }
 

@@ -2,9 +2,11 @@
 //! recorded before they move, moved under the cut-over lock, put back after a cut-over that
 //! did not rename. The parents' triggers that log cascaded rows are [`crate::engine::copy::cutover::carried::cascade::logging`]'s.
 
+use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::engine::copy::catalog::table_exists;
+use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::cutover::carried::foreign_sql::{
     add_sql, collect, drop_sql, foreign_key_checks_sql, forget_sql, moves, moves_ddl, record_sql,
     recorded_sql, swap_sql, ForeignKey, Move, CONSTRAINT_ON_SQL, FOREIGN_KEYS_SQL, MOVES,
@@ -42,44 +44,9 @@ pub(crate) async fn foreign_keys(
     Ok(collect(rows))
 }
 
-/// The cut-over's moves of `tables`, recorded (replacing any earlier record of the job), so
-/// a rerun finishes or undoes them whatever instant a kill chose.
-pub(crate) async fn plan_moves(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    tables: &[(&str, &Names)],
-) -> Result<Vec<Move>> {
-    let fks = foreign_keys(conn, schema).await?;
-    let planned = moves(&fks, schema, tables);
-    if planned.is_empty() {
-        return Ok(planned);
-    }
-    conn.execute(moves_ddl(schema).as_str()).await?;
-    sqlx::query(&forget_sql(schema))
-        .bind(job)
-        .execute(&mut *conn)
-        .await?;
-    for m in &planned {
-        sqlx::query(&record_sql(schema))
-            .bind(job)
-            .bind(&m.name)
-            .bind(&m.tmp)
-            .bind(&m.schema)
-            .bind(&m.child)
-            .bind(&m.to)
-            .bind(&m.original)
-            .bind(&m.moved)
-            .execute(&mut *conn)
-            .await
-            .context("recording the foreign keys the cut-over moves")?;
-    }
-    Ok(planned)
-}
-
 /// Under the cut-over lock (every table involved held, `foreign_key_checks` off): the stand-ins
 /// on the shadows, then (the last statements before the rename) the outside children's swaps.
-pub(crate) async fn apply_moves(conn: &mut MySqlConnection, planned: &[Move]) -> Result<()> {
+async fn apply_moves(conn: &mut MySqlConnection, planned: &[Move]) -> Result<()> {
     for m in planned.iter().filter(|m| !m.outside()) {
         if !is_on(conn, &m.schema, &m.to, &m.tmp).await? {
             conn.execute(add_sql(&m.schema, &m.to, &m.moved).as_str())
@@ -116,7 +83,7 @@ async fn is_on(conn: &mut MySqlConnection, schema: &str, table: &str, name: &str
 /// name in one statement). Not swapped: the stand-ins go and the outside children get their
 /// constraints back. Whether the rename ran is read from the tables themselves (a shadow
 /// gone) when any child was swapped; otherwise the caller says (`swapped`).
-pub(crate) async fn settle_moves(
+async fn settle_moves(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
@@ -199,4 +166,70 @@ pub(crate) async fn settle_moves(
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// The foreign keys a cut-over moves: each constraint of the group's tables stood in on its
+/// shadow, and each outside child's pointed at its parent's shadow ([`Move`]).
+#[derive(Default)]
+pub(crate) struct ForeignKeys {
+    /// The moves, in the order they are applied.
+    pub(crate) moves: Vec<Move>,
+}
+
+impl Carried for ForeignKeys {
+    /// The moves of the cut-over's tables, from every foreign key of the schema.
+    async fn plan(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Self> {
+        let tables: Vec<(&str, &Names)> = (cut.ctxs.iter())
+            .map(|c| (c.plan.table.as_str(), &c.names))
+            .collect();
+        let fks = foreign_keys(conn, cut.schema).await?;
+        Ok(ForeignKeys {
+            moves: moves(&fks, cut.schema, &tables),
+        })
+    }
+
+    /// In `_myrecode_moves` (replacing any earlier record of the job), so a rerun finishes
+    /// or undoes them whatever instant a kill chose.
+    async fn record(&self, conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<()> {
+        if self.moves.is_empty() {
+            return Ok(());
+        }
+        let (schema, job) = (cut.schema, cut.job);
+        conn.execute(moves_ddl(schema).as_str()).await?;
+        sqlx::query(&forget_sql(schema))
+            .bind(job)
+            .execute(&mut *conn)
+            .await?;
+        for m in &self.moves {
+            sqlx::query(&record_sql(schema))
+                .bind(job)
+                .bind(&m.name)
+                .bind(&m.tmp)
+                .bind(&m.schema)
+                .bind(&m.child)
+                .bind(&m.to)
+                .bind(&m.original)
+                .bind(&m.moved)
+                .execute(&mut *conn)
+                .await
+                .context("recording the foreign keys the cut-over moves")?;
+        }
+        Ok(())
+    }
+
+    /// Under the cut-over lock, `foreign_key_checks` off first ([`apply_moves`]).
+    async fn apply(&self, conn: &mut MySqlConnection, _: &Cut<'_, '_>) -> Result<()> {
+        if self.moves.is_empty() {
+            return Ok(());
+        }
+        conn.execute(foreign_key_checks_sql(false).as_str()).await?;
+        apply_moves(conn, &self.moves).await
+    }
+
+    /// [`settle_moves`], `cut.renamed` saying whether the rename ran where no child of the
+    /// group tells.
+    async fn settle(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Vec<(String, State)>> {
+        settle_moves(conn, cut.schema, cut.job, cut.renamed).await?;
+        Ok(Vec::new())
+    }
 }

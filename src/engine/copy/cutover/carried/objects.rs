@@ -3,23 +3,28 @@
 //! right after its rename, settled by the next run from the record whatever instant a kill
 //! chose; then the schema's default charset, once no table of it keeps a legacy one.
 
+use crate::bookkeeping::checkpoint::State;
 use crate::db::quote;
 use crate::engine::copy::catalog::is_mariadb;
 use crate::engine::copy::catalog::table_exists;
+use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::cutover::carried::objects_sql::applied_sql;
 use crate::engine::copy::cutover::carried::objects_sql::pending_sql;
 use crate::engine::copy::cutover::carried::objects_sql::record_ddl;
 use crate::engine::copy::cutover::carried::objects_sql::record_sql;
 use crate::engine::copy::cutover::carried::objects_sql::recreate;
-use crate::engine::copy::cutover::carried::objects_sql::schema_default_sql;
-use crate::engine::copy::cutover::carried::objects_sql::LEGACY_TABLES_SQL;
 use crate::engine::copy::cutover::carried::objects_sql::OBJECTS;
 use crate::engine::copy::cutover::carried::objects_sql::SEPARATOR;
+use crate::engine::copy::cutover::carried::own_triggers::recode_of;
 use crate::engine::copy::cutover::carried::own_triggers_sql::{
     session_sql, use_sql, CONTEXT_RESET_SQL, CONTEXT_SAVE_SQL,
 };
+use crate::engine::copy::setup::shadow_sql::plans_collation;
+use crate::engine::copy::table::context::Ctx;
+use crate::engine::plan::TablePlan;
+use crate::inventory::objects::read_objects;
 use crate::inventory::objects::Kind;
-use crate::inventory::objects::{read_objects, schema_charset};
+use crate::inventory::objects::Object;
 use crate::recode::objects::Reading;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -62,52 +67,9 @@ pub async fn trial_objects(
     Ok(n)
 }
 
-/// Before the job's last cut-over: every view, routine and event holding legacy text or
-/// declaring a legacy string, recorded with the statements that recreate it in UTF-8
-/// (an object recorded by an earlier run keeps its record). Returns how many need it.
-pub async fn record_objects(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    reading: &Reading,
-) -> Result<usize> {
-    let mariadb = is_mariadb(conn).await?;
-    let objects = read_objects(conn, schema).await?;
-    let mut wanted = Vec::new();
-    for o in &objects {
-        let statements = recreate(o, reading, mariadb).map_err(|e| {
-            anyhow!("{e}. Nothing was changed. Fix: give the job's columns a fixed `source:` (the label their values have), so the schema's texts are read as they are")
-        })?;
-        if let Some(s) = statements {
-            wanted.push((o, s));
-        }
-    }
-    if wanted.is_empty() {
-        return Ok(0);
-    }
-    conn.execute(record_ddl(schema).as_str()).await?;
-    for (o, statements) in &wanted {
-        sqlx::query(&record_sql(schema))
-            .bind(job)
-            .bind(o.kind.word())
-            .bind(&o.name)
-            .bind(&o.create)
-            .bind(statements.join(SEPARATOR))
-            .bind(&o.sql_mode)
-            .execute(&mut *conn)
-            .await
-            .context("recording the views, routines and events the cut-over recreates")?;
-    }
-    Ok(wanted.len())
-}
-
 /// After the job's last rename (and by any later run): each recorded object not yet
 /// recreated is, under its own `sql_mode` and a utf8mb4 client; idempotent.
-pub(crate) async fn apply_objects(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-) -> Result<usize> {
+async fn apply_objects(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<usize> {
     if !table_exists(conn, schema, OBJECTS).await? {
         return Ok(0);
     }
@@ -143,22 +105,78 @@ pub(crate) async fn apply_objects(
     Ok(pending.len())
 }
 
-/// Once no base table of the schema (besides myrecode's own) keeps a legacy default, the
-/// schema's default becomes utf8mb4 too: tables and routines created later are UTF-8.
-pub(crate) async fn schema_default(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    collation: &str,
-) -> Result<bool> {
-    let legacy: i64 = sqlx::query_scalar(LEGACY_TABLES_SQL)
-        .bind(schema)
-        .fetch_one(&mut *conn)
-        .await?;
-    if legacy > 0 || schema_charset(conn, schema).await? == "utf8mb4" {
-        return Ok(false);
+/// The schema's views, routines and events the job's last cut-over recreates in UTF-8, each
+/// with the statements that do it.
+pub(crate) struct Objects {
+    /// Every object holding legacy text or declaring a legacy string, with its statements.
+    wanted: Vec<(Object, Vec<String>)>,
+}
+
+impl Carried for Objects {
+    /// Every object of the schema, read as the last group's copies (`cut.ctxs`, `cut.plans`)
+    /// read their texts ([`reading`]).
+    async fn plan(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Self> {
+        let reading = reading(cut.ctxs, cut.plans);
+        let mariadb = is_mariadb(conn).await?;
+        let objects = read_objects(conn, cut.schema).await?;
+        let mut wanted = Vec::new();
+        for o in objects {
+            let statements = recreate(&o, &reading, mariadb).map_err(|e| {
+                anyhow!("{e}. Nothing was changed. Fix: give the job's columns a fixed `source:` (the label their values have), so the schema's texts are read as they are")
+            })?;
+            if let Some(s) = statements {
+                wanted.push((o, s));
+            }
+        }
+        Ok(Objects { wanted })
     }
-    conn.execute(schema_default_sql(schema, collation).as_str())
-    .await
-    .context("making utf8mb4 the schema's default. Fix: the job's user needs ALTER on the schema; run the job again to finish")?;
-    Ok(true)
+
+    /// In `_myrecode_objects` before the last cut-over (an object recorded by an earlier run
+    /// keeps its record).
+    async fn record(&self, conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<()> {
+        if self.wanted.is_empty() {
+            return Ok(());
+        }
+        let (schema, job) = (cut.schema, cut.job);
+        conn.execute(record_ddl(schema).as_str()).await?;
+        for (o, statements) in &self.wanted {
+            sqlx::query(&record_sql(schema))
+                .bind(job)
+                .bind(o.kind.word())
+                .bind(&o.name)
+                .bind(&o.create)
+                .bind(statements.join(SEPARATOR))
+                .bind(&o.sql_mode)
+                .execute(&mut *conn)
+                .await
+                .context("recording the views, routines and events the cut-over recreates")?;
+        }
+        Ok(())
+    }
+
+    /// After the job's last rename: from the record, as a later run would ([`Objects::settle`]).
+    async fn apply(&self, conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<()> {
+        Self::settle(conn, cut).await.map(|_| ())
+    }
+
+    /// Each recorded object not yet recreated is ([`apply_objects`]); idempotent.
+    async fn settle(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Vec<(String, State)>> {
+        apply_objects(conn, cut.schema, cut.job).await?;
+        Ok(Vec::new())
+    }
+}
+
+/// How the schema's views, routines and events are read, from the last group's copies: the
+/// labels their texts have, and their targets' collation.
+pub(crate) fn reading(ctxs: &[Ctx<'_>], plans: &[TablePlan]) -> Reading {
+    let mut labels = Vec::new();
+    for l in ctxs.iter().flat_map(|c| recode_of(c).labels) {
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    Reading {
+        labels,
+        collation: plans_collation(plans),
+    }
 }

@@ -1,88 +1,49 @@
-//! What a group's cut-over carries across besides the rows, as one list of steps. Every class
-//! has the same shape: **planned** by a pure function, **recorded** before anything moves,
-//! **applied** at its instant, **settled** by the next run whatever instant a kill chose.
-//!
-//! | class | planned | recorded | applied | settled |
-//! |---|---|---|---|---|
-//! | foreign keys | [`crate::engine::copy::cutover::carried::foreign_sql`] | `_myrecode_moves` | under the lock | [`settle`] |
-//! | the tables' own triggers | [`crate::engine::copy::cutover::carried::own_triggers_sql`] | `_myrecode_triggers` | under the lock, last before the rename | [`settle`] |
-//! | cascade logging | [`crate::engine::copy::cutover::carried::cascade::plan`] | the triggers' bodies | under the lock | [`crate::engine::copy::cutover::carried::cascade::logging::restore_cascades`] (a chain no trigger logs is checked again) |
-//! | views, routines, events | [`crate::engine::copy::cutover::carried::objects_sql`] | `_myrecode_objects` | after the job's last rename ([`after_last`]) | [`after_last`] again |
-//! | the schema's default | — | — | after the objects | [`after_last`] again |
-//!
-//! Column definitions, generated columns, CHECKs and the table's COMMENT are not here: they
-//! are the shadow's own definition ([`crate::engine::copy::setup::shadow_sql`]), given at set-up.
+//! What a group's cut-over carries across under its lock (foreign keys, the tables' own
+//! triggers, cascade logging), planned and recorded before the lock in that order, applied
+//! under it in that order, and settled by a run after a kill.
 
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::Names;
-use crate::engine::copy::catalog::OwnTrigger;
-use crate::engine::copy::cutover::carried::cascade::logging::{apply_at_cutover, plan_at_cutover};
-use crate::engine::copy::cutover::carried::cascade::plan::AtCutover;
-use crate::engine::copy::cutover::carried::foreign::{apply_moves, plan_moves, settle_moves};
-use crate::engine::copy::cutover::carried::foreign_sql::{foreign_key_checks_sql, Move};
-use crate::engine::copy::cutover::carried::objects::{
-    apply_objects, record_objects, schema_default,
-};
-use crate::engine::copy::cutover::carried::own_triggers::{
-    apply_triggers, plan_triggers, settle_triggers,
-};
-use crate::engine::copy::cutover::carried::own_triggers_sql::Recode;
+use crate::engine::copy::cutover::carried::cascade::logging::CascadeLogging;
+use crate::engine::copy::cutover::carried::class::{planned, Carried, Cut};
+use crate::engine::copy::cutover::carried::foreign::ForeignKeys;
+use crate::engine::copy::cutover::carried::own_triggers::OwnTriggers;
 use crate::engine::copy::cutover::reopen::reopen;
-use crate::engine::copy::setup::shadow_sql::plans_collation;
-use crate::engine::copy::table::context::Ctx;
-use crate::engine::plan::TablePlan;
-use crate::recode::objects::Reading;
 use anyhow::Result;
-use sqlx::{Executor, MySqlConnection};
-use std::collections::BTreeMap;
+use sqlx::MySqlConnection;
 
 /// What one cut-over carries across under its lock, planned and recorded.
-pub(crate) struct Carried {
+pub(crate) struct UnderLock {
     /// Foreign keys whose constraints move to the shadows (or stand in on outside children).
-    moves: Vec<Move>,
+    foreign: ForeignKeys,
     /// The tables' own triggers, moved to their shadows.
-    own: Vec<OwnTrigger>,
-    /// How each table's triggers read their legacy text on the shadow.
-    recode: BTreeMap<String, Recode>,
+    own: OwnTriggers,
     /// The cascade logging the group's cut-over rewrites.
-    cascades: AtCutover,
+    cascades: CascadeLogging,
 }
 
-impl Carried {
-    /// Plans and records every class before the lock. `foreign_keys`: whether any copied
-    /// table of the job is in one; `logged`: the copies still to be swapped.
+impl UnderLock {
+    /// Plans and records every class before the lock: the foreign keys and the cascade
+    /// logging only where `foreign_keys` (some copied table of the job is in one).
     pub(crate) async fn record(
         conn: &mut MySqlConnection,
-        schema: &str,
-        job: &str,
-        ctxs: &[Ctx<'_>],
+        cut: &Cut<'_, '_>,
         foreign_keys: bool,
-        logged: &[TablePlan],
-    ) -> Result<Carried> {
-        let tables: Vec<(&str, &Names)> = ctxs
-            .iter()
-            .map(|c| (c.plan.table.as_str(), &c.names))
-            .collect();
-        let moves = if foreign_keys {
-            plan_moves(conn, schema, job, &tables).await?
+    ) -> Result<UnderLock> {
+        let foreign = if foreign_keys {
+            planned::<ForeignKeys>(conn, cut).await?
         } else {
-            Vec::new()
+            ForeignKeys::default()
         };
         let cascades = if foreign_keys {
-            let group: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
-            plan_at_cutover(conn, schema, &group, logged).await?
+            planned::<CascadeLogging>(conn, cut).await?
         } else {
-            AtCutover::default()
+            CascadeLogging::default()
         };
-        let own = plan_triggers(conn, schema, job, ctxs).await?;
-        let recode = ctxs
-            .iter()
-            .map(|c| (c.plan.table.clone(), c.recode()))
-            .collect();
-        Ok(Carried {
-            moves,
+        let own = planned::<OwnTriggers>(conn, cut).await?;
+        Ok(UnderLock {
+            foreign,
             own,
-            recode,
             cascades,
         })
     }
@@ -95,12 +56,10 @@ impl Carried {
         tables: &[(&str, &Names)],
     ) -> Vec<(&'a str, &'a str)> {
         let mut also: Vec<(&str, &str)> = Vec::new();
-        let outside = self
-            .moves
-            .iter()
+        let outside = (self.foreign.moves.iter())
             .filter(|m| m.outside())
             .map(|m| (m.schema.as_str(), m.child.as_str()))
-            .chain(self.cascades.parents().into_iter().map(|p| (schema, p)));
+            .chain((self.cascades.at_cutover.parents().into_iter()).map(|p| (schema, p)));
         for t in outside {
             if !also.contains(&t) && !tables.iter().any(|(x, _)| t == (schema, *x)) {
                 also.push(t);
@@ -115,32 +74,30 @@ impl Carried {
     /// its tables (drops their drained logs) before its first step, so that until a run
     /// settles it the application's writes to them fail instead of going through wrong.
     pub(crate) fn tears(&self) -> bool {
-        self.moves.iter().any(|m| m.outside())
-            || !self.own.is_empty()
-            || !self.cascades.statements.is_empty()
+        self.foreign.moves.iter().any(|m| m.outside())
+            || !self.own.own.is_empty()
+            || !self.cascades.at_cutover.statements.is_empty()
     }
 
     /// Under the lock, after the drains and before the rename, in order: the foreign keys,
     /// the tables' own triggers, then the cascade logging (last: the fewer milliseconds a
     /// kill could find the group's children without their cascades logged, the better).
-    pub(crate) async fn apply(&self, locker: &mut MySqlConnection, schema: &str) -> Result<()> {
-        if !self.moves.is_empty() {
-            locker
-                .execute(foreign_key_checks_sql(false).as_str())
-                .await?;
-            apply_moves(locker, &self.moves).await?;
-        }
-        if !self.own.is_empty() {
-            apply_triggers(locker, schema, &self.own, &self.recode).await?;
-        }
-        apply_at_cutover(locker, schema, &self.cascades).await
+    pub(crate) async fn apply(
+        &self,
+        locker: &mut MySqlConnection,
+        cut: &Cut<'_, '_>,
+    ) -> Result<()> {
+        self.foreign.apply(locker, cut).await?;
+        self.own.apply(locker, cut).await?;
+        self.cascades.apply(locker, cut).await
     }
 }
 
 /// Settles what a cut-over left of its foreign-key and trigger moves, from their records:
 /// `renamed` says whether the rename ran (then every table of the group is swapped). Then,
 /// and only then, opens those of `tables` a cut-over closed and did not rename; returns the
-/// ones sent back to their check, with their checkpoints ([`reopen`]).
+/// ones sent back to their check, with their checkpoints ([`reopen`]). The cascade logging
+/// is settled apart ([`CascadeLogging::settle`]): it needs the copies still logged.
 pub(crate) async fn settle(
     conn: &mut MySqlConnection,
     schema: &str,
@@ -148,44 +105,12 @@ pub(crate) async fn settle(
     renamed: bool,
     tables: &[&str],
 ) -> Result<Vec<(String, State)>> {
-    settle_moves(conn, schema, job, renamed).await?;
-    settle_triggers(conn, schema, job).await?;
+    let cut = Cut {
+        tables,
+        renamed,
+        ..Cut::of(schema, job)
+    };
+    ForeignKeys::settle(conn, &cut).await?;
+    OwnTriggers::settle(conn, &cut).await?;
     reopen(conn, schema, job, tables).await
-}
-
-/// How the schema's views, routines and events are read, from the last group's copies.
-pub(crate) fn reading(ctxs: &[Ctx<'_>], plans: &[TablePlan]) -> Reading {
-    let mut labels = Vec::new();
-    for l in ctxs.iter().flat_map(|c| c.recode().labels) {
-        if !labels.contains(&l) {
-            labels.push(l);
-        }
-    }
-    Reading {
-        labels,
-        collation: plans_collation(plans),
-    }
-}
-
-/// Before the job's last cut-over: the views, routines and events to recreate, recorded.
-pub(crate) async fn record_last(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    reading: &Reading,
-) -> Result<()> {
-    record_objects(conn, schema, job, reading).await.map(|_| ())
-}
-
-/// After the job's last rename, or by the run after it: the recorded views, routines and
-/// events recreated in UTF-8, then the schema's default.
-pub(crate) async fn after_last(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    job: &str,
-    plans: &[TablePlan],
-) -> Result<()> {
-    apply_objects(conn, schema, job).await?;
-    schema_default(conn, schema, &plans_collation(plans)).await?;
-    Ok(())
 }

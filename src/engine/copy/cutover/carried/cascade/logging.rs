@@ -16,6 +16,7 @@ use crate::engine::copy::cutover::carried::cascade::plan::{
 use crate::engine::copy::cutover::carried::cascade::sql::{
     CASCADE_TRIGGERS_SQL, LEFT_CASCADE_TRIGGERS_SQL, SCHEMA_TRIGGERS_SQL,
 };
+use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::cutover::carried::foreign::foreign_keys;
 use crate::engine::copy::cutover::carried::foreign_sql::ForeignKey;
 use crate::engine::copy::cutover::swapped::still_to_swap;
@@ -199,36 +200,6 @@ pub(crate) async fn drop_kept_cascades(
     Ok(())
 }
 
-/// What the cut-over of `group` does with the cascade-logging triggers (planned before its
-/// lock): `plans` are the copies still to be swapped, the group's among them.
-pub(crate) async fn plan_at_cutover(
-    conn: &mut MySqlConnection,
-    schema: &str,
-    group: &[&str],
-    plans: &[TablePlan],
-) -> Result<AtCutover> {
-    let fks = foreign_keys(conn, schema).await?;
-    let logs: Vec<Names> = plans.iter().map(|p| names(&p.table)).collect();
-    let present = present(conn, schema).await?;
-    at_cutover(&fks, schema, group, &targets(plans, &logs), &present).map_err(too_many)
-}
-
-/// Under the cut-over lock: this group's copies no longer logged by heads outside it, and its
-/// heads' logging of later copies put on their shadows.
-pub(crate) async fn apply_at_cutover(
-    locker: &mut MySqlConnection,
-    schema: &str,
-    plan: &AtCutover,
-) -> Result<()> {
-    for sql in &plan.statements {
-        locker
-            .execute(sql.as_str())
-            .await
-            .with_context(|| format!("moving the cascade logging in {schema} at the cut-over"))?;
-    }
-    Ok(())
-}
-
 /// Drops the cascade-logging triggers of every table in `schema` that has them (after the
 /// job's last cut-over, or when the job is aborted, before any change log goes).
 pub(crate) async fn drop_cascade_triggers(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
@@ -241,4 +212,56 @@ pub(crate) async fn drop_cascade_triggers(conn: &mut MySqlConnection, schema: &s
             .await?;
     }
     Ok(())
+}
+
+/// The cascade logging a group's cut-over rewrites ([`AtCutover`]): this group's copies no
+/// longer logged by heads outside it, and its heads' logging of later copies put on their
+/// shadows. Its record is the triggers themselves.
+#[derive(Default)]
+pub(crate) struct CascadeLogging {
+    /// The statements, in order, and the parents they stop logging.
+    pub(crate) at_cutover: AtCutover,
+}
+
+impl Carried for CascadeLogging {
+    /// From every foreign key and cascade trigger of the schema: `cut.logged` are the copies
+    /// still to be swapped, the group's (`cut.ctxs`) among them.
+    async fn plan(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Self> {
+        let schema = cut.schema;
+        let group: Vec<&str> = cut.ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+        let fks = foreign_keys(conn, schema).await?;
+        let logs: Vec<Names> = cut.logged.iter().map(|p| names(&p.table)).collect();
+        let present = present(conn, schema).await?;
+        let at_cutover = at_cutover(&fks, schema, &group, &targets(cut.logged, &logs), &present)
+            .map_err(too_many)?;
+        Ok(CascadeLogging { at_cutover })
+    }
+
+    /// Nothing: the triggers on the server are the record ([`restore_cascades`] reads them).
+    async fn record(&self, _: &mut MySqlConnection, _: &Cut<'_, '_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// Under the cut-over lock, the last of what it moves: the fewer milliseconds a kill could
+    /// find the group's children without their cascades logged, the better.
+    async fn apply(&self, conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<()> {
+        for sql in &self.at_cutover.statements {
+            conn.execute(sql.as_str()).await.with_context(|| {
+                format!(
+                    "moving the cascade logging in {} at the cut-over",
+                    cut.schema
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The copy's triggers a cut-over that did not rename left on the shadows of
+    /// `cut.tables` dropped ([`settle_shadow_cascades`]), then every cascade into the copies
+    /// still to be swapped among `cut.logged` logged again ([`restore_cascades`]): returns
+    /// those sent back to their check.
+    async fn settle(conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<Vec<(String, State)>> {
+        settle_shadow_cascades(conn, cut.schema, cut.tables).await?;
+        restore_cascades(conn, cut.schema, cut.job, cut.logged).await
+    }
 }
