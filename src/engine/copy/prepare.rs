@@ -11,11 +11,11 @@ use crate::engine::copy::myisam::faults;
 use crate::engine::copy::myisam::restarts;
 use crate::engine::copy::phase::Phase;
 use crate::engine::copy::setup::change_log::{ensure_triggers, start};
-use crate::engine::copy::setup::sql;
 use crate::engine::copy::table::batches::Copy;
 use crate::engine::copy::table::context::{context, Ctx};
 use crate::engine::copy::table::copier::Pipeline;
 use crate::engine::copy::table::parallel;
+use crate::engine::copy::table::read_sql;
 use crate::engine::copy::table::stage::create_stage;
 use crate::engine::copy::table::trailing;
 use crate::engine::error::EngineError;
@@ -44,7 +44,7 @@ pub async fn prepare_table(
 ) -> Result<(TableOutcome, State)> {
     let schema = plan.schema.as_str();
     let n = names(&plan.table);
-    conn.execute(sql::REPEATABLE_READ).await?;
+    conn.execute(read_sql::REPEATABLE_READ).await?;
     let state = match checkpoint::load(conn, schema, job, &plan.table).await? {
         Some(s) if s.fingerprint != plan.fingerprint => {
             return Err(EngineError::JobEdited {
@@ -91,7 +91,7 @@ pub async fn prepare_table(
     }
     let trailing = if Phase::of(&state) == Phase::Copying && state.last_key.is_none() {
         let mut conn = cfg.connect_one().await?;
-        conn.execute(sql::REPEATABLE_READ).await?;
+        conn.execute(read_sql::REPEATABLE_READ).await?;
         Some(trailing::Trailing::new(conn))
     } else {
         None
@@ -151,8 +151,8 @@ async fn forget_uncheckpointed(
         .last_key
         .as_deref()
         .and_then(crate::bookkeeping::keycodec::unpack);
-    let (cond, binds) = sql::key_range(&ctx.plan.key, last.as_deref(), None);
-    let delete = sql::delete_where_sql(&ctx.plan.schema, &ctx.names.shadow, &cond);
+    let (cond, binds) = read_sql::key_range(&ctx.plan.key, last.as_deref(), None);
+    let delete = read_sql::delete_where_sql(&ctx.plan.schema, &ctx.names.shadow, &cond);
     crate::engine::read::bind_all(sqlx::query(&delete), &binds)
         .execute(&mut *conn)
         .await

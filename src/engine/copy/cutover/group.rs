@@ -30,9 +30,9 @@ use crate::engine::copy::cutover::swapped::still_to_swap;
 use crate::engine::copy::myisam::faults::{recheck_if_restarted, settle_shadow};
 use crate::engine::copy::phase::{Phase, DRAIN_BEFORE_CUTOVER};
 use crate::engine::copy::setup::change_log::ensure_triggers;
-use crate::engine::copy::setup::sql;
 use crate::engine::copy::table::check_again::check_now;
 use crate::engine::copy::table::context::{context, Ctx};
+use crate::engine::copy::table::read_sql;
 use crate::engine::copy::table::replay::{log_len, replay_some};
 use crate::engine::copy::table::stage::create_stage;
 use crate::engine::events::{Event, Events};
@@ -88,7 +88,7 @@ pub async fn cut_over_group(
     };
     let schema = first.schema.as_str();
     let last = group.later.is_empty();
-    conn.execute(sql::REPEATABLE_READ).await?;
+    conn.execute(read_sql::REPEATABLE_READ).await?;
     settle_leftover_cutover(conn, schema).await?;
     let mut g = attach(conn, job, plans).await?;
     // The rename swaps all or none: with none left to swap, it ran.

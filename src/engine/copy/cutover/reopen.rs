@@ -5,8 +5,8 @@
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::engine::copy::catalog::table_exists;
+use crate::engine::copy::cutover::swap_sql::reopen_log_sql;
 use crate::engine::copy::myisam::engines::has_transactions;
-use crate::engine::copy::setup::sql::reopen_log_sql;
 use crate::engine::copy::table::check_again::{check_again, checked_before};
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};

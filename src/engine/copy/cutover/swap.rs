@@ -17,10 +17,9 @@ use crate::engine::copy::cutover::swap_sql::{
     auto_increment_sql, cutover_lock_sql, drop_sentries_sql, rename_sql, sentry_ddl,
     AUTOCOMMIT_OFF, COMMIT, CONNECTION_ID_SQL, RENAME_QUEUED_SQL,
 };
+use crate::engine::copy::cutover::swap_sql::{close_logs_sql, spare_log_ddl};
 use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
-use crate::engine::copy::setup::sql::{
-    close_logs_sql, lock_wait_timeout_sql, spare_log_ddl, UNLOCK_TABLES,
-};
+use crate::engine::copy::setup::sql::{lock_wait_timeout_sql, UNLOCK_TABLES};
 use crate::engine::copy::table::check_again::check_now;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::{log_len, replay_chunk, replay_some};

@@ -6,6 +6,7 @@ use crate::bookkeeping::checkpoint::{CHECKPOINT, QUARANTINE};
 use crate::bookkeeping::names::Names;
 use crate::db::quote;
 use crate::engine::copy::catalog::SENTRY_COMMENT;
+use crate::engine::copy::setup::sql::log_ddl;
 use crate::engine::copy::setup::sql::{GATE, GATE_SWAP};
 
 /// Marks our statements in the process list, so a rerun can find a rename left queued.
@@ -102,6 +103,34 @@ pub fn rename_sql(schema: &str, tables: &[(&str, &Names)], closed: bool) -> Stri
     format!("RENAME {MARK} TABLE {}", pairs.join(", "))
 }
 
+/// Creates the change log's spare (see [`Names::spare_log`]) if it is missing.
+pub fn spare_log_ddl(schema: &str, n: &Names) -> String {
+    log_ddl(schema, n).replacen(
+        &quote::table(schema, &n.log),
+        &quote::table(schema, &n.spare_log),
+        1,
+    )
+}
+
+/// Closes the tables of a cut-over under its lock: their drained logs go, so until the
+/// rename (or until a run settles a rename that failed) every write to them fails, its
+/// trigger finding no log (1146), instead of going through a half-moved schema.
+pub fn close_logs_sql(schema: &str, tables: &[&Names]) -> String {
+    let logs: Vec<String> = tables
+        .iter()
+        .map(|n| quote::table(schema, &n.log))
+        .collect();
+    format!("DROP TABLE {}", logs.join(", "))
+}
+
+/// Opens a table a cut-over closed and did not rename: the spare takes the log's name.
+pub fn reopen_log_sql(schema: &str, n: &Names) -> String {
+    format!(
+        "RENAME TABLE {} TO {}",
+        quote::table(schema, &n.spare_log),
+        quote::table(schema, &n.log)
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +182,24 @@ mod tests {
         assert_eq!(mark_pattern(), "%myrecode cut-over%");
         assert!(rename_sql("s", &[("t", &names("t"))], false)
             .contains(&mark_pattern().replace('%', "")));
+    }
+
+    #[test]
+    fn a_closed_tables_log_goes_and_its_spare_comes_back() {
+        let n = crate::bookkeeping::names::names("t");
+        assert_eq!(
+            spare_log_ddl("s", &n),
+            "CREATE TABLE IF NOT EXISTS `s`.`t_myrecode_log2` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+        );
+        let m = crate::bookkeeping::names::names("ё`");
+        assert_eq!(
+            close_logs_sql("s", &[&n, &m]),
+            "DROP TABLE `s`.`t_myrecode_log`, `s`.`ё``_myrecode_log`"
+        );
+        assert_eq!(
+            reopen_log_sql("s", &m),
+            "RENAME TABLE `s`.`ё``_myrecode_log2` TO `s`.`ё``_myrecode_log`"
+        );
     }
 }

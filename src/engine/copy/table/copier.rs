@@ -4,12 +4,12 @@
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{locked_batch, Ahead, Locked};
 use crate::engine::copy::table::parallel::{copy_wide, Wide};
 use crate::engine::copy::table::read_ahead::{make_ready, read_decided};
+use crate::engine::copy::table::read_sql::key_range;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::stage::clear_stage;
 use crate::engine::copy::table::trailing::hand_over;

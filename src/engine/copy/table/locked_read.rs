@@ -2,9 +2,9 @@
 //! with only the rows replayed since read again: what a copy step writes.
 
 use crate::bookkeeping::keycodec;
-use crate::engine::copy::setup::sql::{any_of, read_locked_sql};
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::expect::{self, Expected, Target};
+use crate::engine::copy::table::read_sql::{any_of, read_locked_sql};
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::recoded::Decisions;
 use crate::engine::copy::table::watermark;

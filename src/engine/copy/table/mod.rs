@@ -14,6 +14,7 @@ pub mod locked_read;
 pub mod named_values;
 pub mod parallel;
 pub mod read_ahead;
+pub mod read_sql;
 pub mod ready;
 pub mod recoded;
 pub mod replay;

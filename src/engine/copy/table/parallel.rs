@@ -24,13 +24,13 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::phase::Phase;
-use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{locked_batch, Ahead, Locked};
 use crate::engine::copy::table::read_ahead::{
     make_ready, read_decided, spawn_read_ahead, split, Part,
 };
+use crate::engine::copy::table::read_sql::key_range;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::stage::{clear_stage, create_stage};
 use crate::engine::copy::table::trailing::hand_over;
@@ -160,7 +160,7 @@ pub(crate) async fn writers(
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let mut c = cfg.connect_one().await?;
-        c.execute(crate::engine::copy::setup::sql::READ_COMMITTED)
+        c.execute(crate::engine::copy::table::read_sql::READ_COMMITTED)
             .await?;
         create_stage(&mut c, ctx).await?;
         out.push(c);

@@ -2,11 +2,11 @@
 //! ranges its streams write.
 
 use crate::db::keyset;
-use crate::engine::copy::setup::sql::key_range;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::decide::Decider;
 use crate::engine::copy::table::expect::Target;
 use crate::engine::copy::table::locked_read::{sum_targets, Ahead};
+use crate::engine::copy::table::read_sql::key_range;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::recoded::Decisions;
 use crate::engine::read::{self, bind_all, fetch_stored, Key, Stored};

@@ -2,10 +2,10 @@
 
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::keycodec;
-use crate::engine::copy::setup::sql::{any_of, count_sql, log_delete_sql, log_read_sql};
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::locked_read::read_locked;
 use crate::engine::copy::table::locked_read::KEYS_PER_CHUNK;
+use crate::engine::copy::table::read_sql::{any_of, count_sql, log_delete_sql, log_read_sql};
 use crate::engine::copy::table::stage::clear_stage;
 use crate::engine::copy::table::watermark::{self, Fate, Marks};
 use crate::engine::copy::table::write::copy_rows;

@@ -4,12 +4,12 @@
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::keycodec;
-use crate::engine::copy::setup::sql::{any_of, key_range, log_read_sql};
 use crate::engine::copy::table::checker::{
     compare, compare_by_sums, queue_for_replay, MAX_CHANGED, MAX_LEFT_OUT,
 };
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::expect::{self, Expected};
+use crate::engine::copy::table::read_sql::{any_of, key_range, log_read_sql};
 use crate::engine::read::{bind_all, Key};
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection, Row};

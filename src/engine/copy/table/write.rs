@@ -4,11 +4,11 @@
 
 use crate::bookkeeping::quarantine;
 use crate::db::errno;
-use crate::engine::copy::setup::sql::delete_where_sql;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::decide::Decided;
 use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{decide_rows, expected_of, read_locked};
+use crate::engine::copy::table::read_sql::delete_where_sql;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::write_sql::{stage_delete_sql, stage_insert_sql};
 use crate::engine::error::EngineError;

@@ -2,9 +2,10 @@
 
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::names::names;
+use crate::db::quote;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
-use crate::engine::copy::setup::sql::{drop_existing_table_sql, drop_table_sql, drop_trigger_sql};
+use crate::engine::copy::setup::sql::{drop_table_sql, drop_trigger_sql};
 use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -80,4 +81,22 @@ pub async fn cleanup_table(
         }
     }
     Ok(dropped)
+}
+
+/// `DROP TABLE` of a table that must be there: gone, it is an error, not a silent success.
+pub fn drop_existing_table_sql(schema: &str, table: &str) -> String {
+    format!("DROP TABLE {}", quote::table(schema, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_original_is_dropped_only_if_it_is_there() {
+        assert_eq!(
+            drop_existing_table_sql("s", "таблица_myrecode_old"),
+            "DROP TABLE `s`.`таблица_myrecode_old`"
+        );
+    }
 }
