@@ -1,4 +1,5 @@
-//! A group's cut-over: its tables locked, drained and renamed at once, with what is carried across.
+//! A group's cut-over: its tables locked, drained and renamed at once, with what is carried
+//! across (see `README.md` here).
 
 pub mod carried;
 pub mod finish;

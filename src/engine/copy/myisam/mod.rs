@@ -1,4 +1,4 @@
-//! Copied tables without transactions (MyISAM, Aria) across faults.
+//! Copied tables without transactions (MyISAM, Aria) across faults (see `README.md` here).
 
 pub mod engines;
 pub mod faults;

@@ -1,4 +1,5 @@
-//! A copy's set-up: the shadow with the target definitions, the change log and its triggers.
+//! A copy's set-up: the shadow with the target definitions, the change log and its triggers
+//! (see `README.md` here).
 
 pub mod change_log;
 pub mod shadow;

@@ -1,4 +1,5 @@
-//! One table's copy: its rows decided, written, checked and replayed, batch by batch.
+//! One table's copy, batch by batch: its rows decided, written, checked and replayed (see
+//! `README.md` here).
 
 pub mod batches;
 pub mod check_again;
