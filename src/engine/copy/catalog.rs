@@ -38,6 +38,7 @@ pub(crate) async fn table_comment(
         .context("reading information_schema.TABLES")
 }
 
+/// Whether `schema`.`name` is there (a table or a view).
 pub(crate) async fn table_exists(
     conn: &mut MySqlConnection,
     schema: &str,
@@ -55,6 +56,7 @@ pub(crate) async fn is_sentry(
     Ok(table_comment(conn, schema, name).await?.as_deref() == Some(SENTRY_COMMENT))
 }
 
+/// The names of the triggers on `schema`.`table`, ours and the application's.
 pub(crate) async fn trigger_names(
     conn: &mut MySqlConnection,
     schema: &str,

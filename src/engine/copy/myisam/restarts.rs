@@ -60,6 +60,7 @@ pub(crate) async fn record_start(
     record(conn, job, schema, table, started).await
 }
 
+/// Records on the table's checkpoint row the start of the server it was compared on.
 pub(crate) async fn record(
     conn: &mut MySqlConnection,
     job: &str,

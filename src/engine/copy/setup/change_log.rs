@@ -164,6 +164,7 @@ pub(crate) async fn start(
     Ok(s)
 }
 
+/// Creates whichever change-log trigger a resumed copy of `plan` is missing.
 pub(crate) async fn ensure_triggers(
     conn: &mut MySqlConnection,
     plan: &TablePlan,

@@ -18,6 +18,7 @@ use sqlx::{Acquire, MySqlConnection, Row};
 /// Changed keys beyond which a batch is left to the server-side comparison: the change log's
 /// backlog read, and the rows left out of the sums (each one more term in their condition).
 pub(crate) const MAX_CHANGED: usize = 2000;
+/// Rows a batch's sums may leave out (see [`MAX_CHANGED`]).
 pub(crate) const MAX_LEFT_OUT: usize = 200;
 
 /// One batch of a comparison in key order: how many source rows were read, the last key,

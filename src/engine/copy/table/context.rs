@@ -45,9 +45,11 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The job columns' names, in the plan's order.
     pub(crate) fn job_names(&self) -> Vec<String> {
         self.plan.columns.iter().map(|c| c.name.clone()).collect()
     }
+    /// `name` quoted in the table's schema.
     pub(crate) fn t(&self, name: &str) -> String {
         quote::table(&self.plan.schema, name)
     }
@@ -75,6 +77,7 @@ async fn others(
     Ok(out)
 }
 
+/// Reads what a run needs to know of `plan`'s table (see [`Ctx`]), its priors from `state`.
 pub(crate) async fn context<'a>(
     conn: &mut MySqlConnection,
     plan: &'a TablePlan,

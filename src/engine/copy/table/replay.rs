@@ -143,6 +143,7 @@ pub(crate) async fn replay_some(
     Ok(done)
 }
 
+/// How many keys the copy's change log holds.
 pub(crate) async fn log_len(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<i64> {
     let sql = count_sql(&ctx.plan.schema, &ctx.names.log);
     Ok(sqlx::query_scalar(&sql).fetch_one(conn).await?)
