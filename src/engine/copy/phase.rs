@@ -54,7 +54,7 @@ pub(crate) fn most_rows(writers: usize) -> usize {
 pub const DRAIN_BEFORE_CUTOVER: i64 = 50;
 
 /// Rows a copy step takes at most, shared among its streams, where it locks no row the
-/// application writes ([`Batches::most_rows`]). One stream on lock mode 1 under a writer,
+/// application writes ([`crate::engine::batch::Batches::most_rows`]). One stream on lock mode 1 under a writer,
 /// 1M rows, 3 alternating pairs by hand: 6.6-7.2 s at 40,000 rows a step against 6.8-7.3 s
 /// at 20,000 (fewer steps' gaps; 2.5%, inside the machine's noise), peak RSS 73-76 MiB
 /// against 59-61.

@@ -29,7 +29,7 @@ use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
 /// Runs (or resumes) the copy of one table until it is ready for the cut-over (copied,
-/// checked, its log nearly drained; [`group::cut_over_group`] swaps each group's tables together),
+/// checked, its log nearly drained; [`crate::engine::copy::cutover::group::cut_over_group`] swaps each group's tables together),
 /// or until asked to stop. A table already swapped comes back done.
 #[allow(clippy::too_many_arguments)]
 pub async fn prepare_table(

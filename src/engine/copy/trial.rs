@@ -14,7 +14,7 @@ use crate::engine::priors;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection};
 
-/// Every copied table's shadow tried ([`trial`]), then, when every one passed, the schema's
+/// Every copied table's shadow tried (`trial`), then, when every one passed, the schema's
 /// views, routines and events ([`crate::engine::copy::cutover::carried::objects::trial_objects`]): each refusal with the
 /// table it concerns (`None`: the schema's objects); none when all would be carried over.
 pub async fn trial_job(

@@ -7,7 +7,7 @@
 //! the earlier ones' triggers keep logging. Here the group's logs (and those of the groups
 //! after it, which wait their turn) are replayed in turn until the group's are nearly drained
 //! (and, with `cutover: manual`, until `myrecode cutover` names it), then
-//! [`crate::engine::copy::cutover::swap::cut_over`] locks the group's tables, drains their logs and renames every
+//! `swap::cut_over` locks the group's tables, drains their logs and renames every
 //! pair at once. A kill before the rename leaves every original of the group in place (the
 //! sentries make a late rename fail); after it, every table of the group is swapped, and a
 //! rerun finishes each. What several groups share (the gate, the cascade-logging triggers,

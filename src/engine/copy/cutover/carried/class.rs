@@ -1,5 +1,5 @@
-//! The shape every class carried across a cut-over has ([`Carried`]), and the cut-over it is
-//! carried across ([`Cut`]).
+//! The shape every class carried across a cut-over has (`Carried`), and the cut-over it is
+//! carried across (`Cut`).
 
 use crate::bookkeeping::checkpoint::State;
 use crate::engine::copy::table::context::Ctx;

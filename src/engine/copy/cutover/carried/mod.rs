@@ -1,4 +1,4 @@
-//! What a cut-over carries across besides the rows: one [`class::Carried`] per class,
+//! What a cut-over carries across besides the rows: one `class::Carried` per class,
 //! planned, recorded, applied, settled (see `README.md` here).
 
 pub mod after_last;
