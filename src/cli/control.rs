@@ -109,7 +109,7 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
         for g in &order {
             let mut all = true;
             for t in &g.tables {
-                all &= copy::group::swapped(&mut conn, &job.schema, &id, t).await?;
+                all &= copy::swapped(&mut conn, &job.schema, &id, t).await?;
             }
             swapped.push(all);
         }

@@ -197,7 +197,7 @@ fn tried_on_server(
                 fix.trim_end_matches('.'),
             )
         };
-        for (table, e) in crate::engine::copy::shadow::trial_job(&mut c, &ready).await {
+        for (table, e) in crate::engine::copy::trial_job(&mut c, &ready).await {
             let path = match table {
                 Some(t) => format!(
                     "tables[{}].columns",

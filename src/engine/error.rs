@@ -111,7 +111,7 @@ pub enum EngineError {
         schema: String,
     },
     /// The cascading actions from one table reach the job's copied tables by more chains than
-    /// one trigger logs ([`crate::engine::copy::cascade_chains::MAX_CHAINS`]).
+    /// one trigger logs ([`crate::engine::copy::cutover::carried::cascade::chains::MAX_CHAINS`]).
     #[error(
         "an {event} on '{table}' cascades into the job's copied tables by more than {limit} chains of foreign keys \
          (cycles of ON DELETE CASCADE through several tables multiply them): this build logs at most {limit}, and nothing was copied. \
@@ -129,7 +129,7 @@ pub enum EngineError {
     /// A table's rows cannot be read by its key: a MyISAM or Aria table's index out of step
     /// with its rows after a server crash, which the server repairs on open only once the
     /// table is marked crashed (seen under the fault tests: 1032 on every rerun). The run
-    /// checks and repairs such a table itself ([`super::copy::repair`]); this is its stop when
+    /// checks and repairs such a table itself ([`super::copy::myisam::index_repair`]); this is its stop when
     /// its check finds nothing to repair or its repair does not end in OK.
     #[error(
         "table '{table}': the server cannot read its rows by key ({detail}): a MyISAM or Aria table's index \

@@ -1,7 +1,7 @@
 //! Drives a job: checks it against the live schema, rehearses or executes each table (in place or by online copy), retries transient failures.
 
 use super::copy;
-use super::copy::repair::{after_failure, after_restart};
+use super::copy::{after_failure, after_restart};
 use super::error::EngineError;
 use super::events::{Committed, Event, Events};
 use super::inplace;
@@ -317,11 +317,7 @@ pub async fn run(
     // for it again at every start (a resumed run must reach its cut-over at once); there a
     // shadow the server refuses stops its table before any of its rows is copied.
     if !opts.execute {
-        if let Some((_, e)) = copy::shadow::trial_job(&mut conn, &plans)
-            .await
-            .into_iter()
-            .next()
-        {
+        if let Some((_, e)) = copy::trial_job(&mut conn, &plans).await.into_iter().next() {
             return Err(e);
         }
         let copies: Vec<(&str, &str)> = plans
@@ -330,7 +326,7 @@ pub async fn run(
             .map(|p| (p.schema.as_str(), p.table.as_str()))
             .collect();
         let text = rehearsal(&planned, job)
-            + &copy::streams::rehearsal_lines(&mut conn, &copies).await?
+            + &copy::rehearsal_lines(&mut conn, &copies).await?
             + &replicas::rehearsal_lines(&surveyed.0, job);
         events.event(&Event::Rehearsal { text: &text });
         return Ok(Outcome::Rehearsed {

@@ -79,7 +79,7 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
             // A cut-over drops its drained logs under its lock and renames the spares into
             // their place: between the listing above and this count the log may be gone for
             // that instant (1146), which is no failure of `status`; it has then no backlog.
-            let n: i64 = match sqlx::query_scalar(&copy::sql::count_sql(schema, &log))
+            let n: i64 = match sqlx::query_scalar(&copy::count_sql(schema, &log))
                 .fetch_one(&mut *conn)
                 .await
             {

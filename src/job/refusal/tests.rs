@@ -133,7 +133,7 @@ fn a_plain_innodb_table_is_refused_nothing() {
 
 #[test]
 fn own_triggers_refuse_neither_strategy() {
-    // The copy carries them across the cut-over (`engine::copy::own_triggers`).
+    // The copy carries them across the cut-over (`engine::copy::cutover::carried::own_triggers`).
     let mut t = posts();
     t.triggers = vec![trigger("audit")];
     t.triggers

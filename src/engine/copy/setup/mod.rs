@@ -1,0 +1,7 @@
+//! A copy's set-up: the shadow with the target definitions, the change log and its triggers
+//! (see `README.md` here).
+
+pub mod change_log;
+pub mod shadow;
+pub mod shadow_sql;
+pub mod sql;

@@ -1,0 +1,173 @@
+//! What a copy finds out about its table before it writes: columns, key types, target
+//! charsets, which values the server may convert, the decider; and the catalog lookups.
+
+use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::names::Names;
+use crate::db::quote;
+use crate::engine::columns::{columns_of, key_types};
+use crate::engine::copy::catalog::table_exists;
+use crate::engine::copy::table::decide::Decider;
+use crate::engine::copy::table::expect::{self, Target};
+use crate::engine::copy::table::job_column::JobColumn;
+use crate::engine::copy::table::named_values;
+use crate::engine::plan::TablePlan;
+use crate::engine::servercodec::{self, ServerCodec};
+use crate::recode::short_values::Remembered;
+use crate::recode::value::Source;
+use anyhow::Result;
+use sqlx::MySqlConnection;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a run found out about the table's columns and names.
+pub(crate) struct Ctx<'a> {
+    pub(crate) plan: &'a TablePlan,
+    pub(crate) names: Names,
+    /// Every stored (non-generated) column, copied by the server.
+    pub(crate) all_columns: Vec<String>,
+    /// Job columns, in the plan's order.
+    pub(crate) job_columns: Vec<JobColumn>,
+    /// Key columns' definitions, for the staging table.
+    pub(crate) key_types: Vec<String>,
+    /// Each job column's charset in the shadow (`None`: binary), for the check pass.
+    pub(crate) target_charsets: Vec<Option<String>>,
+    /// Decides values (shared with the read-ahead's blocking thread).
+    pub(crate) decider: Arc<Decider>,
+    /// How each job column's shadow bytes follow from a decision, when they do for every
+    /// column (the check then sums the decisions, [`crate::engine::copy::table::expect`]).
+    pub(crate) targets: Option<Vec<Target>>,
+    /// Whether the key is integers, so rows can be named by key in the copy's statement
+    /// ([`crate::engine::copy::table::named_values`]).
+    pub(crate) named: bool,
+    /// Per job column, per other charset ([`Decider::others`]), which of its bytes the
+    /// column's default charset holds ([`ServerCodec::holds`]; empty without a default).
+    pub(crate) holds: Vec<Vec<[bool; 256]>>,
+}
+
+impl Ctx<'_> {
+    /// The job columns' names, in the plan's order.
+    pub(crate) fn job_names(&self) -> Vec<String> {
+        self.plan.columns.iter().map(|c| c.name.clone()).collect()
+    }
+    /// `name` quoted in the table's schema.
+    pub(crate) fn t(&self, name: &str) -> String {
+        quote::table(&self.plan.schema, name)
+    }
+}
+
+/// Every legacy charset whose conversion the server gives as our codec does, probed once
+/// (`probed` caches what the job columns' defaults already asked); none when no job column
+/// is text.
+async fn others(
+    conn: &mut MySqlConnection,
+    probed: &mut HashMap<&'static str, Option<ServerCodec>>,
+    job_columns: &[JobColumn],
+) -> Result<Vec<ServerCodec>> {
+    if job_columns.iter().all(|jc| jc.binary) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for label in servercodec::LABELS {
+        let charset = servercodec::charset_of(label).unwrap_or_default();
+        if !probed.contains_key(charset) {
+            probed.insert(charset, servercodec::probe(conn, label).await?);
+        }
+        out.extend(probed[charset].clone().filter(|sc| sc.label == label));
+    }
+    Ok(out)
+}
+
+/// Reads what a run needs to know of `plan`'s table (see [`Ctx`]), its priors from `state`.
+pub(crate) async fn context<'a>(
+    conn: &mut MySqlConnection,
+    plan: &'a TablePlan,
+    names: Names,
+    state: &State,
+) -> Result<Ctx<'a>> {
+    let schema = plan.schema.as_str();
+    let cols = columns_of(conn, schema, &plan.table).await?;
+    // The target definitions: the shadow's, or the table's own once it was swapped in.
+    let shadow_cols = if table_exists(conn, schema, &names.shadow).await? {
+        columns_of(conn, schema, &names.shadow).await?
+    } else {
+        cols.clone()
+    };
+    let key_types = key_types(&cols, plan)?;
+    let target_charsets: Vec<Option<String>> = plan
+        .columns
+        .iter()
+        .map(|c| {
+            shadow_cols
+                .iter()
+                .find(|s| s.0 == c.name)
+                .and_then(|s| s.2.clone())
+        })
+        .collect();
+    let priors = crate::bookkeeping::priors::parse(&state.priors);
+    let mut probed: HashMap<&'static str, Option<ServerCodec>> = HashMap::new();
+    let mut job_columns = Vec::new();
+    for (c, cs) in plan.columns.iter().zip(&target_charsets) {
+        let label = match &c.source {
+            Source::Fixed(l) => Some(*l),
+            Source::Auto => priors.get(&c.name).and_then(|p| {
+                p.ranked()
+                    .into_iter()
+                    .find(|l| servercodec::charset_of(*l).is_some())
+            }),
+        };
+        let server = match label.filter(|_| cs.is_some()) {
+            Some(l) => {
+                let charset = servercodec::charset_of(l).unwrap_or_default();
+                if !probed.contains_key(charset) {
+                    probed.insert(charset, servercodec::probe(conn, l).await?);
+                }
+                probed[charset].clone().filter(|sc| sc.label == l)
+            }
+            None => None,
+        };
+        job_columns.push(JobColumn {
+            name: c.name.clone(),
+            binary: cs.is_none(),
+            server,
+        });
+    }
+    let decider = Arc::new(Decider {
+        columns: plan
+            .columns
+            .iter()
+            .zip(&job_columns)
+            .map(|(c, jc)| {
+                (
+                    c.source.clone(),
+                    priors.get(&c.name).cloned(),
+                    jc.server.clone(),
+                )
+            })
+            .collect(),
+        threshold: plan.threshold,
+        others: others(conn, &mut probed, &job_columns).await?,
+        text: job_columns.iter().map(|jc| !jc.binary).collect(),
+        seen: Remembered::new(plan.columns.len()),
+    });
+    let holds = (job_columns.iter())
+        .map(|jc| match &jc.server {
+            Some(sc) => decider.others.iter().map(|o| sc.holds(o)).collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
+    let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();
+    let targets = expect::targets(&target_charsets, &key_names, &job_names);
+    Ok(Ctx {
+        plan,
+        targets,
+        named: key_types.iter().all(|t| named_values::is_integer_type(t)),
+        holds,
+        job_columns,
+        all_columns: cols.into_iter().map(|c| c.0).collect(),
+        key_types,
+        target_charsets,
+        decider,
+        names,
+    })
+}

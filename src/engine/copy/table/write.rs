@@ -1,0 +1,195 @@
+//! A batch's write into the shadow: its decided values staged or named by key, its rows
+//! copied by one `INSERT … SELECT`, the undecidable quarantined; a value the server refuses
+//! to convert read again, locked, and decided afresh.
+
+use crate::bookkeeping::quarantine;
+use crate::db::errno;
+use crate::engine::copy::table::context::Ctx;
+use crate::engine::copy::table::decide::Decided;
+use crate::engine::copy::table::expect::Expected;
+use crate::engine::copy::table::locked_read::{decide_rows, expected_of, read_locked};
+use crate::engine::copy::table::read_sql::delete_where_sql;
+use crate::engine::copy::table::ready::Ready;
+use crate::engine::copy::table::write_sql::{stage_delete_sql, stage_insert_sql};
+use crate::engine::error::EngineError;
+use crate::engine::read::{bind_all, Key};
+use anyhow::{Context, Result};
+use sqlx::mysql::MySqlRow;
+use sqlx::MySqlConnection;
+/// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
+/// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
+///
+/// The staging table must be empty: callers empty it with [`clear_stage`] after their commit
+/// (a rollback empties it too).
+pub(crate) async fn copy_rows(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    rows: &[MySqlRow],
+    cond: &str,
+    binds: &[Vec<u8>],
+) -> Result<(u64, u64)> {
+    let ready = Ready::gather(ctx, &decide_rows(ctx, rows)?, (None, cond));
+    let changed = ready.decided.changed;
+    let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
+    Ok((changed, quarantined))
+}
+
+/// The keys of a batch's rows the copy writes otherwise than by default (the check pass
+/// judges them one by one).
+pub(crate) fn staged_keys(decided: &Decided) -> Vec<Key> {
+    decided.special.clone()
+}
+
+/// Stages a batch's decided values, copies the rows of its key range (`ready` was made for
+/// it; its `?`s bound to `binds`) into the shadow, and lists the undecidable values, calling
+/// `copying` once the rows' `INSERT … SELECT` is all that is left (or the write failed
+/// before it). Returns how many were newly quarantined.
+pub(crate) async fn write_rows(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    ready: Ready,
+    binds: &[Vec<u8>],
+    copying: impl FnOnce(),
+) -> Result<u64> {
+    let b = ctx.plan;
+    let nc = b.columns.len();
+    let Ready {
+        decided,
+        insert,
+        cond,
+        ..
+    } = ready;
+    let Decided {
+        staged,
+        quarantine,
+        chosen,
+        ..
+    } = decided;
+    for chunk in staged.chunks(1000) {
+        let sql = stage_insert_sql(&b.key, nc, chunk.len());
+        let mut q = sqlx::query(&sql);
+        for (key, values) in chunk {
+            for k in key {
+                q = q.bind(k.clone());
+            }
+            for (v, flag) in values {
+                q = q.bind(v.clone()).bind(*flag);
+            }
+        }
+        q.execute(&mut *conn)
+            .await
+            .context("staging recoded values")?;
+    }
+    // A statement naming keys is this batch's alone: not kept prepared on the server.
+    let named = chosen.iter().any(|c| !c.is_empty());
+    // Whatever the shadow holds for these keys goes first (a replay may have copied a row
+    // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
+    // REPLACE would silently delete a *different* row that collides on a unique index
+    // once recoded, where INSERT stops with the duplicate, and nothing is lost.
+    let delete = delete_where_sql(&b.schema, &ctx.names.shadow, &cond);
+    let cleared = bind_all(sqlx::query(&delete), binds)
+        .execute(&mut *conn)
+        .await;
+    copying();
+    cleared.context("clearing the shadow's rows for these keys")?;
+    bind_all(sqlx::query(&insert).persistent(!named), binds)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            if errno::of(&e) == Some(errno::DUP_ENTRY) {
+                EngineError::UniqueCollision {
+                    table: b.table.clone(),
+                    detail: e.to_string(),
+                }
+                .into()
+            } else {
+                anyhow::Error::new(e)
+                    .context(format!("copying rows of {} into the shadow table", b.table))
+            }
+        })?;
+    quarantine::save(conn, &b.schema, job, &b.table, &quarantine).await
+}
+
+/// What a step's write did: values recoded, newly quarantined, the keys staged (the check pass
+/// judges them one by one), and, when summed, what the shadow should hold for its rows.
+pub(crate) struct Written {
+    pub(crate) changed: u64,
+    pub(crate) quarantined: u64,
+    pub(crate) staged: Vec<Key>,
+    pub(crate) expected: Option<Expected>,
+}
+
+/// Writes a step's rows by `ready` ([`write_rows`], its `?`s bound to `binds`), with
+/// `expected` its rows' sums. When the server refuses to convert a value of it
+/// ([`errno::REFUSED_CONVERSION`]), the range's rows are read again with shared locks,
+/// decided afresh (summed when `sum`) and written once more in the same transaction: a row
+/// the application rewrote after it was read ahead may hold bytes the charset of its old
+/// decision lacks (UTF-8 `И` is `D0 98`; cp1251 has no 0x98), which strict mode makes an
+/// error where the row's replay would have put it right. A refusal that outlives the fresh
+/// read is the table's own, and stops the copy as before.
+pub(crate) async fn write_step(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    job: &str,
+    (ready, binds): (Ready, &[Vec<u8>]),
+    (expected, sum): (Option<Expected>, bool),
+    copying: impl FnOnce(),
+) -> Result<Written> {
+    let (changed, staged, cond, after) = (
+        ready.decided.changed,
+        staged_keys(&ready.decided),
+        ready.cond.clone(),
+        ready.after.clone(),
+    );
+    if let Some(ms) = std::env::var("MYRECODE_TEST_WRITE_HOLD_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        // Test hook: widen the window in which a row read ahead can change before its write.
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+    let number = match write_rows(conn, ctx, job, ready, binds, copying).await {
+        Ok(quarantined) => {
+            return Ok(Written {
+                changed,
+                quarantined,
+                staged,
+                expected,
+            })
+        }
+        Err(e) => refused_conversion(&e).ok_or(e)?,
+    };
+    // The server's message is left out: it quotes the row's bytes.
+    tracing::info!(
+        table = %ctx.plan.table,
+        "the server refused to convert a value read ahead (error {number}): its range is read again, locked, and decided afresh"
+    );
+    // The server undid the refused statement alone; the staged values of the stale write go too.
+    sqlx::query(&stage_delete_sql())
+        .execute(&mut *conn)
+        .await
+        .context("emptying the staging table")?;
+    let read = read_locked(conn, ctx, &cond, binds)
+        .await
+        .context("reading again a range whose rows changed since they were read ahead")?;
+    let rows = decide_rows(ctx, &read)?;
+    let ready = Ready::gather(ctx, &rows, (after.as_deref(), &cond));
+    let (changed, staged) = (ready.decided.changed, staged_keys(&ready.decided));
+    Ok(Written {
+        quarantined: write_rows(conn, ctx, job, ready, binds, || ()).await?,
+        changed,
+        staged,
+        expected: expected_of(ctx, &rows).filter(|_| sum),
+    })
+}
+
+/// The server's error number when it refused to convert a value between charsets
+/// ([`errno::REFUSED_CONVERSION`]).
+fn refused_conversion(e: &anyhow::Error) -> Option<u16> {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<sqlx::Error>())
+        .filter_map(errno::of)
+        .find(|n| errno::REFUSED_CONVERSION.contains(n))
+}
