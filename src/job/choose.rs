@@ -63,7 +63,7 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
             .map(|c| ColumnJob {
                 name: c.name.clone(),
                 source: super::labels::AUTO.into(),
-                target: super::plan::target_definition(c),
+                target: super::scan_target::target_definition(c),
                 undecidable: None,
                 redefine: false,
             })

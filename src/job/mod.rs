@@ -18,5 +18,7 @@ pub mod model;
 pub mod pause;
 pub mod plan;
 pub mod refusal;
+pub mod scan_target;
 pub mod suggest;
 pub mod target;
+pub mod yaml_scalar;

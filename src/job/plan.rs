@@ -4,16 +4,13 @@
 //! serde_yaml cannot write comments, so the text is built here; a test proves it loads back.
 
 use super::choose::{choose, Choice};
-use super::definition::{self, Live};
 use super::labels;
 use super::model::{Defaults, Strategy};
-use crate::detect::Label;
+use super::scan_target::{recodable_labels, target_definition, target_sql};
+use super::yaml_scalar::{flow, scalar};
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
 use anyhow::{bail, Result};
 use std::fmt::Write;
-
-/// Labels that mean "nothing to recode" or "cannot tell", never a fixed source.
-const NOT_SOURCES: &[&str] = &["ascii", "utf-8", "unknown", "binary"];
 
 /// Renders the job for `report`'s tables in `schema` (needed only when the report covers several).
 pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) -> Result<String> {
@@ -530,51 +527,6 @@ fn active_column(o: &mut String, c: &ColumnScan) {
     );
 }
 
-fn recodable_labels(c: &ColumnScan) -> Vec<&str> {
-    c.labels
-        .iter()
-        .filter(|(l, n)| **n > 0 && !NOT_SOURCES.contains(&l.as_str()))
-        .map(|(l, _)| l.as_str())
-        .collect()
-}
-
-/// The full column definition for the scan's target: its type and utf8mb4, and everything
-/// else the column has (NOT NULL, DEFAULT, ON UPDATE, COMMENT, INVISIBLE, ENUM/SET members),
-/// its texts read as the column's values are. A text no reading decides is kept as the
-/// catalog shows it, and `plan --check` then names it.
-pub fn target_definition(c: &ColumnScan) -> String {
-    target_sql(c).unwrap_or_else(|_| {
-        let t = &c.target;
-        let mut bare = c.clone();
-        bare.definition = Default::default();
-        target_sql(&bare).unwrap_or_else(|_| t.column_type.clone())
-    })
-}
-
-/// [`target_definition`], or the text no reading decides.
-pub fn target_sql(c: &ColumnScan) -> Result<String, String> {
-    let t = &c.target;
-    let live = Live {
-        column_type: &c.column_type,
-        charset: c.charset.as_deref(),
-        nullable: c.nullable,
-        definition: &c.definition,
-    };
-    let mut read: Vec<Label> = c.source.iter().filter_map(|l| l.parse().ok()).collect();
-    read.extend(
-        recodable_labels(c)
-            .iter()
-            .filter_map(|l| l.parse::<Label>().ok()),
-    );
-    definition::target_sql(
-        live,
-        &t.column_type,
-        t.charset.as_deref(),
-        t.collation.as_deref(),
-        &read,
-    )
-}
-
 fn nothing_to_do(c: &ColumnScan) -> String {
     if !c.target.why.is_empty() {
         return c.target.why.clone();
@@ -651,36 +603,6 @@ pub fn thousands(n: u64) -> String {
 /// Comments are one line: no newlines.
 fn comment_safe(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
-}
-
-/// A block-context scalar: plain when YAML reads it back as the same string, else double-quoted.
-pub fn scalar(s: &str) -> String {
-    let plain_chars = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || " _-.()',>".contains(c));
-    let first_ok = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    let reads_back = matches!(
-        serde_yaml::from_str::<serde_yaml::Value>(s),
-        Ok(serde_yaml::Value::String(ref v)) if v == s
-    );
-    if plain_chars && first_ok && !s.ends_with(' ') && reads_back {
-        s.to_string()
-    } else {
-        serde_json::to_string(s).expect("strings serialize")
-    }
-}
-
-/// A scalar inside a flow sequence (`[a, b]`): commas and brackets need quotes too.
-pub(crate) fn flow(s: &str) -> String {
-    let q = scalar(s);
-    if q.contains([',', '[', ']', '{', '}']) && !q.starts_with('"') {
-        serde_json::to_string(s).expect("strings serialize")
-    } else {
-        q
-    }
 }
 
 #[cfg(test)]

@@ -339,7 +339,7 @@ fn key_mismatch(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
                 "write `key: [{}]`, or remove `key:`",
                 key.columns
                     .iter()
-                    .map(|c| super::plan::flow(c))
+                    .map(|c| super::yaml_scalar::flow(c))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
