@@ -17,6 +17,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use crate::db::throwaway::ThrowawayServer;
 use crate::engine::events::Lines;
+use crate::engine::plans;
 use crate::engine::runner::{self, Outcome, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
@@ -309,8 +310,8 @@ async fn rehearse_schema(
     job.defaults.cutover = Cutover::Auto;
     // Refused tables are reported and left out, so the others still run (`run --execute`
     // would stop on them before writing anything).
-    let plans = runner::plans(&mut conn, &job).await?;
-    let refused: Vec<&runner::Entry> = plans
+    let plans = plans::plans(&mut conn, &job).await?;
+    let refused: Vec<&plans::Entry> = plans
         .entries
         .iter()
         .filter(|e| !e.refusals.is_empty())

@@ -24,7 +24,7 @@ use super::own_triggers::{apply_triggers, plan_triggers, settle_triggers};
 use super::own_triggers_sql::{OwnTrigger, Recode};
 use super::shadow_sql::plans_collation;
 use crate::bookkeeping::names::Names;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use crate::recode::objects::Reading;
 use anyhow::Result;
 use sqlx::{Executor, MySqlConnection};

@@ -21,7 +21,7 @@ use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::db::errno;
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashSet;

@@ -24,7 +24,7 @@ use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashSet;

@@ -27,9 +27,9 @@ use super::{settle_table, sql, Phase, DRAIN_BEFORE_CUTOVER};
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
+use crate::engine::control::{self, Flow, Pacer};
 use crate::engine::events::{Event, Events};
-use crate::engine::pace::{self, Flow, Pacer};
-use crate::engine::plan::{TableOutcome, TablePlan};
+use crate::engine::table_plan::{TableOutcome, TablePlan};
 use anyhow::{anyhow, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::collections::HashSet;
@@ -292,7 +292,7 @@ pub async fn cut_over_group(
     carried::settle(conn, schema, job, true, &all(plans)).await?;
     if manual {
         // Only the command that allowed this group: one for the next, sent meanwhile, stays.
-        pace::clear_cutover(conn, schema, job, group.name).await?;
+        control::clear_cutover(conn, schema, job, group.name).await?;
     }
     Ok(GroupOutcome {
         outcome: TableOutcome::Done,
@@ -323,7 +323,7 @@ async fn cutover_asked(
     job: &str,
     group: Option<&str>,
 ) -> Result<bool> {
-    Ok(match pace::read_cutover(conn, schema, job).await? {
+    Ok(match control::read_cutover(conn, schema, job).await? {
         Some(None) => true,
         Some(Some(named)) => Some(named.as_str()) == group,
         None => false,

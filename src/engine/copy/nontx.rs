@@ -98,7 +98,7 @@ pub(super) fn messages(rows: &[sqlx::mysql::MySqlRow]) -> Vec<(String, String)> 
 pub(super) async fn recorded_start(
     conn: &mut MySqlConnection,
     job: &str,
-    plan: &crate::engine::plan::TablePlan,
+    plan: &crate::engine::table_plan::TablePlan,
 ) -> Result<Option<i64>> {
     let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
         .bind(job)

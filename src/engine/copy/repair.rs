@@ -44,7 +44,7 @@ use crate::db::errno::{self, NEEDS_REPAIR};
 use crate::db::quote;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::MySqlConnection;
 

@@ -5,8 +5,8 @@ use super::context::{context, table_exists};
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::keycodec;
 use crate::bookkeeping::names::names;
-use crate::engine::plan::TablePlan;
 use crate::engine::read::Key;
+use crate::engine::table_plan::TablePlan;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 
