@@ -4,9 +4,9 @@
 //! What a batch is belongs to the strategy ([`Batches`]): in place, one compare-and-set
 //! transaction; by copy, a copy, check or replay step of its current phase.
 
-use super::control::{Flow, Pacer};
 use super::events::{Event, Events};
 use super::table_plan::{TableOutcome, TablePlan};
+use super::throttle::{Flow, Pacer};
 use crate::bookkeeping::checkpoint::State;
 use anyhow::Result;
 use sqlx::MySqlConnection;

@@ -2,8 +2,8 @@
 //!
 //! Laid out by role (see `README.md` here): [`plans`] the job's tables planned against the
 //! live schema, each a [`table_plan`]; [`batch`] the one batch loop both strategies run, with
-//! [`read`] (reading by key), [`control`] (commands and throttling, on [`replicas`]' lag
-//! among others) and [`priors`]; [`inplace`] and [`copy`] the two strategies; [`runner`]
+//! [`read`] (reading by key), [`control`] (the operator's commands), [`throttle`] (waiting
+//! on load and on [`replicas`]' lag) and [`priors`]; [`inplace`] and [`copy`] the two strategies; [`runner`]
 //! drives a job through them, or rehearses it ([`rehearsal_text`]); [`events`] is all the
 //! engine says; [`error`] and [`retry`] tell definitive failures from transient ones.
 
@@ -24,4 +24,5 @@ pub mod retry;
 pub mod runner;
 pub mod servercodec;
 pub mod table_plan;
+pub mod throttle;
 pub mod verify;

@@ -1,6 +1,6 @@
 //! Drives a job: checks it against the live schema, rehearses or executes each table (in place or by online copy), retries transient failures.
 
-use super::control::{self, Pacer};
+use super::control;
 use super::copy;
 use super::copy::repair::{after_failure, after_restart};
 use super::error::EngineError;
@@ -11,6 +11,7 @@ use super::rehearsal_text::rehearsal;
 use super::replicas;
 use super::retry;
 use super::table_plan::{TableOutcome, TablePlan};
+use super::throttle::Pacer;
 use crate::bookkeeping::checkpoint;
 use crate::db::connect::ConnectionConfig;
 use crate::db::quote;

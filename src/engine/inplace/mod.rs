@@ -15,12 +15,12 @@ pub use sql::{backup_insert_sql, update_if_unchanged_sql};
 
 use super::batch::{self, Batches, Next};
 use super::columns;
-use super::control::Pacer;
 use super::error::EngineError;
 use super::events::Events;
 use super::priors;
 use super::read::{self, Key};
 use super::table_plan::{TableOutcome, TablePlan};
+use super::throttle::Pacer;
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::keycodec;
