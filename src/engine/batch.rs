@@ -53,7 +53,7 @@ pub async fn run<B: Batches>(
     plan: &TablePlan,
     estimated: u64,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<TableOutcome> {
     let mut size = plan.batch_size.max(1);

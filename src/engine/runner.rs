@@ -191,6 +191,7 @@ pub async fn run(
         &opts.job_id,
         job.defaults.max_threads_running,
         watch,
+        events,
     );
     let copies: Vec<TablePlan> = plans
         .iter()

@@ -4,6 +4,7 @@
 //! control row (when it changes) for `myrecode status`.
 
 use super::control::{self, Command};
+use super::events::{Event, Events};
 use super::replicas::watch::Watch;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
@@ -47,7 +48,7 @@ pub enum Flow {
 }
 
 /// Paces one job: waits while paused or throttled, reports what the operator asked for.
-pub struct Pacer {
+pub struct Pacer<'a> {
     schema: String,
     job: String,
     max_threads_running: u64,
@@ -59,6 +60,8 @@ pub struct Pacer {
     /// Whether the last wait between batches was for a replica (lag over the limit, or
     /// stopped): the batch before it was more than the replicas could take.
     held_by_replicas: bool,
+    /// Where it says that the job waits, and that it goes on.
+    events: &'a dyn Events,
 }
 
 /// How often load and lag are sampled (a status query per batch would be load of its own).
@@ -66,9 +69,16 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 /// Sleep while paused or throttled.
 const WAIT_STEP: Duration = Duration::from_millis(250);
 
-impl Pacer {
+impl<'a> Pacer<'a> {
     /// A pacer for `job`; `max_threads_running` 0 and no replicas to watch mean no throttling.
-    pub fn new(schema: &str, job: &str, max_threads_running: u64, watch: Option<Watch>) -> Self {
+    /// It says when the job waits, and when it goes on, to `events`.
+    pub fn new(
+        schema: &str,
+        job: &str,
+        max_threads_running: u64,
+        watch: Option<Watch>,
+        events: &'a dyn Events,
+    ) -> Self {
         Pacer {
             schema: schema.to_string(),
             job: job.to_string(),
@@ -77,6 +87,7 @@ impl Pacer {
             last_check: None,
             noted: None,
             held_by_replicas: false,
+            events,
         }
     }
 
@@ -108,13 +119,16 @@ impl Pacer {
             match why {
                 None => {
                     if said.is_some() {
-                        eprintln!("myrecode: {}: going on", self.job);
+                        self.events.event(&Event::GoingOn { job: &self.job });
                     }
                     return Ok(Flow::Go);
                 }
                 Some(why) => {
                     if said.as_deref() != Some(why.as_str()) {
-                        eprintln!("myrecode: {}: {why}", self.job);
+                        self.events.event(&Event::Waiting {
+                            job: &self.job,
+                            why: &why,
+                        });
                         said = Some(why);
                     }
                     tokio::time::sleep(WAIT_STEP).await;

@@ -69,7 +69,7 @@ pub async fn cut_over_group(
     group: GroupPlans<'_>,
     foreign_keys: bool,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<GroupOutcome> {
     let plans = group.plans;

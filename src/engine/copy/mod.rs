@@ -208,7 +208,7 @@ pub async fn prepare_table(
     plan: &TablePlan,
     table: &Table,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<(TableOutcome, State)> {
     let schema = plan.schema.as_str();

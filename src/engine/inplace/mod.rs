@@ -50,7 +50,7 @@ pub async fn run_table(
     plan: &TablePlan,
     estimated: u64,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<(TableOutcome, State)> {
     let state = match checkpoint::load(conn, &plan.schema, job, &plan.table).await? {
