@@ -24,5 +24,6 @@ pub mod retry;
 pub mod runner;
 pub mod servercodec;
 pub mod table_plan;
+pub mod test_hooks;
 pub mod throttle;
 pub mod verify;

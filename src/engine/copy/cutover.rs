@@ -25,6 +25,7 @@ use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::error::EngineError;
 use crate::engine::table_plan::TablePlan;
+use crate::engine::test_hooks;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -97,14 +98,6 @@ pub(super) async fn reopen(
             .with_context(|| format!("opening {table} again (its change log back)"))?;
     }
     Ok(again)
-}
-
-/// A test hook's pause, in milliseconds, read from the environment variable `name`.
-fn test_hold(name: &str) -> Option<Duration> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis)
 }
 
 /// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
@@ -272,7 +265,7 @@ pub(super) async fn try_cut_over(
                 }
             }
         }
-        if let Some(hold) = test_hold("MYRECODE_TEST_CUTOVER_HOLD_MS") {
+        if let Some(hold) = test_hooks::cutover_hold() {
             // Test hook: stretch the locked window so kill tests can land inside it.
             tokio::time::sleep(hold).await;
         }
@@ -330,7 +323,7 @@ pub(super) async fn try_cut_over(
                     .context("closing the tables for the cut-over's moves")?;
                 // The constraints, the tables' own triggers and the cascade logging.
                 carried.apply(&mut locker, schema).await?;
-                if let Some(hold) = test_hold("MYRECODE_TEST_CLOSED_HOLD_MS") {
+                if let Some(hold) = test_hooks::closed_hold() {
                     // Test hook: kill tests land with the tables closed and the moves made.
                     tokio::time::sleep(hold).await;
                 }

@@ -30,6 +30,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::engine::control;
 use crate::engine::events::{Event, Events};
 use crate::engine::table_plan::{TableOutcome, TablePlan};
+use crate::engine::test_hooks;
 use crate::engine::throttle::{Flow, Pacer};
 use anyhow::{anyhow, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -264,13 +265,10 @@ pub async fn cut_over_group(
         carried::record_last(conn, schema, job, &carried::reading(&ctxs, plans)).await?;
     }
     let pause = cut_over(conn, cfg, &ctxs, job, foreign_keys, &mut states, &logged).await?;
-    if let Some(ms) = std::env::var("MYRECODE_TEST_AFTER_RENAME_HOLD_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
+    if let Some(hold) = test_hooks::after_rename_hold() {
         // Test hook: a window after the rename, before the finish and the schema's objects,
         // for kill tests to land in.
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+        tokio::time::sleep(hold).await;
     }
     for (ctx, state) in ctxs.iter().zip(states.iter_mut()) {
         finish(conn, ctx, job, state).await?;
