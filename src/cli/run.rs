@@ -324,7 +324,7 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
         }
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
         let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
-        let copies = runner::verify_copies(&mut conn, &job, &id).await?;
+        let copies = verify::verify_copies(&mut conn, &job, &id).await?;
         let replicas = crate::engine::replicas::verify::verify(
             &mut conn,
             &cfg,
@@ -339,7 +339,7 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
     print_findings(&f, "verified");
     let mut copies_differ = false;
     for (table, c) in &copies {
-        print!("{}", runner::describe_copy_findings(table, c));
+        print!("{}", verify::describe_copy_findings(table, c));
         copies_differ |= !c.differ.is_empty();
     }
     let mut replicas_differ = false;

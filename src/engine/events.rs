@@ -256,14 +256,14 @@ impl Events for Lines {
 
 /// Passes the engine's events on and notes whether a batch committed since it was last
 /// asked: a success, which ends the step's streak of retries.
-pub(super) struct Committed<'a> {
+pub struct Committed<'a> {
     inner: &'a dyn Events,
     seen: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Committed<'a> {
     /// Wraps `inner`.
-    pub(super) fn new(inner: &'a dyn Events) -> Self {
+    pub fn new(inner: &'a dyn Events) -> Self {
         Committed {
             inner,
             seen: std::sync::atomic::AtomicBool::new(false),
@@ -271,7 +271,7 @@ impl<'a> Committed<'a> {
     }
 
     /// Whether a batch committed since the last call.
-    pub(super) fn take(&self) -> bool {
+    pub fn take(&self) -> bool {
         self.seen.swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -354,7 +354,7 @@ async fn rehearse_schema(
     .await?
     .tables;
     let found = verify::verify(&mut conn, schema, JOB_ID, &tables).await?;
-    let copies = runner::verify_copies(&mut conn, &job, JOB_ID).await?;
+    let copies = verify::verify_copies(&mut conn, &job, JOB_ID).await?;
     for tj in &job.tables {
         let summary = summaries.iter().find(|s| s.table == tj.name);
         let prefix = format!("{}.", tj.name);
