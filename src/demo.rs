@@ -271,8 +271,8 @@ async fn verify_job(
     let tables = inventory::take(conn, scope).await?.tables;
     let f = verify::verify(conn, schema, "demo", &tables).await?;
     println!("  verified {} value(s); {} error(s)", f.ok, f.errors.len());
-    for (table, c) in runner::verify_copies(conn, job, "demo").await? {
-        print!("  {}", runner::describe_copy_findings(&table, &c));
+    for (table, c) in verify::verify_copies(conn, job, "demo").await? {
+        print!("  {}", verify::describe_copy_findings(&table, &c));
     }
     Ok(())
 }

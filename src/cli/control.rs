@@ -4,8 +4,8 @@ use super::common::block_on;
 use super::run::{job_id, JobArgs};
 use super::EXIT_OK;
 use crate::bookkeeping::checkpoint;
+use crate::engine::control::{self, Command};
 use crate::engine::copy;
-use crate::engine::pace::{self, Command};
 use crate::engine::replicas;
 use crate::engine::runner;
 use crate::job::groups;
@@ -62,7 +62,7 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
             Steer::Resume => None,
             Steer::Abort => Some(Command::Abort),
         };
-        pace::send(&mut conn, &job.schema, &id, command).await?;
+        control::send(&mut conn, &job.schema, &id, command).await?;
         match what {
             Steer::Pause => println!(
                 "job '{id}': pause sent; the run stops after its current batch (triggers keep logging writes). `myrecode resume` goes on"
@@ -72,11 +72,11 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
                 println!("job '{id}': abort sent; waiting for the run to stop...");
                 let since = Instant::now();
                 while since.elapsed() < ABORT_WAIT
-                    && pace::read(&mut conn, &job.schema, &id).await?.is_some()
+                    && control::read(&mut conn, &job.schema, &id).await?.is_some()
                 {
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
-                if pace::read(&mut conn, &job.schema, &id).await?.is_some() {
+                if control::read(&mut conn, &job.schema, &id).await?.is_some() {
                     // No run picked it up: do what the run would have done.
                     let plans: Vec<_> = job
                         .tables
@@ -88,7 +88,7 @@ pub fn steer(args: JobArgs, what: Steer) -> Result<u8> {
                             println!("aborted: {}: copy objects removed; the table was never changed", t.name);
                         }
                     }
-                    pace::send(&mut conn, &job.schema, &id, None).await?;
+                    control::send(&mut conn, &job.schema, &id, None).await?;
                 }
                 println!("job '{id}': aborted");
             }
@@ -116,7 +116,7 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
         let command = format!("myrecode cutover {}", args.job.job.display());
         let group = groups::choose_group(&order, &swapped, args.group.as_deref(), &command)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        pace::send_cutover(&mut conn, &job.schema, &id, group).await?;
+        control::send_cutover(&mut conn, &job.schema, &id, group).await?;
         match group {
             Some(g) => {
                 let tables = order

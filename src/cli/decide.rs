@@ -3,7 +3,7 @@
 
 use super::common::block_on;
 use crate::db::connect::ConnectionConfig;
-use crate::engine::{decisions, runner};
+use crate::engine::{decisions, plans};
 use crate::job::model::Job;
 use crate::review::decisions::{parse, Decisions};
 use anyhow::{anyhow, bail, Result};
@@ -53,7 +53,7 @@ pub fn check(d: &Decisions, job: &Job, job_id: &str) -> Result<()> {
 pub fn apply(cfg: &ConnectionConfig, job: &Job, job_id: &str, d: &Decisions) -> Result<bool> {
     block_on(async {
         let mut conn = cfg.with_database(Some(&job.schema)).connect_one().await?;
-        let plans = runner::plans(&mut conn, job).await?;
+        let plans = plans::plans(&mut conn, job).await?;
         let (ready, _) = plans.ready();
         let mut attention = false;
         for plan in &ready {

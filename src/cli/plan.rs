@@ -183,7 +183,7 @@ fn tried_on_server(
     let cfg = cfg.with_database(Some(&job.schema));
     block_on(async {
         let mut c = cfg.connect_one().await?;
-        let plans = crate::engine::runner::plans(&mut c, job).await?;
+        let plans = crate::engine::plans::plans(&mut c, job).await?;
         let (ready, _) = plans.ready();
         let mut out = Vec::new();
         let finding = |path: String, e: anyhow::Error| {

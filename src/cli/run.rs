@@ -96,6 +96,10 @@ impl Events for RunProgress {
                     None => println!("{line}"),
                 }
             }
+            // Notices go to standard error, apart from the report on standard output.
+            if let Some(notice) = events::notice(e) {
+                eprintln!("{notice}");
+            }
             return;
         };
         if let Some(bar) = &self.bar {
@@ -320,15 +324,22 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
         }
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;
         let f = verify::verify(&mut conn, &job.schema, &id, &tables).await?;
-        let copies = runner::verify_copies(&mut conn, &job, &id).await?;
-        let replicas =
-            crate::engine::replicas::verify::verify(&mut conn, &cfg, &job, &tables, pause).await?;
+        let copies = verify::verify_copies(&mut conn, &job, &id).await?;
+        let replicas = crate::engine::replicas::verify::verify(
+            &mut conn,
+            &cfg,
+            &job,
+            &tables,
+            pause,
+            &events::Lines,
+        )
+        .await?;
         anyhow::Ok((f, copies, replicas))
     })?;
     print_findings(&f, "verified");
     let mut copies_differ = false;
     for (table, c) in &copies {
-        print!("{}", runner::describe_copy_findings(table, c));
+        print!("{}", verify::describe_copy_findings(table, c));
         copies_differ |= !c.differ.is_empty();
     }
     let mut replicas_differ = false;

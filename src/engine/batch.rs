@@ -5,8 +5,8 @@
 //! transaction; by copy, a copy, check or replay step of its current phase.
 
 use super::events::{Event, Events};
-use super::pace::{Flow, Pacer};
-use super::plan::{TableOutcome, TablePlan};
+use super::table_plan::{TableOutcome, TablePlan};
+use super::throttle::{Flow, Pacer};
 use crate::bookkeeping::checkpoint::State;
 use anyhow::Result;
 use sqlx::MySqlConnection;
@@ -53,7 +53,7 @@ pub async fn run<B: Batches>(
     plan: &TablePlan,
     estimated: u64,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<TableOutcome> {
     let mut size = plan.batch_size.max(1);

@@ -1,7 +1,7 @@
 //! A table's columns as the catalog defines them, for the side tables that must compare as
 //! the table does (the staging tables' key columns of both strategies).
 
-use super::plan::TablePlan;
+use super::table_plan::TablePlan;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{MySqlConnection, Row};
 

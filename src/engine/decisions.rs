@@ -4,7 +4,7 @@
 //! round-trips losslessly ([`crate::review::decisions::Decisions::apply`]).
 
 use super::inplace::{backup_insert_sql, update_if_unchanged_sql};
-use super::plan::TablePlan;
+use super::table_plan::TablePlan;
 use crate::bookkeeping::checkpoint::QUARANTINE;
 use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine::quarantined;

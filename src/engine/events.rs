@@ -95,6 +95,39 @@ pub enum Event<'a> {
         /// The job's id.
         job: &'a str,
     },
+    /// The job waits between batches (paused by the operator, or throttled), or its reason
+    /// to wait changed: said once per reason, beside the note `status` reads.
+    Waiting {
+        /// The job's id.
+        job: &'a str,
+        /// Why, in the pacer's words (the reason noted in the control row).
+        why: &'a str,
+    },
+    /// The job goes on after it waited.
+    GoingOn {
+        /// The job's id.
+        job: &'a str,
+    },
+    /// `verify --pause-replicas` paused a replica to read some key ranges at the primary's
+    /// position: the operator should know their replica stood still, and for how long.
+    ReplicaPaused {
+        /// The replica, `host:port`.
+        replica: &'a str,
+        /// How long it was paused (stopped, run up to the position, started again).
+        paused: Duration,
+        /// The primary's position it was read at.
+        position: &'a str,
+        /// How many key ranges are read there.
+        ranges: usize,
+        /// The table they belong to.
+        table: &'a str,
+    },
+    /// A replica `verify --pause-replicas` paused could not be started again: said at once,
+    /// before the error it also stops with, since the replica is not replicating.
+    ReplicaNotRestarted {
+        /// What happened and what to run on it (the error's own text).
+        message: &'a str,
+    },
 }
 
 /// Receives the engine's events (a progress bar and lines, log lines, or nothing).
@@ -103,10 +136,15 @@ pub trait Events {
     fn event(&self, e: &Event<'_>);
 }
 
-/// The line an operator reads for an event; `None` for batches (a bar or a log line shows those).
+/// The line an operator reads for an event, on standard output; `None` for batches (a bar or
+/// a log line shows those) and for notices ([`notice`]).
 pub fn line(e: &Event<'_>) -> Option<String> {
     Some(match e {
-        Event::Batch { .. } => return None,
+        Event::Batch { .. }
+        | Event::Waiting { .. }
+        | Event::GoingOn { .. }
+        | Event::ReplicaPaused { .. }
+        | Event::ReplicaNotRestarted { .. } => return None,
         Event::Rehearsal { text } => text.trim_end().to_string(),
         Event::Checked {
             table,
@@ -175,12 +213,34 @@ pub fn line(e: &Event<'_>) -> Option<String> {
     })
 }
 
+/// The notice an operator reads beside the run's lines, on standard error (a wait, a replica
+/// paused or left stopped); `None` for every other event.
+pub fn notice(e: &Event<'_>) -> Option<String> {
+    Some(match e {
+        Event::Waiting { job, why } => format!("myrecode: {job}: {why}"),
+        Event::GoingOn { job } => format!("myrecode: {job}: going on"),
+        Event::ReplicaPaused {
+            replica,
+            paused,
+            position,
+            ranges,
+            table,
+        } => format!(
+            "myrecode: replica {replica} paused {} ms to be read at the primary's position {position}: {ranges} key range(s) of {table} the application writes to",
+            paused.as_millis()
+        ),
+        Event::ReplicaNotRestarted { message } => format!("myrecode: {message}"),
+        _ => return None,
+    })
+}
+
 /// `group 'name': ` before a cut-over's tables, when the job names groups.
 fn group_prefix(group: Option<&str>) -> String {
     group.map_or(String::new(), |g| format!("group '{g}': "))
 }
 
-/// Prints every event's line and ignores batches (the demo, and runs without a bar).
+/// Prints every event's line on standard output and every notice on standard error, and
+/// ignores batches (the demo, the rehearse command, `verify`).
 pub struct Lines;
 
 impl Events for Lines {
@@ -188,19 +248,22 @@ impl Events for Lines {
         if let Some(l) = line(e) {
             println!("{l}");
         }
+        if let Some(n) = notice(e) {
+            eprintln!("{n}");
+        }
     }
 }
 
 /// Passes the engine's events on and notes whether a batch committed since it was last
 /// asked: a success, which ends the step's streak of retries.
-pub(super) struct Committed<'a> {
+pub struct Committed<'a> {
     inner: &'a dyn Events,
     seen: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Committed<'a> {
     /// Wraps `inner`.
-    pub(super) fn new(inner: &'a dyn Events) -> Self {
+    pub fn new(inner: &'a dyn Events) -> Self {
         Committed {
             inner,
             seen: std::sync::atomic::AtomicBool::new(false),
@@ -208,7 +271,7 @@ impl<'a> Committed<'a> {
     }
 
     /// Whether a batch committed since the last call.
-    pub(super) fn take(&self) -> bool {
+    pub fn take(&self) -> bool {
         self.seen.swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 }
@@ -309,5 +372,43 @@ mod tests {
         })
         .unwrap()
         .contains("`myrecode cutover`"));
+    }
+
+    #[test]
+    fn notices_go_apart_from_the_lines() {
+        let waiting = Event::Waiting {
+            job: "shop",
+            why: "throttled: Threads_running is 40, over max_threads_running 25",
+        };
+        assert_eq!(
+            notice(&waiting).unwrap(),
+            "myrecode: shop: throttled: Threads_running is 40, over max_threads_running 25"
+        );
+        assert_eq!(
+            notice(&Event::GoingOn { job: "shop" }).unwrap(),
+            "myrecode: shop: going on"
+        );
+        let paused = Event::ReplicaPaused {
+            replica: "db2:3306",
+            paused: Duration::from_micros(12_900),
+            position: "0-1-42",
+            ranges: 2,
+            table: "posts",
+        };
+        assert_eq!(
+            notice(&paused).unwrap(),
+            "myrecode: replica db2:3306 paused 12 ms to be read at the primary's position 0-1-42: 2 key range(s) of posts the application writes to"
+        );
+        let stopped = Event::ReplicaNotRestarted {
+            message: "replica db2:3306 was paused (STOP SLAVE) by myrecode and could not be started again",
+        };
+        assert_eq!(
+            notice(&stopped).unwrap(),
+            "myrecode: replica db2:3306 was paused (STOP SLAVE) by myrecode and could not be started again"
+        );
+        for e in [waiting, Event::GoingOn { job: "shop" }, paused, stopped] {
+            assert!(line(&e).is_none(), "{e:?}");
+        }
+        assert!(notice(&Event::JobAborted { job: "shop" }).is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! Column priors: what a column's first rows are, formed once per job and kept in its
 //! checkpoint, so a short value is read in the light of its column and every resume decides alike.
 
-use super::plan::TablePlan;
+use super::table_plan::TablePlan;
 use crate::db::keyset;
 use crate::detect::{self, Label};
 use crate::recode::value::Source;

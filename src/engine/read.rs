@@ -1,6 +1,6 @@
 //! Reading a table by key: batches in key order as raw bytes, and binding keys and values.
 
-use super::plan::TablePlan;
+use super::table_plan::TablePlan;
 use crate::db::keyset::{self, KeyColumn};
 use anyhow::{Context, Result};
 use futures_util::TryStreamExt;

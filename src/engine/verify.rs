@@ -1,4 +1,5 @@
-//! Proves a run (every changed value decodes from and re-encodes to its backup) and undoes it.
+//! Proves a run (every changed value decodes from and re-encodes to its backup) and undoes it;
+//! compares a job's copied tables with the originals kept beside them.
 //!
 //! Both read the backup table in id order, in chunks. Rows the application changed
 //! since the run are listed apart: verify does not count them as errors, rollback
@@ -8,13 +9,16 @@ use crate::bookkeeping::checkpoint::BACKUP;
 
 use crate::bookkeeping::checkpoint::CHECKPOINT;
 
+use super::copy;
 use super::inplace::update_if_unchanged_sql;
+use super::plans::plans;
 use crate::bookkeeping::checkpoint::QUARANTINE;
 use crate::bookkeeping::keycodec;
 use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
 use crate::detect::Label;
 use crate::inventory::model::{ColumnKind, Table};
+use crate::job::model::{Job, Strategy};
 use crate::recode::value::unrepair;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
@@ -287,6 +291,46 @@ pub async fn rollback(
         }
     }
     Ok(f)
+}
+
+/// `verify` for the job's copied tables: each compared with the original kept beside it.
+pub async fn verify_copies(
+    conn: &mut MySqlConnection,
+    job: &Job,
+    job_id: &str,
+) -> Result<Vec<(String, copy::CopyFindings)>> {
+    if !job.tables.iter().any(|t| t.strategy == Strategy::Copy) {
+        return Ok(Vec::new());
+    }
+    // A table refused now (its triggers back since the cut-over, say) was copied before: compare it.
+    let plans = plans(conn, job).await?.all();
+    let mut out = Vec::new();
+    for p in plans.iter().filter(|p| p.strategy == Strategy::Copy) {
+        out.push((p.table.clone(), copy::verify_table(conn, job_id, p).await?));
+    }
+    Ok(out)
+}
+
+/// One paragraph per copied table for `verify` and the demo.
+pub fn describe_copy_findings(table: &str, c: &copy::CopyFindings) -> String {
+    if let Some(why) = &c.skipped {
+        return format!("{table}: copy not compared ({why})\n");
+    }
+    let mut out = format!(
+        "{table}: {} row(s) equal their original (kept as {}), recoded; {} differ\n",
+        c.equal,
+        crate::bookkeeping::names::names(table).old,
+        c.differ.len()
+    );
+    for k in c.differ.iter().take(20) {
+        out.push_str(&format!(
+            "  written since the cut-over (or only on one side): key {k}\n"
+        ));
+    }
+    if c.differ.len() > 20 {
+        out.push_str(&format!("  … and {} more\n", c.differ.len() - 20));
+    }
+    out
 }
 
 #[cfg(test)]

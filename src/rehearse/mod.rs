@@ -17,6 +17,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use crate::db::throwaway::ThrowawayServer;
 use crate::engine::events::Lines;
+use crate::engine::plans;
 use crate::engine::runner::{self, Outcome, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
@@ -309,8 +310,8 @@ async fn rehearse_schema(
     job.defaults.cutover = Cutover::Auto;
     // Refused tables are reported and left out, so the others still run (`run --execute`
     // would stop on them before writing anything).
-    let plans = runner::plans(&mut conn, &job).await?;
-    let refused: Vec<&runner::Entry> = plans
+    let plans = plans::plans(&mut conn, &job).await?;
+    let refused: Vec<&plans::Entry> = plans
         .entries
         .iter()
         .filter(|e| !e.refusals.is_empty())
@@ -353,7 +354,7 @@ async fn rehearse_schema(
     .await?
     .tables;
     let found = verify::verify(&mut conn, schema, JOB_ID, &tables).await?;
-    let copies = runner::verify_copies(&mut conn, &job, JOB_ID).await?;
+    let copies = verify::verify_copies(&mut conn, &job, JOB_ID).await?;
     for tj in &job.tables {
         let summary = summaries.iter().find(|s| s.table == tj.name);
         let prefix = format!("{}.", tj.name);

@@ -16,7 +16,7 @@ pub mod sql;
 
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::engine::copy::Phase as CopyPhase;
-use crate::engine::pace;
+use crate::engine::{control, throttle};
 use crate::job::groups;
 use crate::job::model::{Cutover, Job, Strategy};
 use serde::Serialize;
@@ -252,7 +252,7 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
     let manual = job.defaults.cutover == Cutover::Manual;
     let control = f.control.as_ref();
     let command = control.map_or("", |c| c.command.as_str());
-    let asked = (command == pace::Command::Cutover.as_str())
+    let asked = (command == control::Command::Cutover.as_str())
         .then(|| control.and_then(|c| c.argument.clone()));
     let copies: Vec<&TableStatus> = tables
         .iter()
@@ -296,18 +296,18 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
         }
     }
     let (waits_for_cutover, cutover_requested) = next.unwrap_or((false, false));
-    let waiting = if command == pace::Command::Pause.as_str() {
+    let waiting = if command == control::Command::Pause.as_str() {
         Some(Waiting {
-            kind: pace::wait_kind(pace::PAUSED).to_string(),
-            reason: pace::PAUSED.to_string(),
+            kind: throttle::wait_kind(throttle::PAUSED).to_string(),
+            reason: throttle::PAUSED.to_string(),
             seconds: control
-                .filter(|c| c.waiting.as_deref() == Some(pace::PAUSED))
+                .filter(|c| c.waiting.as_deref() == Some(throttle::PAUSED))
                 .and_then(|c| c.waiting_secs),
         })
     } else {
         control.and_then(|c| {
             c.waiting.as_ref().map(|w| Waiting {
-                kind: pace::wait_kind(w).to_string(),
+                kind: throttle::wait_kind(w).to_string(),
                 reason: w.clone(),
                 seconds: c.waiting_secs,
             })
@@ -581,7 +581,7 @@ mod tests {
         );
         f.control = Some(Control {
             command: "pause".into(),
-            waiting: Some(pace::PAUSED.into()),
+            waiting: Some(throttle::PAUSED.into()),
             waiting_secs: Some(590.0),
             ..Control::default()
         });
@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn the_pacers_note_is_the_reason_and_a_pause_wins_over_it() {
-        let reason = pace::load_reason(31, 25);
+        let reason = throttle::load_reason(31, 25);
         let mut f = Facts {
             control: Some(Control {
                 command: String::new(),

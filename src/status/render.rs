@@ -198,7 +198,7 @@ mod tests {
     use super::super::tests::{grouped_job, job};
     use super::super::{build, Checkpoint, Control, Facts};
     use super::*;
-    use crate::engine::pace;
+    use crate::engine::throttle;
 
     fn cp(table: &str, phase: &str, done: bool, rows: u64) -> Checkpoint {
         Checkpoint {
@@ -225,7 +225,7 @@ mod tests {
             ],
             control: Some(Control {
                 command: String::new(),
-                waiting: Some(pace::load_reason(31, 25)),
+                waiting: Some(throttle::load_reason(31, 25)),
                 waiting_secs: Some(75.0),
                 ..Control::default()
             }),

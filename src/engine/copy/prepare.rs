@@ -20,8 +20,9 @@ use crate::engine::copy::table::stage::create_stage;
 use crate::engine::copy::table::trailing;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
-use crate::engine::pace::Pacer;
-use crate::engine::plan::{TableOutcome, TablePlan};
+use crate::engine::table_plan::TableOutcome;
+use crate::engine::table_plan::TablePlan;
+use crate::engine::throttle::Pacer;
 use crate::inventory::model::Table;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
@@ -39,7 +40,7 @@ pub async fn prepare_table(
     plan: &TablePlan,
     table: &Table,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<(TableOutcome, State)> {
     let schema = plan.schema.as_str();

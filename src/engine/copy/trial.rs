@@ -9,8 +9,8 @@ use crate::engine::copy::setup::shadow::{alter_sql, labels};
 use crate::engine::copy::setup::shadow_sql::{self};
 use crate::engine::copy::setup::sql::{create_like_sql, drop_table_sql};
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
 use crate::engine::priors;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection};
 

@@ -16,17 +16,15 @@ pub use sql::{backup_insert_sql, update_if_unchanged_sql};
 use super::batch::{self, Batches, Next};
 use super::columns;
 use super::error::EngineError;
-use super::events::Events;
-use super::pace::Pacer;
-use super::plan::{TableOutcome, TablePlan};
 use super::priors;
 use super::read::{self, Key};
+use super::session::Session;
+use super::table_plan::{TableOutcome, TablePlan};
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine;
 use crate::bookkeeping::quarantine::Quarantined;
-use crate::db::connect::ConnectionConfig;
 use crate::db::keyset;
 use crate::detect::ColumnPrior;
 use crate::recode::short_values::Remembered;
@@ -36,23 +34,18 @@ use crate::recode::value::Source;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection};
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use write::Change;
 
-/// Runs (or resumes) one table until done or asked to stop.
-#[allow(clippy::too_many_arguments)]
+/// Runs (or resumes) one table of the run `session` until done or asked to stop.
 pub async fn run_table(
     conn: &mut MySqlConnection,
-    cfg: &ConnectionConfig,
-    job: &str,
+    session: &mut Session<'_>,
     plan: &TablePlan,
     estimated: u64,
-    stop: &AtomicBool,
-    pacer: &mut Pacer,
-    events: &dyn Events,
 ) -> Result<(TableOutcome, State)> {
+    let job = session.job_id;
     let state = match checkpoint::load(conn, &plan.schema, job, &plan.table).await? {
         Some(s) if s.fingerprint != plan.fingerprint => {
             return Err(EngineError::JobEdited {
@@ -78,7 +71,8 @@ pub async fn run_table(
     }
     let cols = columns::columns_of(conn, &plan.schema, &plan.table).await?;
     write::create_stage(conn, &columns::key_types(&cols, plan)?).await?;
-    let reader = cfg
+    let reader = session
+        .cfg
         .connect_one()
         .await
         .context("opening the connection that reads the next batch ahead")?;
@@ -94,7 +88,16 @@ pub async fn run_table(
         reader: Some(reader),
         ahead: None,
     };
-    let outcome = batch::run(conn, &mut work, plan, estimated, stop, pacer, events).await?;
+    let outcome = batch::run(
+        conn,
+        &mut work,
+        plan,
+        estimated,
+        session.stop,
+        &mut session.pacer,
+        &session.events,
+    )
+    .await?;
     write::drop_stage(conn).await?;
     Ok((outcome, work.state))
 }

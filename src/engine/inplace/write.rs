@@ -6,8 +6,8 @@
 use super::sql;
 use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine::Quarantined;
-use crate::engine::plan::TablePlan;
 use crate::engine::read::{bind_key, Key};
+use crate::engine::table_plan::TablePlan;
 use crate::recode::value::Action;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};

@@ -186,7 +186,7 @@ pub async fn threads_in_words(c: &mut MySqlConnection) -> String {
 
 /// A server found at `address`, reached with the job's credentials.
 fn at(base: &ConnectionConfig, address: &str) -> Result<ConnectionConfig> {
-    crate::engine::pace::replica_config(base, address)
+    super::address::replica_config(base, address)
 }
 
 /// Every replica below the primary `cfg` (reached over `conn`), recursively, with `named`

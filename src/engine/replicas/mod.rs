@@ -1,6 +1,7 @@
 //! Replicas: finding them ([`discover`]), what refuses a job on them and what the rehearsal
 //! says ([`topology`]), measuring their lag by a heartbeat ([`lag`], [`watch`]).
 
+pub mod address;
 pub mod checksum;
 pub mod discover;
 pub mod lag;
@@ -49,7 +50,7 @@ pub async fn surveyed(
         .defaults
         .replicas
         .iter()
-        .map(|r| crate::engine::pace::replica_config(cfg, r))
+        .map(|r| address::replica_config(cfg, r))
         .collect::<Result<Vec<_>>>()?;
     discover::survey(conn, cfg, &named).await
 }

@@ -16,6 +16,7 @@ use super::checksum::{
 use crate::db::connect::ConnectionConfig;
 use crate::db::errno;
 use crate::db::keyset::KeyColumn;
+use crate::engine::events::{Event, Events};
 use crate::inventory::model::Table;
 use crate::job::model::Job;
 use anyhow::{Context, Result};
@@ -211,6 +212,7 @@ async fn pinned_snapshot(
     primary: &mut MySqlConnection,
     c: &mut MySqlConnection,
     cfg: &ConnectionConfig,
+    events: &dyn Events,
 ) -> Result<String> {
     // Replication is stopped and started on a connection of its own: `c` holds the
     // snapshot's transaction, in which STOP SLAVE is refused.
@@ -223,7 +225,7 @@ async fn pinned_snapshot(
         ),
     }
     PAUSING.store(true, Ordering::SeqCst);
-    let paused = pause_and_read(primary, c, cfg, ctl).await;
+    let paused = pause_and_read(primary, c, cfg, ctl, events).await;
     PAUSING.store(false, Ordering::SeqCst);
     paused
 }
@@ -234,6 +236,7 @@ async fn pause_and_read(
     c: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     ctl: &mut MySqlConnection,
+    events: &dyn Events,
 ) -> Result<String> {
     if let Err(e) = ctl.execute("STOP SLAVE").await {
         let e = anyhow::Error::new(e)
@@ -247,7 +250,7 @@ async fn pause_and_read(
             Err(_) => false,
         };
         if !running {
-            start_again(ctl, cfg).await?;
+            start_again(ctl, cfg, events).await?;
         }
         return Err(e);
     }
@@ -273,14 +276,18 @@ async fn pause_and_read(
     .await;
     // Whatever happened, the replica replicates again: it was running when we came. A
     // failure to restart it comes first, whatever else failed.
-    start_again(ctl, cfg).await?;
+    start_again(ctl, cfg, events).await?;
     pinned.context("paused (STOP SLAVE) and started again (START SLAVE) at once")
 }
 
 /// Starts a replica [`pinned_snapshot`] stopped: over `ctl`, else over a new connection
-/// (`ctl` may be the one lost). When neither can, says so on stderr at once and in the
+/// (`ctl` may be the one lost). When neither can, says so at once (an event) and in the
 /// error, naming the replica and what to run on it.
-async fn start_again(ctl: &mut MySqlConnection, cfg: &ConnectionConfig) -> Result<()> {
+async fn start_again(
+    ctl: &mut MySqlConnection,
+    cfg: &ConnectionConfig,
+    events: &dyn Events,
+) -> Result<()> {
     let first = match restart(ctl).await {
         Ok(()) => return Ok(()),
         Err(e) => e,
@@ -296,7 +303,7 @@ async fn start_again(ctl: &mut MySqlConnection, cfg: &ConnectionConfig) -> Resul
          ({first:#}; again over a new connection: {e:#}): it is NOT replicating. \
          Fix: run START SLAVE on {replica}, and check SHOW SLAVE STATUS"
     );
-    eprintln!("myrecode: {msg}");
+    events.event(&Event::ReplicaNotRestarted { message: &msg });
     Err(anyhow::anyhow!(msg))
 }
 
@@ -418,34 +425,33 @@ async fn difference(
     Ok(describe_difference(&s.name, &s.key, r, &diff))
 }
 
-/// Reads the ranges `which` of `s` with the replica `c` paused at the primary's position
-/// ([`pinned_snapshot`]); the lines of those that differ, rows named.
+/// Reads the key ranges `ranges` of `s` with the replica `c` paused at the primary's
+/// position ([`pinned_snapshot`]); the lines of those that differ, rows named.
 async fn pinned_reading(
     conn: &mut MySqlConnection,
     c: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     schema: &str,
     s: &Subject,
-    cut: &[Range],
-    which: &[usize],
+    ranges: &[&Range],
+    events: &dyn Events,
 ) -> Result<Vec<String>> {
     let paused = std::time::Instant::now();
-    let pos = pinned_snapshot(conn, c, cfg).await?;
+    let pos = pinned_snapshot(conn, c, cfg, events).await?;
     // The operator should know their replica was paused, and for how long.
-    eprintln!(
-        "myrecode: replica {}:{} paused {} ms to be read at the primary's position {pos}: {} key range(s) of {} the application writes to",
-        cfg.host,
-        cfg.port,
-        paused.elapsed().as_millis(),
-        which.len(),
-        s.name
-    );
+    events.event(&Event::ReplicaPaused {
+        replica: &format!("{}:{}", cfg.host, cfg.port),
+        paused: paused.elapsed(),
+        position: &pos,
+        ranges: ranges.len(),
+        table: &s.name,
+    });
     let mut out = Vec::new();
-    for &i in which {
-        if checksum(c, schema, s, &cut[i]).await? == checksum(conn, schema, s, &cut[i]).await? {
+    for r in ranges {
+        if checksum(c, schema, s, r).await? == checksum(conn, schema, s, r).await? {
             continue;
         }
-        out.push(difference(conn, c, schema, s, &cut[i]).await?);
+        out.push(difference(conn, c, schema, s, r).await?);
     }
     c.execute("COMMIT").await?;
     Ok(out)
@@ -462,14 +468,16 @@ struct Replica {
 /// Compares every job table (`tables`: the inventory of the job's schema) on each replica
 /// found or named with the primary `cfg` (over `conn`, in the job's schema): one verdict
 /// per replica. With `pause` (`verify --pause-replicas`), a range that differed at every
-/// reading is read once more with the replica paused at the primary's position; without,
-/// it is said unsettled and the flag named.
+/// reading is read once more with the replica paused at the primary's position (said to
+/// `events`, as is a replica that could not be started again); without, it is said
+/// unsettled and the flag named.
 pub async fn verify(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     job: &Job,
     tables: &[Table],
     pause: bool,
+    events: &dyn Events,
 ) -> Result<Vec<(String, Compared)>> {
     let (topology, cfgs) = super::surveyed(conn, cfg, job).await?;
     if cfgs.is_empty() {
@@ -522,7 +530,7 @@ pub async fn verify(
     }
     let mut total_ranges = 0;
     for s in &subjects {
-        let r = compare_table(conn, flavor, schema, s, &mut replicas, pause).await;
+        let r = compare_table(conn, flavor, schema, s, &mut replicas, pause, events).await;
         conn.execute("COMMIT").await?;
         total_ranges += r?;
     }
@@ -555,6 +563,7 @@ async fn compare_table(
     s: &Subject,
     replicas: &mut [Replica],
     pause: bool,
+    events: &dyn Events,
 ) -> Result<usize> {
     let mut pos = primary_snapshot(conn, flavor).await?;
     let cut = ranges(conn, schema, s).await?;
@@ -616,7 +625,8 @@ async fn compare_table(
         let Some(c) = rep.conn.as_mut() else { continue };
         let why = match (flavor, pause) {
             (Flavor::MariaDb, true) => {
-                match pinned_reading(conn, c, &rep.cfg, schema, s, &cut, &pending[ri]).await {
+                let ranges: Vec<&Range> = pending[ri].iter().map(|&i| &cut[i]).collect();
+                match pinned_reading(conn, c, &rep.cfg, schema, s, &ranges, events).await {
                     Ok(lines) => {
                         rep.differ.extend(lines);
                         pending[ri].clear();

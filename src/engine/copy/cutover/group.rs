@@ -16,6 +16,7 @@
 use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::db::connect::ConnectionConfig;
+use crate::engine::control;
 use crate::engine::copy::cutover::carried::after_last::{after_last, record_last};
 use crate::engine::copy::cutover::carried::cascade::logging::{
     drop_cascade_triggers, drop_kept_cascades, CascadeLogging,
@@ -36,8 +37,10 @@ use crate::engine::copy::table::read_sql;
 use crate::engine::copy::table::replay::{log_len, replay_some};
 use crate::engine::copy::table::stage::create_stage;
 use crate::engine::events::{Event, Events};
-use crate::engine::pace::{self, Flow, Pacer};
-use crate::engine::plan::{TableOutcome, TablePlan};
+use crate::engine::table_plan::TableOutcome;
+use crate::engine::table_plan::TablePlan;
+use crate::engine::throttle::Flow;
+use crate::engine::throttle::Pacer;
 use anyhow::{anyhow, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::collections::HashSet;
@@ -76,7 +79,7 @@ pub async fn cut_over_group(
     group: GroupPlans<'_>,
     foreign_keys: bool,
     stop: &AtomicBool,
-    pacer: &mut Pacer,
+    pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<GroupOutcome> {
     let plans = group.plans;
@@ -148,7 +151,7 @@ pub async fn cut_over_group(
     under_lock::settle(conn, schema, job, true, &all(plans)).await?;
     if manual {
         // Only the command that allowed this group: one for the next, sent meanwhile, stays.
-        pace::clear_cutover(conn, schema, job, group.name).await?;
+        control::clear_cutover(conn, schema, job, group.name).await?;
     }
     Ok(GroupOutcome {
         outcome: TableOutcome::Done,
@@ -348,7 +351,7 @@ async fn replay_until_ready(
     group: GroupPlans<'_>,
     g: &mut Attached<'_>,
     waiting: &mut [(Ctx<'_>, State)],
-    (stop, pacer): (&AtomicBool, &mut Pacer),
+    (stop, pacer): (&AtomicBool, &mut Pacer<'_>),
     events: &dyn Events,
 ) -> Result<Option<TableOutcome>> {
     let schema = g.ctxs[0].plan.schema.as_str();
@@ -405,11 +408,8 @@ async fn replay_until_ready(
 /// Test hook: a window after the rename, before the finish and the schema's objects, for
 /// kill tests to land in.
 async fn hold_after_rename() {
-    if let Some(ms) = std::env::var("MYRECODE_TEST_AFTER_RENAME_HOLD_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
+    if let Some(hold) = crate::engine::test_hooks::after_rename_hold() {
+        tokio::time::sleep(hold).await;
     }
 }
 
@@ -442,7 +442,7 @@ async fn cutover_asked(
     job: &str,
     group: Option<&str>,
 ) -> Result<bool> {
-    Ok(match pace::read_cutover(conn, schema, job).await? {
+    Ok(match control::read_cutover(conn, schema, job).await? {
         Some(None) => true,
         Some(Some(named)) => Some(named.as_str()) == group,
         None => false,

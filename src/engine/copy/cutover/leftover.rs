@@ -9,7 +9,7 @@ use crate::engine::copy::cutover::swap_sql::{mark_pattern, MARKED_SQL};
 use crate::engine::copy::setup::sql::drop_table_sql;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::error::EngineError;
-use crate::engine::plan::TableOutcome;
+use crate::engine::table_plan::TableOutcome;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::time::Duration;

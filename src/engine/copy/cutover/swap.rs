@@ -25,7 +25,7 @@ use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::{log_len, replay_chunk, replay_some};
 use crate::engine::copy::table::stage::{clear_stage, create_stage};
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashSet;
@@ -35,14 +35,6 @@ use std::time::{Duration, Instant};
 pub(crate) const RENAME_LOCK_WAIT: u32 = 20;
 /// Cut-over attempts before the run stops (resumably).
 pub(crate) const CUTOVER_ATTEMPTS: u32 = 6;
-
-/// A test hook's pause, in milliseconds, read from the environment variable `name`.
-fn test_hold(name: &str) -> Option<Duration> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis)
-}
 
 /// Swaps every shadow of the cut-over in at once (see the module docs), retrying; returns
 /// how long the tables were locked (`None`: the rename ran but its run could not measure or
@@ -297,7 +289,7 @@ async fn drain(
         locker.execute(COMMIT).await?;
         carry_auto_increment(locker, ctx).await?;
     }
-    if let Some(hold) = test_hold("MYRECODE_TEST_CUTOVER_HOLD_MS") {
+    if let Some(hold) = crate::engine::test_hooks::cutover_hold() {
         // Test hook: stretch the locked window so kill tests can land inside it.
         tokio::time::sleep(hold).await;
     }
@@ -425,7 +417,7 @@ async fn close_and_move(
         .await
         .context("closing the tables for the cut-over's moves")?;
     carried.apply(locker, cut).await?;
-    if let Some(hold) = test_hold("MYRECODE_TEST_CLOSED_HOLD_MS") {
+    if let Some(hold) = crate::engine::test_hooks::closed_hold() {
         // Test hook: kill tests land with the tables closed and the moves made.
         tokio::time::sleep(hold).await;
     }

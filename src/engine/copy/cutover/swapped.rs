@@ -3,7 +3,7 @@
 
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::names::names;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 

@@ -44,7 +44,7 @@ use crate::engine::copy::myisam::restarts::{
 };
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 

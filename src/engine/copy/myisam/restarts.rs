@@ -82,7 +82,7 @@ pub(crate) async fn record(
 pub(crate) async fn recorded_start(
     conn: &mut MySqlConnection,
     job: &str,
-    plan: &crate::engine::plan::TablePlan,
+    plan: &crate::engine::table_plan::TablePlan,
 ) -> Result<Option<i64>> {
     let recorded: Option<Option<i64>> = sqlx::query_scalar(&recorded_checked_sql(&plan.schema))
         .bind(job)

@@ -14,8 +14,8 @@ use crate::engine::copy::setup::sql::{
     lock_wait_timeout_sql, log_ddl, trigger_ddl, UNLOCK_TABLES,
 };
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
 use crate::engine::priors;
+use crate::engine::table_plan::TablePlan;
 use crate::job::model::Strategy;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};

@@ -8,7 +8,7 @@ use crate::engine::copy::catalog::is_mariadb;
 use crate::engine::copy::setup::shadow_sql::{
     self, GeneratedColumn, JobColumn, TableFacts, GENERATED_SQL, TABLE_SQL,
 };
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use crate::recode::value::Source;
 use crate::scan::target::utf8mb4_collation;
 use anyhow::{anyhow, Context, Result};

@@ -270,7 +270,7 @@ pub fn table_collation(targets: &[&str], fallback: &str) -> String {
 /// The utf8mb4 collation recreated texts of `plans` take (triggers' and objects' strings, the
 /// schema's default): their targets', else the server's general one.
 pub fn plans_collation<'a>(
-    plans: impl IntoIterator<Item = &'a crate::engine::plan::TablePlan>,
+    plans: impl IntoIterator<Item = &'a crate::engine::table_plan::TablePlan>,
 ) -> String {
     let targets: Vec<&str> = plans
         .into_iter()

@@ -7,7 +7,7 @@ use crate::engine::copy::table::checker::check_batch;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::replay_some;
 use crate::engine::copy::table::stage::create_stage;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 use std::collections::HashSet;

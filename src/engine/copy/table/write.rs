@@ -143,12 +143,9 @@ pub(crate) async fn write_step(
         ready.cond.clone(),
         ready.after.clone(),
     );
-    if let Some(ms) = std::env::var("MYRECODE_TEST_WRITE_HOLD_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
+    if let Some(hold) = crate::engine::test_hooks::write_hold() {
         // Test hook: widen the window in which a row read ahead can change before its write.
-        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        tokio::time::sleep(hold).await;
     }
     let number = match write_rows(conn, ctx, job, ready, binds, copying).await {
         Ok(quarantined) => {

@@ -6,7 +6,7 @@ use crate::engine::copy::cutover::carried::class::{planned, Carried, Cut};
 use crate::engine::copy::cutover::carried::objects::Objects;
 use crate::engine::copy::cutover::carried::schema_default::SchemaDefault;
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 

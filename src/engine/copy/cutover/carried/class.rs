@@ -3,7 +3,7 @@
 
 use crate::bookkeeping::checkpoint::State;
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::Result;
 use sqlx::MySqlConnection;
 

@@ -21,7 +21,7 @@ use crate::engine::copy::cutover::carried::own_triggers_sql::{
 };
 use crate::engine::copy::setup::shadow_sql::plans_collation;
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use crate::inventory::objects::read_objects;
 use crate::inventory::objects::Kind;
 use crate::inventory::objects::Object;

@@ -24,7 +24,7 @@ use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
 use crate::engine::copy::setup::sql::{drop_trigger_sql, gate_ddl, lock_wait_timeout_sql, log_ddl};
 use crate::engine::copy::table::check_again::{check_again_from_start, checked_before};
 use crate::engine::error::EngineError;
-use crate::engine::plan::TablePlan;
+use crate::engine::table_plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 

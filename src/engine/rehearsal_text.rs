@@ -1,7 +1,7 @@
 //! The rehearsal's text, built by pure functions: what a run would do without writing, table
 //! by table, then the cut-over groups in the order they are swapped.
 
-use super::runner::Plans;
+use super::plans::Plans;
 use crate::job::model::{Cutover, Job, Strategy};
 use crate::recode::value::Source;
 

@@ -1,0 +1,239 @@
+//! Throttling between batches: the job waits while the operator paused it
+//! ([`super::control`]), while the server's `Threads_running` is over `max_threads_running`,
+//! or while a replica lags over `max_replica_lag` (or stopped); why it waits is noted in the
+//! control row (when it changes) for `myrecode status`.
+
+use super::control::{self, Command};
+use super::events::{Event, Events};
+use super::replicas::watch::Watch;
+use anyhow::{Context, Result};
+use sqlx::{MySqlConnection, Row};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a job waits, as the pacer says it: `myrecode pause`.
+pub const PAUSED: &str = "paused by `myrecode pause` (resume with `myrecode resume`); the change log keeps recording writes";
+
+/// Why a job waits: the server's load.
+pub fn load_reason(running: u64, max: u64) -> String {
+    format!("throttled: Threads_running is {running}, over max_threads_running {max}")
+}
+
+/// What kind of wait a reason the pacer gave is: `paused`, `threads_running`, `replica_lag`
+/// (`other` for a reason written by a later myrecode), for `status --json`.
+pub fn wait_kind(reason: &str) -> &'static str {
+    if reason.starts_with("paused") {
+        "paused"
+    } else if reason.starts_with("throttled: Threads_running") {
+        "threads_running"
+    } else if reason.starts_with("throttled: replica") {
+        "replica_lag"
+    } else {
+        "other"
+    }
+}
+
+/// The server's `Threads_running`: name and value.
+pub const THREADS_RUNNING_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Threads_running'";
+
+/// What the run does after a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Next batch.
+    Go,
+    /// Stop now, resumably (a signal, or `abort` for the caller to handle).
+    Stop,
+    /// The operator asked to abort.
+    Abort,
+}
+
+/// Paces one job: waits while paused or throttled, reports what the operator asked for.
+pub struct Pacer<'a> {
+    schema: String,
+    job: String,
+    max_threads_running: u64,
+    watch: Option<Watch>,
+    last_check: Option<Instant>,
+    /// The reason last written to the control row for `status` (`None`: not known yet, so
+    /// the first call clears what a killed run may have left).
+    noted: Option<Option<String>>,
+    /// Whether the last wait between batches was for a replica (lag over the limit, or
+    /// stopped): the batch before it was more than the replicas could take.
+    held_by_replicas: bool,
+    /// Where it says that the job waits, and that it goes on.
+    events: &'a dyn Events,
+}
+
+/// How often load and lag are sampled (a status query per batch would be load of its own).
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+/// Sleep while paused or throttled.
+const WAIT_STEP: Duration = Duration::from_millis(250);
+
+impl<'a> Pacer<'a> {
+    /// A pacer for `job`; `max_threads_running` 0 and no replicas to watch mean no throttling.
+    /// It says when the job waits, and when it goes on, to `events`.
+    pub fn new(
+        schema: &str,
+        job: &str,
+        max_threads_running: u64,
+        watch: Option<Watch>,
+        events: &'a dyn Events,
+    ) -> Self {
+        Pacer {
+            schema: schema.to_string(),
+            job: job.to_string(),
+            max_threads_running,
+            watch,
+            last_check: None,
+            noted: None,
+            held_by_replicas: false,
+            events,
+        }
+    }
+
+    /// Whether the last [`Pacer::between_batches`] waited for a replica.
+    pub fn held_by_replicas(&self) -> bool {
+        self.held_by_replicas
+    }
+
+    /// Called between batches: returns once the job may go on, or must stop or abort.
+    pub async fn between_batches(
+        &mut self,
+        conn: &mut MySqlConnection,
+        stop: &AtomicBool,
+    ) -> Result<Flow> {
+        let mut said: Option<String> = None;
+        self.held_by_replicas = false;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                // Best effort: a run that stops waits for nothing; a failure here changes nothing.
+                self.note(conn, None).await.ok();
+                return Ok(Flow::Stop);
+            }
+            let why = match control::read(conn, &self.schema, &self.job).await? {
+                Some(Command::Abort) => return Ok(Flow::Abort),
+                Some(Command::Pause) => Some(PAUSED.to_string()),
+                _ => self.throttled(conn).await?,
+            };
+            self.note(conn, why.as_deref()).await?;
+            match why {
+                None => {
+                    if said.is_some() {
+                        self.events.event(&Event::GoingOn { job: &self.job });
+                    }
+                    return Ok(Flow::Go);
+                }
+                Some(why) => {
+                    if said.as_deref() != Some(why.as_str()) {
+                        self.events.event(&Event::Waiting {
+                            job: &self.job,
+                            why: &why,
+                        });
+                        said = Some(why);
+                    }
+                    tokio::time::sleep(WAIT_STEP).await;
+                }
+            }
+        }
+    }
+
+    /// Whether every replica is within `max_replica_lag` now (a fresh sample, whenever the
+    /// last was taken): the cut-over swaps only then, so its RENAME reaches them promptly.
+    pub async fn replicas_caught_up(&mut self) -> Result<bool> {
+        match self.watch.as_mut() {
+            None => Ok(true),
+            Some(w) => Ok(w.fresh_verdict().await?.is_none()),
+        }
+    }
+
+    /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only
+    /// when that changed: no write per batch while the job runs freely.
+    async fn note(&mut self, conn: &mut MySqlConnection, why: Option<&str>) -> Result<()> {
+        if self.noted.as_ref().is_some_and(|n| n.as_deref() == why) {
+            return Ok(());
+        }
+        match why {
+            Some(w) => {
+                sqlx::query(&control::note_sql(&self.schema))
+                    .bind(&self.job)
+                    .bind(w.chars().take(255).collect::<String>())
+                    .execute(conn)
+                    .await
+            }
+            None => {
+                sqlx::query(&control::unnote_sql(&self.schema))
+                    .bind(&self.job)
+                    .execute(conn)
+                    .await
+            }
+        }
+        .context("noting why the job waits, for `myrecode status`")?;
+        self.noted = Some(why.map(str::to_string));
+        Ok(())
+    }
+
+    /// Why the job should wait now (load or lag over the limit), if it should.
+    async fn throttled(&mut self, conn: &mut MySqlConnection) -> Result<Option<String>> {
+        // The replicas are sampled before every batch (a query or two each, on the sampling
+        // task's connections): one that fell behind during a batch stops the next.
+        if let Some(w) = self.watch.as_mut() {
+            if let Some(why) = w.fresh_verdict().await? {
+                self.held_by_replicas = true;
+                return Ok(Some(why));
+            }
+        }
+        if self.last_check.is_some_and(|t| t.elapsed() < SAMPLE_EVERY) {
+            return Ok(None);
+        }
+        self.last_check = Some(Instant::now());
+        if self.max_threads_running > 0 {
+            let running = threads_running(conn).await?;
+            if running > self.max_threads_running {
+                self.last_check = None;
+                return Ok(Some(load_reason(running, self.max_threads_running)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The server's `Threads_running`.
+pub async fn threads_running(conn: &mut MySqlConnection) -> Result<u64> {
+    let row = sqlx::query(THREADS_RUNNING_SQL)
+        .fetch_one(conn)
+        .await
+        .context("reading Threads_running")?;
+    let v: String = row.try_get::<String, _>(1).or_else(|_| {
+        row.try_get::<Vec<u8>, _>(1)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    })?;
+    Ok(v.trim().parse().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::replicas::lag::{lag_reason, LagSource, Reading};
+    use super::*;
+
+    #[test]
+    fn every_reason_the_pacer_gives_has_its_kind() {
+        assert_eq!(wait_kind(PAUSED), "paused");
+        assert_eq!(wait_kind(&load_reason(40, 25)), "threads_running");
+        let max = Duration::from_secs(2);
+        let lagging = Reading::Replicating(Duration::from_secs(9), LagSource::Heartbeat);
+        assert_eq!(
+            wait_kind(&lag_reason("db2:3306", &lagging, max)),
+            "replica_lag"
+        );
+        let stopped = Reading::Stopped("IO thread No, SQL thread No".into());
+        assert_eq!(
+            wait_kind(&lag_reason("db2:3306", &stopped, max)),
+            "replica_lag"
+        );
+        assert_eq!(wait_kind("something new"), "other");
+        assert_eq!(
+            load_reason(40, 25),
+            "throttled: Threads_running is 40, over max_threads_running 25"
+        );
+    }
+}
