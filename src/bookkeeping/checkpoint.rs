@@ -227,6 +227,27 @@ pub fn exists_sql(schema: &str) -> String {
     )
 }
 
+/// The tables with a checkpoint under `?` job.
+pub fn job_tables_sql(schema: &str) -> String {
+    format!(
+        "SELECT CAST(tbl AS CHAR) FROM {} WHERE job = ?",
+        quote::table(schema, CHECKPOINT)
+    )
+}
+
+/// The tables of `job` (each has a checkpoint from its first batch on).
+pub async fn job_tables(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+) -> Result<Vec<String>> {
+    sqlx::query_scalar(&job_tables_sql(schema))
+        .bind(job)
+        .fetch_all(conn)
+        .await
+        .context("reading the job's tables from its checkpoints")
+}
+
 /// Forgets a table's checkpoint, `?` job and `?` table.
 pub fn delete_sql(schema: &str) -> String {
     format!(

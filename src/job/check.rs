@@ -235,7 +235,8 @@ fn check_table(
         check_target(&cpath, c.source.as_str(), col, &def, cscan, ok, out);
         targets.push((j, col, def));
     }
-    check_indexes(path, inv, &targets, out);
+    let mariadb = live.inventory.server.flavor != "MySQL";
+    check_indexes(path, inv, &targets, mariadb, out);
     check_row_size(path, inv, &targets, out);
 }
 
@@ -546,12 +547,16 @@ fn bigger_type(def: &TargetDef, need: u64) -> String {
 }
 
 /// Index key lengths with the targets in place, against the table's limits.
+/// An index MariaDB adapts itself on MyISAM and Aria (see `scan::target::index_risks`) is not
+/// a problem.
 fn check_indexes(
     path: &str,
     inv: &Table,
     targets: &[(usize, &Column, TargetDef)],
+    mariadb: bool,
     out: &mut Vec<Finding>,
 ) {
+    let adapts = mariadb && matches!(inv.engine.to_ascii_lowercase().as_str(), "myisam" | "aria");
     for idx in &inv.indexes {
         if matches!(idx.index_type.as_str(), "FULLTEXT" | "SPATIAL" | "HASH") {
             continue;
@@ -595,7 +600,9 @@ fn check_indexes(
             ));
             continue;
         }
-        if (widest > inv.key_part_limit || total > inv.key_limit) && !idx.overflows_now {
+        let adapted = adapts && idx.name != "PRIMARY";
+        if (widest > inv.key_part_limit || total > inv.key_limit) && !idx.overflows_now && !adapted
+        {
             out.push(Finding::new(
                 format!("{path}.columns[{j}].target"),
                 format!(

@@ -49,8 +49,15 @@ pub fn needs_recoding(c: &ColumnScan) -> bool {
     c.strategy != ScanStrategy::None && c.blocked.is_none()
 }
 
-/// The job entry the rules are asked about (they read the name, strategy, key and column names).
-fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> TableJob {
+/// The job entry the rules are asked about (they read the name, strategy, key, column names
+/// and targets); `tables` are the schema's, which say how a column without legacy text of its
+/// own is read ([`super::context`]).
+fn table_job(
+    t: &TableScan,
+    tables: &[&TableScan],
+    strategy: Strategy,
+    columns: &[&ColumnScan],
+) -> TableJob {
     TableJob {
         name: t.name.clone(),
         strategy,
@@ -63,7 +70,12 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
             .map(|c| ColumnJob {
                 name: c.name.clone(),
                 source: super::labels::AUTO.into(),
-                target: super::scan_target::target_definition(c),
+                target: super::scan_target::target_definition_as(
+                    c,
+                    super::context::reading(c, t, tables)
+                        .as_ref()
+                        .map(|r| r.label()),
+                ),
                 undecidable: None,
                 redefine: false,
             })
@@ -75,6 +87,12 @@ fn table_job(t: &TableScan, strategy: Strategy, columns: &[&ColumnScan]) -> Tabl
 /// copy; columns a rule refuses are left out one by one, and a table the rules refuse as a
 /// whole (or with no column left) is left out with every refusal.
 pub fn choose(t: &TableScan) -> Choice<'_> {
+    choose_in(t, &[t])
+}
+
+/// [`choose`], `t` among the schema's `tables` (which say how its columns without legacy text
+/// of their own are read, [`super::context`]).
+pub fn choose_in<'a>(t: &'a TableScan, tables: &[&TableScan]) -> Choice<'a> {
     let facts = Facts::of_scan(t);
     // `plan` writes the built-in defaults: the keyless limit is theirs.
     let limit = Defaults::default().keyless_max_rows;
@@ -103,11 +121,11 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
             Strategy::InPlace
         };
         let mut why = if needs_copy { WHY_COPY } else { WHY_IN_PLACE }.to_string();
-        let mut found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
+        let mut found = refusal::check(&facts, &table_job(t, tables, strategy, &columns), limit);
         if strategy == Strategy::InPlace && refusal::rebuilt_under_lock(&facts, limit) {
             // In place needs a key; the copy rebuilds a small keyless table under the lock.
             strategy = Strategy::Copy;
-            found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
+            found = refusal::check(&facts, &table_job(t, tables, strategy, &columns), limit);
         }
         if strategy == Strategy::Copy && refusal::rebuilt_under_lock(&facts, limit) {
             why = format!(
@@ -127,7 +145,7 @@ pub fn choose(t: &TableScan) -> Choice<'_> {
             );
             in_place_refusal = Some(r.clone());
             strategy = Strategy::Copy;
-            found = refusal::check(&facts, &table_job(t, strategy, &columns), limit);
+            found = refusal::check(&facts, &table_job(t, tables, strategy, &columns), limit);
         }
         if found.iter().any(|r| !matches!(r.at, At::Column(_))) {
             let out = in_place_refusal

@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod choose;
+pub mod context;
 pub mod definition;
 pub mod duration;
 pub mod finding;

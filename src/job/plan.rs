@@ -3,10 +3,11 @@
 //!
 //! serde_yaml cannot write comments, so the text is built here; a test proves it loads back.
 
-use super::choose::{choose, Choice};
+use super::choose::{choose_in, Choice};
+use super::context::reading;
 use super::labels;
 use super::model::{Defaults, Strategy};
-use super::scan_target::{recodable_labels, target_definition, target_sql};
+use super::scan_target::{recodable_labels, target_definition_as, target_sql_as};
 use super::yaml_scalar::{flow, scalar};
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
 use anyhow::{bail, Result};
@@ -53,7 +54,7 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
     o.push('\n');
     defaults(&mut o, &Defaults::default());
     o.push('\n');
-    let choices: Vec<Choice> = tables.iter().map(|t| choose(t)).collect();
+    let choices: Vec<Choice> = tables.iter().map(|t| choose_in(t, &tables)).collect();
     if !choices.iter().any(Choice::in_job) {
         let _ = writeln!(
             o,
@@ -73,7 +74,7 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
             o.push('\n');
         }
         if choice.in_job() {
-            active_table(&mut o, t, choice);
+            active_table(&mut o, t, choice, &tables);
         } else {
             inactive_table(&mut o, t, choice);
         }
@@ -348,7 +349,7 @@ fn defaults(o: &mut String, d: &Defaults) {
     }
 }
 
-fn active_table(o: &mut String, t: &TableScan, choice: &Choice) {
+fn active_table(o: &mut String, t: &TableScan, choice: &Choice, tables: &[&TableScan]) {
     let _ = writeln!(o, "  - name: {}", scalar(&t.name));
     let _ = writeln!(
         o,
@@ -406,7 +407,7 @@ fn active_table(o: &mut String, t: &TableScan, choice: &Choice) {
                 comment_safe(&nothing_to_do(c))
             );
         } else {
-            active_column(o, c);
+            active_column(o, c, reading(c, t, tables).as_ref());
         }
     }
 }
@@ -455,7 +456,8 @@ fn inactive_table(o: &mut String, t: &TableScan, choice: &Choice) {
     }
 }
 
-fn active_column(o: &mut String, c: &ColumnScan) {
+/// One column of the job; `read` is how a column without legacy text of its own is read.
+fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::Context>) {
     let recodable = recodable_labels(c);
     // A fixed label only when every non-ASCII value has it: already-UTF-8, binary or
     // undecided values next to it must go through detection, not be forced.
@@ -466,6 +468,12 @@ fn active_column(o: &mut String, c: &ColumnScan) {
         .map(|(l, _)| l.as_str())
         .collect();
     let (source, why) = match (non_ascii.as_slice(), recodable.as_slice()) {
+        // Nothing decided of its own (empty, ASCII, or only undecided values): read as the
+        // column's context says, which the plan states and a reviewer can change.
+        (_, []) if read.is_some() && non_ascii.iter().all(|l| *l == "unknown") => {
+            let read = read.expect("matched");
+            (read.label().to_string(), read.why())
+        }
         ([one], _) if labels::is_known(one) => {
             (one.to_string(), format!("every non-ASCII value is {one}"))
         }
@@ -499,7 +507,8 @@ fn active_column(o: &mut String, c: &ColumnScan) {
     for r in &c.risks {
         let _ = writeln!(o, "        # risk: {}", comment_safe(r));
     }
-    if let Err(e) = target_sql(c) {
+    let context = read.map(|r| r.label());
+    if let Err(e) = target_sql_as(c, context) {
         let _ = writeln!(
             o,
             "        # risk: {}: the target below leaves it out; write it in, read as it should be, or add `redefine: true`",
@@ -512,7 +521,11 @@ fn active_column(o: &mut String, c: &ColumnScan) {
         scalar(&source),
         comment_safe(&why)
     );
-    let _ = writeln!(o, "        target: {}", scalar(&target_definition(c)));
+    let _ = writeln!(
+        o,
+        "        target: {}",
+        scalar(&target_definition_as(c, context))
+    );
     let _ = writeln!(
         o,
         "        undecidable: quarantine{}",

@@ -21,7 +21,13 @@ pub(crate) fn recodable_labels(c: &ColumnScan) -> Vec<&str> {
 /// its texts read as the column's values are. A text no reading decides is kept as the
 /// catalog shows it, and `plan --check` then names it.
 pub fn target_definition(c: &ColumnScan) -> String {
-    target_sql(c).unwrap_or_else(|_| {
+    target_definition_as(c, None)
+}
+
+/// [`target_definition`], its texts read also as `context` (the label a column without legacy
+/// text of its own is read as, [`super::context`]).
+pub fn target_definition_as(c: &ColumnScan, context: Option<&str>) -> String {
+    target_sql_as(c, context).unwrap_or_else(|_| {
         let t = &c.target;
         let mut bare = c.clone();
         bare.definition = Default::default();
@@ -31,6 +37,11 @@ pub fn target_definition(c: &ColumnScan) -> String {
 
 /// [`target_definition`], or the text no reading decides.
 pub fn target_sql(c: &ColumnScan) -> Result<String, String> {
+    target_sql_as(c, None)
+}
+
+/// [`target_definition_as`], or the text no reading decides.
+pub fn target_sql_as(c: &ColumnScan, context: Option<&str>) -> Result<String, String> {
     let t = &c.target;
     let live = Live {
         column_type: &c.column_type,
@@ -44,6 +55,7 @@ pub fn target_sql(c: &ColumnScan) -> Result<String, String> {
             .iter()
             .filter_map(|l| l.parse::<Label>().ok()),
     );
+    read.extend(context.and_then(|l| l.parse::<Label>().ok()));
     definition::target_sql(
         live,
         &t.column_type,

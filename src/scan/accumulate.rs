@@ -42,6 +42,39 @@ pub struct ColumnTally {
     pub recode_labels: BTreeMap<String, u64>,
     /// PHP-serialized values: `[parsed, looked serialized but did not parse]`.
     pub serialized: [u64; 2],
+    /// The shape of the non-empty values while every one of them is a token ([`Tokens`]);
+    /// `None` once a value is not, or before any.
+    pub tokens: Option<Tokens>,
+    /// Whether a non-empty value has been seen that is not a token.
+    pub not_tokens: bool,
+}
+
+/// What the non-empty values of an all-token column share: hashes, hex ids, codes, whose every
+/// character and meaning is ASCII.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Tokens {
+    /// Shortest value, bytes.
+    pub min_len: u64,
+    /// Longest value, bytes.
+    pub max_len: u64,
+    /// Whether every value is hexadecimal digits only.
+    pub hex: bool,
+}
+
+impl Tokens {
+    /// Whether the values look machine-made: hex of at least 8 digits, or one fixed length
+    /// (hashes, UUIDs, ISO codes). Names and words of varying length do not, so a column of
+    /// ASCII logins or slugs is not taken for one.
+    pub fn machine_made(&self) -> bool {
+        (self.hex && self.min_len >= 8) || (self.min_len == self.max_len && self.min_len >= 2)
+    }
+}
+
+/// Whether `raw` is one token: letters, digits, `_`, `-`, `.` and `:` only (no space, no `/`
+/// or `@`, which URLs and addresses have).
+fn is_token(raw: &[u8]) -> bool {
+    raw.iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }
 
 /// Confidence bucket names, low to high.
@@ -100,6 +133,7 @@ impl ColumnTally {
             self.empty += 1;
             return;
         }
+        self.count_token(raw);
         if serialized::looks_serialized(raw) {
             self.serialized[usize::from(serialized::payloads(raw).is_err())] += 1;
         }
@@ -136,6 +170,28 @@ impl ColumnTally {
         self.examples
             .entry(label)
             .or_insert_with(|| example(key, raw, v));
+    }
+
+    /// Folds one non-empty value into [`ColumnTally::tokens`].
+    fn count_token(&mut self, raw: &[u8]) {
+        if self.not_tokens {
+            return;
+        }
+        if !is_token(raw) {
+            self.not_tokens = true;
+            self.tokens = None;
+            return;
+        }
+        let len = raw.len() as u64;
+        let hex = raw.iter().all(u8::is_ascii_hexdigit);
+        let t = self.tokens.get_or_insert(Tokens {
+            min_len: len,
+            max_len: len,
+            hex,
+        });
+        t.min_len = t.min_len.min(len);
+        t.max_len = t.max_len.max(len);
+        t.hex &= hex;
     }
 
     /// The label most values needing recoding carry.

@@ -4,5 +4,6 @@
 
 pub mod accumulate;
 pub mod model;
+pub mod no_text;
 pub mod read;
 pub mod target;

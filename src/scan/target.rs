@@ -7,6 +7,7 @@
 
 use super::accumulate::ColumnTally;
 use super::model::{ColumnScan, Strategy, Target};
+use super::no_text::{free_text_kept, no_text_yet_target, single_byte_text, token_index};
 use crate::inventory::model::{Column, ColumnKind, Table};
 
 /// Byte capacity of the TEXT/BLOB family, which keeps bytes, not characters, when the charset changes.
@@ -29,16 +30,28 @@ fn next_text_type(bytes: u64) -> &'static str {
     }
 }
 
-fn is_utf8_charset(cs: Option<&str>) -> bool {
+pub(crate) fn is_utf8_charset(cs: Option<&str>) -> bool {
     matches!(cs, Some("utf8mb4" | "utf8mb3" | "utf8"))
 }
 
-/// The utf8mb4 collation that keeps the column's comparison behaviour as near as we can.
+/// The utf8mb4 collation closest in meaning to the column's `old` one, so comparisons,
+/// uniqueness and ORDER BY answer as before: binary stays binary; a `unicode` (UCA) one keeps
+/// its UCA version; every other (`latin1_swedish_ci`, `cp1251_general_ci`, `koi8r_general_ci`,
+/// …) becomes `utf8mb4_general_ci`, which, like them, compares one character at a time and
+/// pads trailing spaces. MySQL 8's default `utf8mb4_0900_ai_ci` is not taken for a legacy
+/// column, since it ignores no trailing space (NO PAD): `'a' = 'a '` and a UNIQUE key would
+/// answer differently; with no old collation to follow, it is the server's default there.
 pub fn utf8mb4_collation(old: Option<&str>, mysql: bool) -> &'static str {
     match old {
         Some(c) if c.ends_with("_bin") || c.ends_with("_cs") => "utf8mb4_bin",
-        _ if mysql => "utf8mb4_0900_ai_ci",
-        _ => "utf8mb4_unicode_ci",
+        Some(c) if c.contains("_nopad_") && c.contains("unicode") => "utf8mb4_unicode_nopad_ci",
+        Some(c) if c.contains("_nopad_") => "utf8mb4_general_nopad_ci",
+        Some(c) if c.contains("unicode_520") => "utf8mb4_unicode_520_ci",
+        Some(c) if c.contains("unicode") => "utf8mb4_unicode_ci",
+        Some(c) if c.contains("0900") => "utf8mb4_0900_ai_ci",
+        Some(_) => "utf8mb4_general_ci",
+        None if mysql => "utf8mb4_0900_ai_ci",
+        None => "utf8mb4_general_ci",
     }
 }
 
@@ -103,6 +116,16 @@ fn choose_target(
             )),
             Strategy::None,
         )
+    } else if !needs && single_byte_text(col) {
+        match token_index(col, tally) {
+            Some(why) => {
+                if let Some(risk) = free_text_kept(col) {
+                    risks.push(risk);
+                }
+                (keep(why), Strategy::None)
+            }
+            None => (no_text_yet_target(col, tally, mysql), Strategy::Copy),
+        }
     } else if !needs {
         (keep(nothing_to_recode(col, tally)), Strategy::None)
     } else if is_utf8_charset(col.charset.as_deref())
@@ -265,7 +288,12 @@ fn fits(col: &Column, target: &Target, tally: &ColumnTally) -> bool {
 ///
 /// A column whose growth would push an index over the table's limits is marked `blocked`
 /// (the copy would fail at its `ALTER`): the plan leaves it out, with this reason and the fix.
-pub fn index_risks(table: &Table, columns: &mut [ColumnScan]) -> Vec<String> {
+///
+/// On MariaDB, a MyISAM or Aria index other than the primary key is not blocked: the server
+/// keeps an over-long UNIQUE key as `USING HASH` (uniqueness of the whole values kept) and
+/// shortens another to the prefix that fits (note 1071); measured on MariaDB 10.11, strict
+/// or not. InnoDB refuses both (errors 1709 and 1071), as MySQL does.
+pub fn index_risks(table: &Table, columns: &mut [ColumnScan], mariadb: bool) -> Vec<String> {
     let grows = |columns: &[ColumnScan], name: &str| {
         columns.iter().any(|c| {
             c.name == name
@@ -303,6 +331,10 @@ pub fn index_risks(table: &Table, columns: &mut [ColumnScan]) -> Vec<String> {
         if cols.is_empty() {
             continue;
         }
+        if let Some(adapted) = server_adapts(table, idx, total.max(widest), &cols, mariadb) {
+            risks.push(adapted);
+            continue;
+        }
         risks.push(format!(
             "index `{}` would need {total} bytes once {} {} utf8mb4 (limit {} per column, {} per key, row format {}). \
              Fix: index a prefix of at most {} characters, use ROW_FORMAT=DYNAMIC, or keep the column single-byte",
@@ -338,6 +370,35 @@ pub fn index_risks(table: &Table, columns: &mut [ColumnScan]) -> Vec<String> {
         }
     }
     risks
+}
+
+/// What MariaDB does itself with an index of a MyISAM or Aria table that outgrows the
+/// engine's key limit once `cols` are utf8mb4 ([`index_risks`]), as the plan's note; `None`
+/// where the server would refuse the copy's ALTER instead.
+fn server_adapts(
+    table: &Table,
+    idx: &crate::inventory::model::Index,
+    bytes: u64,
+    cols: &[&str],
+    mariadb: bool,
+) -> Option<String> {
+    let engine = table.engine.to_ascii_lowercase();
+    if !mariadb || !matches!(engine.as_str(), "myisam" | "aria") || idx.name == "PRIMARY" {
+        return None;
+    }
+    let what = if idx.unique {
+        "MariaDB keeps it as UNIQUE … USING HASH: the whole values stay unique, checked by a hash"
+    } else {
+        "MariaDB shortens it to the prefix that fits (note 1071): lookups read the rest from the row and answer the same"
+    };
+    Some(format!(
+        "index `{}` would need {bytes} bytes once {} {} utf8mb4, over {}'s {} per key: {what}",
+        idx.name,
+        cols.join(", "),
+        if cols.len() == 1 { "becomes" } else { "become" },
+        table.engine,
+        table.key_limit
+    ))
 }
 
 /// The sentence a DBA reads next to a column left out for an index: what, why, and the fix first.
@@ -470,7 +531,7 @@ mod tests {
             // Pure ASCII stays latin1: its index does not grow, nothing blocks it.
             scanned("slug", "none", "latin1"),
         ];
-        let risks = index_risks(&t, &mut cols);
+        let risks = index_risks(&t, &mut cols, false);
         assert_eq!(risks.len(), 1, "{risks:?}");
         assert!(
             risks[0].starts_with("index `u_name` would need 1020 bytes once name becomes utf8mb4"),
@@ -497,7 +558,7 @@ mod tests {
             scanned("a", "copy", "utf8mb4"),
             scanned("b", "copy", "utf8mb4"),
         ];
-        let risks = index_risks(&t, &mut cols);
+        let risks = index_risks(&t, &mut cols, false);
         assert_eq!(risks.len(), 1, "{risks:?}");
         assert!(risks[0].contains("once a, b become utf8mb4"), "{risks:?}");
         let why = cols[1]
@@ -533,6 +594,87 @@ mod tests {
             in_primary_key: false,
             indexes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_collation_follows_the_old_ones_meaning() {
+        for (old, mariadb, mysql) in [
+            (
+                "latin1_swedish_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            (
+                "cp1251_general_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            (
+                "koi8r_general_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            ("cp1251_bin", "utf8mb4_bin", "utf8mb4_bin"),
+            ("latin1_general_cs", "utf8mb4_bin", "utf8mb4_bin"),
+            (
+                "utf8mb3_unicode_ci",
+                "utf8mb4_unicode_ci",
+                "utf8mb4_unicode_ci",
+            ),
+            (
+                "utf8mb3_unicode_520_ci",
+                "utf8mb4_unicode_520_ci",
+                "utf8mb4_unicode_520_ci",
+            ),
+            (
+                "latin1_general_nopad_ci",
+                "utf8mb4_general_nopad_ci",
+                "utf8mb4_general_nopad_ci",
+            ),
+        ] {
+            assert_eq!(utf8mb4_collation(Some(old), false), mariadb, "{old}");
+            assert_eq!(utf8mb4_collation(Some(old), true), mysql, "{old}");
+        }
+        assert_eq!(utf8mb4_collation(None, false), "utf8mb4_general_ci");
+        assert_eq!(utf8mb4_collation(None, true), "utf8mb4_0900_ai_ci");
+    }
+
+    #[test]
+    fn mariadb_adapts_an_overlong_myisam_index_itself_but_not_the_primary_key() {
+        let mut t = categories(
+            "Fixed",
+            vec![
+                index("u_name", true, &["name"], 255),
+                index("k_slug", false, &["slug"], 255),
+            ],
+        );
+        t.engine = "MyISAM".into();
+        (t.key_part_limit, t.key_limit) = (1000, 1000);
+        let both = || {
+            vec![
+                scanned("name", "copy", "utf8mb4"),
+                scanned("slug", "copy", "utf8mb4"),
+            ]
+        };
+        let mut cols = both();
+        let risks = index_risks(&t, &mut cols, true);
+        assert!(cols.iter().all(|c| c.blocked.is_none()), "{cols:?}");
+        assert!(
+            risks[0].contains("MariaDB keeps it as UNIQUE … USING HASH"),
+            "{risks:?}"
+        );
+        assert!(
+            risks[1].contains("shortens it to the prefix that fits"),
+            "{risks:?}"
+        );
+        // MySQL refuses both; so does MariaDB on InnoDB, and for a primary key.
+        let mut cols = both();
+        index_risks(&t, &mut cols, false);
+        assert!(cols.iter().all(|c| c.blocked.is_some()));
+        t.indexes = vec![index("PRIMARY", true, &["name"], 255)];
+        let mut cols = both();
+        index_risks(&t, &mut cols, true);
+        assert!(cols[0].blocked.is_some());
     }
 
     fn tally(labels: &[(&str, u64)]) -> ColumnTally {
@@ -593,7 +735,7 @@ mod tests {
     fn an_index_that_fits_blocks_nothing() {
         let t = categories("Dynamic", vec![index("u_name", true, &["name"], 255)]);
         let mut cols = vec![scanned("name", "copy", "utf8mb4")];
-        assert!(index_risks(&t, &mut cols).is_empty());
+        assert!(index_risks(&t, &mut cols, false).is_empty());
         assert_eq!(cols[0].blocked, None);
     }
 }

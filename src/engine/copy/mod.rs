@@ -16,6 +16,7 @@ pub mod table;
 pub mod teardown;
 mod trial;
 
+pub(crate) use cutover::carried::schema_default::after_in_place;
 /// The runner's cut-overs (`cut_over_group`, `prepare`, `settle_interrupted`, `abandon`).
 pub use cutover::group;
 pub use cutover::swapped::swapped;

@@ -69,19 +69,29 @@ pub(super) async fn execute(
     copy::group::prepare(conn, session.job_id, copies, schedule.with_fks).await?;
     let mut summaries: Vec<TableSummary> = Vec::new();
     let mut checked_under = None;
+    let mut finished = true;
     for step in schedule.steps() {
         let (outcome, states) =
             run_step(conn, session, schedule, &step, &mut checked_under).await?;
         summarize(&mut summaries, states);
         match outcome {
             TableOutcome::Done => {}
-            TableOutcome::Interrupted => break,
+            TableOutcome::Interrupted => {
+                finished = false;
+                break;
+            }
             TableOutcome::Aborted => {
                 let (job, job_id) = (session.job, session.job_id);
                 abort_rest(conn, job, schedule.plans, job_id, &session.events).await?;
+                finished = false;
                 break;
             }
         }
+    }
+    if finished && copies.is_empty() && summaries.iter().all(|s| s.done) {
+        // A copy's last cut-over sets the defaults; a job in place only, here.
+        let (schema, job_id) = (&session.job.schema, session.job_id);
+        copy::after_in_place(conn, schema, job_id, schedule.plans).await?;
     }
     Ok(Outcome::Ran(summaries))
 }

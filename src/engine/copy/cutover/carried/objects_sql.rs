@@ -54,16 +54,36 @@ pub fn recreate(o: &Object, r: &Reading, mariadb: bool) -> Result<Option<Vec<Str
     }))
 }
 
-/// How many base tables of `?` schema, myrecode's own aside (bookkeeping, side tables, the
-/// gate), keep a legacy default charset.
-pub const LEGACY_TABLES_SQL: &str = "SELECT COUNT(*) FROM information_schema.TABLES t JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
-     WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_NAME NOT LIKE '%\\_myrecode\\_%' \
-     AND t.TABLE_NAME NOT LIKE '\\_myrecode\\_%' AND t.TABLE_NAME NOT LIKE '!myrecode%' AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8')";
+/// The `WHERE` of a base table of `?` schema that is not myrecode's own (bookkeeping, side
+/// tables, the gate), on `information_schema.TABLES t`.
+const USER_TABLES: &str = "t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' AND t.TABLE_NAME NOT LIKE '%\\_myrecode\\_%' \
+     AND t.TABLE_NAME NOT LIKE '\\_myrecode\\_%' AND t.TABLE_NAME NOT LIKE '!myrecode%'";
 
-/// Makes utf8mb4 the schema's default, in `collation` when it is a plain name (one the
-/// server listed; anything else leaves the server's default collation).
-pub fn schema_default_sql(schema: &str, collation: &str) -> String {
-    let collation = if !collation.is_empty()
+/// A column of table `t` with a legacy (not UTF-8, not binary) charset.
+const LEGACY_COLUMN: &str = "SELECT 1 FROM information_schema.COLUMNS k WHERE k.TABLE_SCHEMA = t.TABLE_SCHEMA AND k.TABLE_NAME = t.TABLE_NAME \
+     AND k.CHARACTER_SET_NAME IS NOT NULL AND k.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8', 'binary')";
+
+/// The base tables of `?` schema, myrecode's own aside, that still hold a column in a legacy
+/// charset: while one outside the job does, the schema's default stays as it is.
+pub fn legacy_tables_sql() -> String {
+    format!("SELECT CAST(t.TABLE_NAME AS CHAR) FROM information_schema.TABLES t WHERE {USER_TABLES} AND EXISTS ({LEGACY_COLUMN})")
+}
+
+/// The base tables of `?` schema, myrecode's own aside, whose default charset is legacy but
+/// that hold no column in one (every text column converted, or none): name and engine.
+pub fn default_only_tables_sql() -> String {
+    format!(
+        "SELECT CAST(t.TABLE_NAME AS CHAR), CAST(t.ENGINE AS CHAR) FROM information_schema.TABLES t \
+         JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
+         WHERE {USER_TABLES} AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8') AND NOT EXISTS ({LEGACY_COLUMN}) \
+         ORDER BY t.TABLE_NAME"
+    )
+}
+
+/// Only a plain collation name (one the server listed) is written into DDL; anything else
+/// leaves the server's default collation of utf8mb4.
+fn collate_clause(collation: &str) -> String {
+    if !collation.is_empty()
         && collation
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -71,10 +91,26 @@ pub fn schema_default_sql(schema: &str, collation: &str) -> String {
         format!(" COLLATE {collation}")
     } else {
         String::new()
-    };
+    }
+}
+
+/// Makes utf8mb4 the default of a table whose columns need nothing: metadata only on InnoDB
+/// (`ALGORITHM=INSTANT`, refused rather than rebuilding where the engine cannot).
+pub fn table_default_sql(schema: &str, table: &str, collation: &str) -> String {
     format!(
-        "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{collation}",
-        quote::ident(schema)
+        "ALTER TABLE {} DEFAULT CHARACTER SET utf8mb4{}, ALGORITHM=INSTANT",
+        quote::table(schema, table),
+        collate_clause(collation)
+    )
+}
+
+/// Makes utf8mb4 the schema's default, in `collation` when it is a plain name (one the
+/// server listed; anything else leaves the server's default collation).
+pub fn schema_default_sql(schema: &str, collation: &str) -> String {
+    format!(
+        "ALTER DATABASE {} DEFAULT CHARACTER SET utf8mb4{}",
+        quote::ident(schema),
+        collate_clause(collation)
     )
 }
 
@@ -224,7 +260,25 @@ mod tests {
             schema_default_sql("shop", "x; DROP TABLE t"),
             "ALTER DATABASE `shop` DEFAULT CHARACTER SET utf8mb4"
         );
-        assert!(LEGACY_TABLES_SQL.contains("NOT LIKE '!myrecode%'"));
+        assert_eq!(
+            table_default_sql("shop", "lo`g", "utf8mb4_general_ci"),
+            "ALTER TABLE `shop`.`lo``g` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, ALGORITHM=INSTANT"
+        );
+        assert_eq!(
+            table_default_sql("shop", "log", "a b"),
+            "ALTER TABLE `shop`.`log` DEFAULT CHARACTER SET utf8mb4, ALGORITHM=INSTANT"
+        );
+        for sql in [legacy_tables_sql(), default_only_tables_sql()] {
+            assert!(sql.contains("NOT LIKE '!myrecode%'"), "{sql}");
+            assert!(
+                sql.contains(
+                    "k.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8', 'binary')"
+                ),
+                "{sql}"
+            );
+        }
+        assert!(legacy_tables_sql().contains("AND EXISTS ("));
+        assert!(default_only_tables_sql().contains("AND NOT EXISTS ("));
     }
 
     #[test]

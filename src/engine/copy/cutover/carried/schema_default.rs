@@ -1,24 +1,65 @@
-//! The schema's default charset across the job's cut-over: once no base table of the schema
-//! keeps a legacy default, utf8mb4 with the job's collation, so tables and routines created
-//! later are UTF-8. Set after the job's last rename, after the views, routines and events;
-//! idempotent, so a run after a kill sets it again.
+//! The schema's and its tables' default charsets across the job's cut-over: each table whose
+//! columns all hold UTF-8 (or no text) gets utf8mb4 as its default too (metadata only), and
+//! once no base table of the schema holds a column in a legacy charset, the schema's default
+//! becomes utf8mb4 with the job's collation, so tables, columns and routines created later
+//! are UTF-8. Set after the job's last rename, after the views, routines and events;
+//! idempotent, so a run after a kill sets them again.
 
-use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::checkpoint::{self, State};
 use crate::engine::copy::cutover::carried::class::{Carried, Cut};
-use crate::engine::copy::cutover::carried::objects_sql::{schema_default_sql, LEGACY_TABLES_SQL};
+use crate::engine::copy::cutover::carried::objects_sql::{
+    default_only_tables_sql, legacy_tables_sql, schema_default_sql, table_default_sql,
+};
 use crate::engine::copy::setup::shadow_sql::plans_collation;
 use crate::inventory::objects::schema_charset;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 
-/// Once no base table of the schema (besides myrecode's own) keeps a legacy default, the
-/// schema's default becomes utf8mb4 too: tables and routines created later are UTF-8.
-async fn schema_default(conn: &mut MySqlConnection, schema: &str, collation: &str) -> Result<bool> {
-    let legacy: i64 = sqlx::query_scalar(LEGACY_TABLES_SQL)
+/// The tables whose only legacy is their default get utf8mb4 as it, where the engine does it
+/// without a rebuild (InnoDB); a MyISAM or Aria table would be copied whole under a lock, so
+/// it keeps its default and is named. Returns the tables kept.
+async fn table_defaults(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    collation: &str,
+) -> Result<Vec<String>> {
+    let tables: Vec<(String, Option<String>)> = sqlx::query_as(&default_only_tables_sql())
         .bind(schema)
-        .fetch_one(&mut *conn)
+        .fetch_all(&mut *conn)
         .await?;
-    if legacy > 0 || schema_charset(conn, schema).await? == "utf8mb4" {
+    let mut kept = Vec::new();
+    for (table, engine) in tables {
+        if let Err(e) = conn
+            .execute(table_default_sql(schema, &table, collation).as_str())
+            .await
+        {
+            tracing::warn!(table = %table, engine = ?engine, error = %e, "table default kept: not changeable without a rebuild");
+            kept.push(table);
+        }
+    }
+    Ok(kept)
+}
+
+/// Once no base table of the schema outside job `job` (and besides myrecode's own) holds a
+/// column in a legacy charset, the schema's default becomes utf8mb4 too: tables and routines
+/// created later are UTF-8. A column the job's tables keep single-byte was kept by the plan,
+/// with its reason (ASCII tokens); a table outside the job may still hold legacy text the
+/// application writes through its old connection. The tables' own defaults first
+/// ([`table_defaults`]).
+async fn schema_default(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    collation: &str,
+) -> Result<bool> {
+    table_defaults(conn, schema, collation).await?;
+    let legacy: Vec<String> = sqlx::query_scalar(&legacy_tables_sql())
+        .bind(schema)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mine = checkpoint::job_tables(conn, schema, job).await?;
+    let outside = legacy.iter().filter(|t| !mine.contains(t)).count();
+    if outside > 0 || schema_charset(conn, schema).await? == "utf8mb4" {
         return Ok(false);
     }
     conn.execute(schema_default_sql(schema, collation).as_str())
@@ -48,7 +89,7 @@ impl Carried for SchemaDefault {
 
     /// After the job's last rename and its objects ([`schema_default`]).
     async fn apply(&self, conn: &mut MySqlConnection, cut: &Cut<'_, '_>) -> Result<()> {
-        schema_default(conn, cut.schema, &self.collation)
+        schema_default(conn, cut.schema, cut.job, &self.collation)
             .await
             .map(|_| ())
     }
@@ -58,4 +99,17 @@ impl Carried for SchemaDefault {
         Self::plan(conn, cut).await?.apply(conn, cut).await?;
         Ok(Vec::new())
     }
+}
+
+/// At the end of a job without a copy (in place only), what the last cut-over does for a
+/// copy: the tables' and the schema's defaults, with the collation of `plans`' targets.
+pub(crate) async fn after_in_place(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    plans: &[crate::engine::table_plan::TablePlan],
+) -> Result<()> {
+    schema_default(conn, schema, job, &plans_collation(plans))
+        .await
+        .map(|_| ())
 }
