@@ -35,6 +35,10 @@ pub struct Args {
     /// Schema to write the job for, when the report covers several.
     #[arg(long, value_name = "SCHEMA", conflicts_with = "check")]
     schema: Option<String>,
+    /// The collation every utf8mb4 target takes (e.g. utf8mb4_unicode_ci), instead of the one
+    /// closest in meaning to each column's old collation.
+    #[arg(long, value_name = "NAME", conflicts_with = "check")]
+    collation: Option<String>,
     /// Validate this job file against the live schema instead of writing one.
     #[arg(long, value_name = "JOB")]
     check: Option<PathBuf>,
@@ -83,7 +87,10 @@ fn run_write(args: &Args) -> Result<u8> {
         .output
         .as_deref()
         .ok_or_else(|| anyhow!("no output file. Fix: pass -o job.yaml (or -o - for stdout)"))?;
-    let report = read_report(report_path)?;
+    let mut report = read_report(report_path)?;
+    if let Some(c) = &args.collation {
+        plan::with_collation(&mut report, c)?;
+    }
     let name = report_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

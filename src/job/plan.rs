@@ -95,6 +95,25 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
     Ok(o)
 }
 
+/// Gives every utf8mb4 target of `report` the collation `name` (`plan --collation`), in place
+/// of the one closest in meaning to each column's old collation.
+pub fn with_collation(report: &mut ScanReport, name: &str) -> Result<()> {
+    let plain = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !plain || !name.starts_with("utf8mb4_") {
+        bail!(
+            "--collation {name:?} is not a utf8mb4 collation. Fix: name one the server lists (SHOW COLLATION LIKE 'utf8mb4%'), e.g. utf8mb4_unicode_ci"
+        );
+    }
+    for c in report.tables.iter_mut().flat_map(|t| t.columns.iter_mut()) {
+        if c.target.charset.as_deref() == Some("utf8mb4") {
+            c.target.collation = Some(name.to_string());
+        }
+    }
+    Ok(())
+}
+
 /// The schema's views, routines and events the cut-over recreates in UTF-8, with what
 /// changes in each, as comments: nothing to edit, but a reviewer sees them.
 fn objects_block(o: &mut String, report: &ScanReport, schema: &str) {

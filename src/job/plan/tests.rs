@@ -390,3 +390,28 @@ fn several_copies_get_the_groups_explained_and_the_finest_grouping_commented() {
         .unwrap()
         .contains("Cut-over groups"));
 }
+
+#[test]
+fn plan_collation_gives_every_utf8mb4_target_the_named_collation_and_refuses_others() {
+    let mut report = sample_report();
+    with_collation(&mut report, "utf8mb4_unicode_520_ci").unwrap();
+    let text = generate(&report, None, "scan.json").unwrap();
+    assert!(!text.contains("COLLATE utf8mb4_unicode_ci"), "{text}");
+    assert!(text.contains("COLLATE utf8mb4_unicode_520_ci"), "{text}");
+    // A kept single-byte column keeps its own.
+    assert!(report
+        .tables
+        .iter()
+        .flat_map(|t| &t.columns)
+        .any(|c| c.target.collation.as_deref() == Some("latin1_swedish_ci")));
+    for bad in [
+        "latin1_swedish_ci",
+        "utf8mb4_general_ci; DROP TABLE t",
+        "UTF8MB4_BIN",
+    ] {
+        let e = with_collation(&mut sample_report(), bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a utf8mb4 collation. Fix:"), "{e}");
+    }
+}
