@@ -87,6 +87,15 @@ pub fn key_limits(engine: &str, row_format: &str, page_size: u64) -> (u64, u64) 
     (part, whole)
 }
 
+/// Whether MariaDB adapts an over-long MyISAM or Aria index itself when its columns grow: a
+/// UNIQUE key other than the primary becomes `USING HASH` (the whole values stay unique,
+/// checked by a hash), a one-column plain index is shortened to the prefix that fits (note
+/// 1071). A plain index of several columns and the primary key are refused (1071). Measured
+/// on MariaDB 10.11, with and without strict modes.
+pub fn server_adapts(index: &str, unique: bool, parts: usize) -> bool {
+    index != "PRIMARY" && (unique || parts == 1)
+}
+
 /// Bytes one index part takes with a given bytes-per-character.
 pub fn part_bytes(col: &ColumnFacts, prefix: Option<u64>, mbmaxlen: u64) -> u64 {
     match column_kind(&col.data_type) {

@@ -600,7 +600,8 @@ fn check_indexes(
             ));
             continue;
         }
-        let adapted = adapts && idx.name != "PRIMARY";
+        let adapted = adapts
+            && crate::inventory::keylen::server_adapts(&idx.name, idx.unique, idx.parts.len());
         if (widest > inv.key_part_limit || total > inv.key_limit) && !idx.overflows_now && !adapted
         {
             out.push(Finding::new(

@@ -59,14 +59,17 @@ pub struct Tokens {
     pub max_len: u64,
     /// Whether every value is hexadecimal digits only.
     pub hex: bool,
+    /// Whether some value holds a digit.
+    pub digit: bool,
 }
 
 impl Tokens {
     /// Whether the values look machine-made: hex of at least 8 digits, or one fixed length
-    /// (hashes, UUIDs, ISO codes). Names and words of varying length do not, so a column of
-    /// ASCII logins or slugs is not taken for one.
+    /// of at least 8 with digits among them (hashes, UUIDs, session ids). Words do not, even
+    /// of one length (`users`, `backend`), nor logins or slugs, so they are converted.
     pub fn machine_made(&self) -> bool {
-        (self.hex && self.min_len >= 8) || (self.min_len == self.max_len && self.min_len >= 2)
+        (self.hex && self.min_len >= 8)
+            || (self.min_len == self.max_len && self.min_len >= 8 && self.digit)
     }
 }
 
@@ -184,14 +187,17 @@ impl ColumnTally {
         }
         let len = raw.len() as u64;
         let hex = raw.iter().all(u8::is_ascii_hexdigit);
+        let digit = raw.iter().any(u8::is_ascii_digit);
         let t = self.tokens.get_or_insert(Tokens {
             min_len: len,
             max_len: len,
             hex,
+            digit,
         });
         t.min_len = t.min_len.min(len);
         t.max_len = t.max_len.max(len);
         t.hex &= hex;
+        t.digit |= digit;
     }
 
     /// The label most values needing recoding carry.

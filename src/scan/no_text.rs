@@ -29,7 +29,7 @@ pub(crate) fn token_index(col: &Column, tally: &ColumnTally) -> Option<String> {
     let shape = match (t.hex, t.min_len == t.max_len) {
         (true, true) => format!("hex of {} digits", t.min_len),
         (true, false) => format!("hex of {}-{} digits", t.min_len, t.max_len),
-        (false, _) => format!("codes of {} characters", t.min_len),
+        (false, _) => format!("ids of {} characters", t.min_len),
     };
     Some(format!(
         "ASCII tokens only ({shape}) in index `{index}`: stays {} so the index does not grow",
@@ -128,7 +128,16 @@ mod tests {
             kept,
             "ASCII tokens only (hex of 32 digits) in index `u_hash`: stays latin1 so the index does not grow"
         );
-        assert!(token_index(&column("iso", &["k"]), &tally(&["RU", "UA", "BY"])).is_some());
+        let uuids = [
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        ];
+        assert!(token_index(&column("uid", &["k"]), &tally(&uuids))
+            .unwrap()
+            .contains("ids of 36 characters"));
+        // Words of one length are words; short codes grow little.
+        assert!(token_index(&column("scope", &["k"]), &tally(&["backend", "website"])).is_none());
+        assert!(token_index(&column("iso", &["k"]), &tally(&["RU", "UA", "BY"])).is_none());
         // Not indexed: nothing grows, so it is converted.
         assert!(token_index(&column("hash", &[]), &tally(&md5)).is_none());
         // Logins, slugs, words, URLs and addresses are what people write: converted.

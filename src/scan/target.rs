@@ -289,10 +289,9 @@ fn fits(col: &Column, target: &Target, tally: &ColumnTally) -> bool {
 /// A column whose growth would push an index over the table's limits is marked `blocked`
 /// (the copy would fail at its `ALTER`): the plan leaves it out, with this reason and the fix.
 ///
-/// On MariaDB, a MyISAM or Aria index other than the primary key is not blocked: the server
-/// keeps an over-long UNIQUE key as `USING HASH` (uniqueness of the whole values kept) and
-/// shortens another to the prefix that fits (note 1071); measured on MariaDB 10.11, strict
-/// or not. InnoDB refuses both (errors 1709 and 1071), as MySQL does.
+/// On MariaDB, some over-long MyISAM and Aria indexes are not blocked: the server adapts them
+/// itself ([`crate::inventory::keylen::server_adapts`]). InnoDB refuses (errors 1709 and
+/// 1071), as MySQL does.
 pub fn index_risks(table: &Table, columns: &mut [ColumnScan], mariadb: bool) -> Vec<String> {
     let grows = |columns: &[ColumnScan], name: &str| {
         columns.iter().any(|c| {
@@ -383,7 +382,10 @@ fn server_adapts(
     mariadb: bool,
 ) -> Option<String> {
     let engine = table.engine.to_ascii_lowercase();
-    if !mariadb || !matches!(engine.as_str(), "myisam" | "aria") || idx.name == "PRIMARY" {
+    if !mariadb
+        || !matches!(engine.as_str(), "myisam" | "aria")
+        || !crate::inventory::keylen::server_adapts(&idx.name, idx.unique, idx.parts.len())
+    {
         return None;
     }
     let what = if idx.unique {
@@ -667,10 +669,15 @@ mod tests {
             risks[1].contains("shortens it to the prefix that fits"),
             "{risks:?}"
         );
-        // MySQL refuses both; so does MariaDB on InnoDB, and for a primary key.
+        // MySQL refuses both; so does MariaDB on InnoDB, for a primary key and for a plain
+        // index of several columns.
         let mut cols = both();
         index_risks(&t, &mut cols, false);
         assert!(cols.iter().all(|c| c.blocked.is_some()));
+        t.indexes = vec![index("k_both", false, &["name", "slug"], 255)];
+        let mut cols = both();
+        index_risks(&t, &mut cols, true);
+        assert!(cols[0].blocked.is_some());
         t.indexes = vec![index("PRIMARY", true, &["name"], 255)];
         let mut cols = both();
         index_risks(&t, &mut cols, true);
