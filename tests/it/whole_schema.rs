@@ -26,6 +26,8 @@ const INSTALL: &[&str] = &[
     "CREATE TABLE content (id INT NOT NULL PRIMARY KEY, title VARCHAR(200) NOT NULL, body TEXT) ENGINE=InnoDB DEFAULT CHARSET=latin1",
     "INSERT INTO content VALUES (1, 'О компании', 'Мы работаем с 1998 года.'), (2, 'Контакты', 'Москва, ул. Тверская, 1')",
     "CREATE TABLE hits (id INT NOT NULL PRIMARY KEY, n INT NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=latin1",
+    "CREATE TABLE log_marks (id_member INT NOT NULL, id_board INT NOT NULL, PRIMARY KEY (id_member, id_board)) ENGINE=MyISAM DEFAULT CHARSET=latin1",
+    "INSERT INTO log_marks VALUES (1, 1), (1, 2)",
     "CREATE TABLE sessions (session_id CHAR(32) NOT NULL PRIMARY KEY, data TEXT NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=latin1",
     "INSERT INTO sessions VALUES (MD5('a'), 'корзина: 2'), (MD5('b'), 'корзина: 0')",
 ];

@@ -70,10 +70,10 @@ pub fn legacy_tables_sql() -> String {
 }
 
 /// The base tables of `?` schema, myrecode's own aside, whose default charset is legacy but
-/// that hold no column in one (every text column converted, or none): name and engine.
+/// that hold no column in one (every text column converted, or none): name, engine, rows.
 pub fn default_only_tables_sql() -> String {
     format!(
-        "SELECT CAST(t.TABLE_NAME AS CHAR), CAST(t.ENGINE AS CHAR) FROM information_schema.TABLES t \
+        "SELECT CAST(t.TABLE_NAME AS CHAR), CAST(t.ENGINE AS CHAR), CAST(COALESCE(t.TABLE_ROWS, 0) AS UNSIGNED) FROM information_schema.TABLES t \
          JOIN information_schema.COLLATIONS c ON c.COLLATION_NAME = t.TABLE_COLLATION \
          WHERE {USER_TABLES} AND c.CHARACTER_SET_NAME NOT IN ('utf8mb4', 'utf8mb3', 'utf8') AND NOT EXISTS ({LEGACY_COLUMN}) \
          ORDER BY t.TABLE_NAME"
@@ -95,12 +95,18 @@ fn collate_clause(collation: &str) -> String {
 }
 
 /// Makes utf8mb4 the default of a table whose columns need nothing: metadata only on InnoDB
-/// (`ALGORITHM=INSTANT`, refused rather than rebuilding where the engine cannot).
-pub fn table_default_sql(schema: &str, table: &str, collation: &str) -> String {
+/// (`instant`: `ALGORITHM=INSTANT`, refused rather than rebuilding where the engine cannot);
+/// otherwise the server rebuilds the table (MyISAM, Aria), reads allowed meanwhile.
+pub fn table_default_sql(schema: &str, table: &str, collation: &str, instant: bool) -> String {
     format!(
-        "ALTER TABLE {} DEFAULT CHARACTER SET utf8mb4{}, ALGORITHM=INSTANT",
+        "ALTER TABLE {} DEFAULT CHARACTER SET utf8mb4{}, {}",
         quote::table(schema, table),
-        collate_clause(collation)
+        collate_clause(collation),
+        if instant {
+            "ALGORITHM=INSTANT"
+        } else {
+            "LOCK=SHARED"
+        }
     )
 }
 
@@ -261,12 +267,12 @@ mod tests {
             "ALTER DATABASE `shop` DEFAULT CHARACTER SET utf8mb4"
         );
         assert_eq!(
-            table_default_sql("shop", "lo`g", "utf8mb4_general_ci"),
+            table_default_sql("shop", "lo`g", "utf8mb4_general_ci", true),
             "ALTER TABLE `shop`.`lo``g` DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, ALGORITHM=INSTANT"
         );
         assert_eq!(
-            table_default_sql("shop", "log", "a b"),
-            "ALTER TABLE `shop`.`log` DEFAULT CHARACTER SET utf8mb4, ALGORITHM=INSTANT"
+            table_default_sql("shop", "log", "a b", false),
+            "ALTER TABLE `shop`.`log` DEFAULT CHARACTER SET utf8mb4, LOCK=SHARED"
         );
         for sql in [legacy_tables_sql(), default_only_tables_sql()] {
             assert!(sql.contains("NOT LIKE '!myrecode%'"), "{sql}");

@@ -15,25 +15,36 @@ use crate::inventory::objects::schema_charset;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 
-/// The tables whose only legacy is their default get utf8mb4 as it, where the engine does it
-/// without a rebuild (InnoDB); a MyISAM or Aria table would be copied whole under a lock, so
-/// it keeps its default and is named. Returns the tables kept.
+/// The most rows of a table without transactions whose default is changed by the server's
+/// rebuild (writes wait for it): as many as a keyless table rebuilt under the cut-over's lock.
+const REBUILT_DEFAULT_MAX_ROWS: u64 = 10_000;
+
+/// The tables whose only legacy is their default get utf8mb4 as it: metadata only on InnoDB;
+/// a MyISAM or Aria table is rebuilt by the server (writes wait, reads go on), so only up to
+/// [`REBUILT_DEFAULT_MAX_ROWS`]; a bigger one keeps its default and is named in the log with
+/// the statement. Returns the tables kept.
 async fn table_defaults(
     conn: &mut MySqlConnection,
     schema: &str,
     collation: &str,
 ) -> Result<Vec<String>> {
-    let tables: Vec<(String, Option<String>)> = sqlx::query_as(&default_only_tables_sql())
+    let tables: Vec<(String, Option<String>, u64)> = sqlx::query_as(&default_only_tables_sql())
         .bind(schema)
         .fetch_all(&mut *conn)
         .await?;
     let mut kept = Vec::new();
-    for (table, engine) in tables {
-        if let Err(e) = conn
-            .execute(table_default_sql(schema, &table, collation).as_str())
-            .await
-        {
-            tracing::warn!(table = %table, engine = ?engine, error = %e, "table default kept: not changeable without a rebuild");
+    for (table, engine, rows) in tables {
+        let instant = engine
+            .as_deref()
+            .is_some_and(|e| e.eq_ignore_ascii_case("innodb"));
+        let sql = table_default_sql(schema, &table, collation, instant);
+        if !instant && rows > REBUILT_DEFAULT_MAX_ROWS {
+            tracing::warn!(table = %table, rows, statement = %sql, "table default kept: the server would rebuild the table, writes waiting; run the statement in a quiet hour");
+            kept.push(table);
+            continue;
+        }
+        if let Err(e) = conn.execute(sql.as_str()).await {
+            tracing::warn!(table = %table, engine = ?engine, error = %e, "table default kept");
             kept.push(table);
         }
     }
