@@ -53,6 +53,7 @@ pub fn load_str(text: &str) -> Result<Loaded, Vec<Finding>> {
             // The groups are checked as written: `run` must not start on groups it cannot follow.
             Ok(job) => {
                 let mut wrong = super::groups::validate(&job);
+                wrong.extend(targets_outside_the_grammar(&job));
                 if wrong.is_empty() {
                     return Ok(Loaded { job, locator });
                 }
@@ -71,6 +72,25 @@ pub fn load_str(text: &str) -> Result<Loaded, Vec<Finding>> {
         }
     }
     Err(findings)
+}
+
+/// Every column whose `target:` is not made of the closed grammar's words
+/// ([`super::target::outside_grammar`]): found when the job is loaded, so neither `plan
+/// --check`, the rehearsal nor `run` sends anything of it to the server.
+fn targets_outside_the_grammar(job: &Job) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, t) in job.tables.iter().enumerate() {
+        for (j, c) in t.columns.iter().enumerate() {
+            if let Some(e) = super::target::outside_grammar(&c.target) {
+                out.push(Finding::new(
+                    format!("tables[{i}].columns[{j}].target"),
+                    format!("target {:?} cannot be used: {e}", c.target),
+                    "write one column definition, e.g. VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL DEFAULT 'текст' COMMENT 'Описание' (`myrecode plan` writes it for you)",
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Finds every key that is not part of the layout, with a suggestion for each.

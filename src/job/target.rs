@@ -152,6 +152,73 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
     })
 }
 
+/// Why `text` is not made of the grammar's words at all (an unknown word, a name or value
+/// that is not plain, an unbalanced quote or parenthesis), if it is not: what `load` refuses
+/// before anything else runs. A definition in the grammar that is wrong otherwise (no length,
+/// a charset on a binary type) is left to `plan --check`, which names the fix for its column.
+pub fn outside_grammar(text: &str) -> Option<String> {
+    let e = parse(text).err()?;
+    let grammar = e.contains("is not part of a column definition")
+        || e.contains("needs a name (letters")
+        || e.contains("needs a value")
+        || e.contains("needs an expression")
+        || e.contains("needs a quoted text")
+        || e.contains("unbalanced")
+        || e.contains("unterminated")
+        || e.contains("must be quoted");
+    grammar.then_some(e)
+}
+
+/// The target as the SQL builders write it: rebuilt from its parsed parts (type, length or
+/// members, CHARACTER SET, COLLATE, NOT NULL, DEFAULT, ON UPDATE, COMMENT, INVISIBLE), its
+/// texts quoted by [`quote::literal`] and its names checked by [`parse`], so nothing of the job file
+/// reaches the server as written. A generated column has no canonical form (the rules refuse it).
+pub fn canonical(text: &str) -> Result<String, String> {
+    let t = parse(text)?;
+    if t.attrs.generated {
+        return Err("a generated column's definition is not a target".into());
+    }
+    let mut s = t.data_type.to_ascii_uppercase();
+    if !t.attrs.members.is_empty() {
+        let members: Vec<String> = t.attrs.members.iter().map(|m| quote::literal(m)).collect();
+        s.push_str(&format!("({})", members.join(",")));
+    } else if let Some(n) = t
+        .length
+        .filter(|_| text_or_binary_with_length(&t.data_type, text))
+    {
+        s.push_str(&format!("({n})"));
+    }
+    if let Some(cs) = &t.charset {
+        s.push_str(&format!(" CHARACTER SET {cs}"));
+    }
+    if let Some(co) = &t.collation {
+        s.push_str(&format!(" COLLATE {co}"));
+    }
+    if t.not_null {
+        s.push_str(" NOT NULL");
+    }
+    if let Some(d) = &t.attrs.default {
+        s.push_str(&format!(" DEFAULT {d}"));
+    }
+    if let Some(u) = &t.attrs.on_update {
+        s.push_str(&format!(" ON UPDATE {u}"));
+    }
+    if let Some(c) = &t.attrs.comment {
+        s.push_str(&format!(" COMMENT {}", quote::literal(c)));
+    }
+    if t.attrs.invisible {
+        s.push_str(" INVISIBLE");
+    }
+    Ok(s)
+}
+
+/// Whether the written target gave its type a length (a TEXT's `(n)` or a CHAR's implied 1
+/// is written back only where the text had one).
+fn text_or_binary_with_length(data_type: &str, text: &str) -> bool {
+    let after = text.trim_start()[data_type.len()..].trim_start();
+    after.starts_with('(')
+}
+
 /// The definition's text or binary type, lower case, and the text after it.
 fn base_type(s: &str) -> Result<(String, &str), String> {
     let type_end = s
@@ -226,7 +293,48 @@ struct Clauses {
     attrs: Attributes,
 }
 
-/// Reads the clauses after the type; words it does not know are skipped.
+/// What a word the grammar does not know is told: nothing outside it reaches SQL.
+fn not_a_clause(word: &str) -> String {
+    format!(
+        "'{word}' is not part of a column definition (a target says its type, CHARACTER SET, COLLATE, NULL or NOT NULL, DEFAULT, ON UPDATE, COMMENT and INVISIBLE, nothing else)"
+    )
+}
+
+/// Whether a bare word of a DEFAULT or ON UPDATE value is one a value can be: a number, a
+/// name (`CURRENT_TIMESTAMP`, `NULL`), never a statement separator or a comment.
+fn plain_word(w: &str) -> bool {
+    !w.is_empty()
+        && !w.contains("--")
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-'))
+}
+
+/// Whether a parenthesised DEFAULT or ON UPDATE expression holds only values, names,
+/// operators and nested groups: no `;`, comment, backtick or backslash outside its strings.
+fn plain_group(group: &str) -> bool {
+    let inner = &group[1..group.len() - 1];
+    let Ok(tokens) = tokenize(inner) else {
+        return false;
+    };
+    tokens.iter().all(|t| match t {
+        Tok::Str(_) => true,
+        Tok::Group(g) => plain_group(g),
+        Tok::Word(w) => {
+            !w.contains("--")
+                && !w.contains("/*")
+                && w.chars().all(|c| {
+                    c.is_ascii_alphanumeric()
+                        || matches!(
+                            c,
+                            '_' | '.' | '+' | '-' | '*' | '/' | '%' | '<' | '>' | '=' | '!' | ','
+                        )
+                })
+        }
+    })
+}
+
+/// Reads the clauses after the type: a closed grammar, so a word it does not know is an
+/// error, never passed on to the server.
 fn clauses(rest: &str) -> Result<Clauses, String> {
     let mut c = Clauses::default();
     let tokens = tokenize(rest)?;
@@ -235,30 +343,32 @@ fn clauses(rest: &str) -> Result<Clauses, String> {
         Some(Tok::Word(w)) => Some(w.to_ascii_uppercase()),
         _ => None,
     };
+    // A character set or collation name: letters, digits and `_` only, as the server's are.
     let name = |k: usize| -> Option<String> {
-        match tokens.get(k)? {
-            Tok::Word(w) | Tok::Str(w) => Some(w.trim_matches('`').to_string()),
-            Tok::Group(_) => None,
-        }
+        let n = match tokens.get(k)? {
+            Tok::Word(w) | Tok::Str(w) => w.trim_matches('`').to_string(),
+            Tok::Group(_) => return None,
+        };
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then_some(n)
     };
     while i < tokens.len() {
         let w = word(i).unwrap_or_default();
         match w.as_str() {
             "CHARACTER" if word(i + 1).as_deref() == Some("SET") => {
-                let v = name(i + 2).ok_or("CHARACTER SET needs a name")?;
+                let v = name(i + 2).ok_or("CHARACTER SET needs a name (letters, digits and _)")?;
                 c.charset = Some(normalize_charset(&v));
                 i += 3;
             }
             "CHARSET" => {
                 c.charset = Some(normalize_charset(
-                    &name(i + 1).ok_or("CHARSET needs a name")?,
+                    &name(i + 1).ok_or("CHARSET needs a name (letters, digits and _)")?,
                 ));
                 i += 2;
             }
             "COLLATE" => {
                 c.collation = Some(
                     name(i + 1)
-                        .ok_or("COLLATE needs a name")?
+                        .ok_or("COLLATE needs a name (letters, digits and _)")?
                         .to_ascii_lowercase(),
                 );
                 i += 2;
@@ -268,7 +378,9 @@ fn clauses(rest: &str) -> Result<Clauses, String> {
                 i += 2;
             }
             "DEFAULT" => {
-                let (sql, used) = expression(&tokens[i + 1..]).ok_or("DEFAULT needs a value")?;
+                let (sql, used) = expression(&tokens[i + 1..]).ok_or(
+                    "DEFAULT needs a value: a quoted text, a number, NULL or a plain expression",
+                )?;
                 c.attrs.default = Some(sql);
                 i += 1 + used;
             }
@@ -289,11 +401,19 @@ fn clauses(rest: &str) -> Result<Clauses, String> {
                 c.attrs.invisible = true;
                 i += 1;
             }
+            "NULL" => i += 1,
             "AS" | "GENERATED" => {
+                // Refused as a generated column by the rules; read only so they can say so.
                 c.attrs.generated = true;
                 i += 1;
             }
-            _ => i += 1,
+            "ALWAYS" | "VIRTUAL" | "PERSISTENT" | "STORED" if c.attrs.generated => i += 1,
+            _ => match &tokens[i] {
+                Tok::Group(g) if c.attrs.generated && plain_group(g) => i += 1,
+                Tok::Word(w) => return Err(not_a_clause(w)),
+                Tok::Str(t) => return Err(not_a_clause(&quote::literal(t))),
+                Tok::Group(g) => return Err(not_a_clause(g)),
+            },
         }
     }
     Ok(c)
@@ -372,22 +492,30 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
 
 /// A DEFAULT or ON UPDATE value as SQL, and how many tokens it took: a string (quoted again
 /// as [`quote::literal`] does), a parenthesised expression, or a word with its `(…)`.
+/// Only plain words and groups ([`plain_word`], [`plain_group`]).
 fn expression(tokens: &[Tok]) -> Option<(String, usize)> {
     match tokens.first()? {
         Tok::Str(s) => Some((quote::literal(s), 1)),
-        Tok::Group(g) => Some((g.clone(), 1)),
+        Tok::Group(g) => plain_group(g).then(|| (g.clone(), 1)),
+        Tok::Word(w) if !plain_word(w) => None,
         Tok::Word(w) => match tokens.get(1) {
-            Some(Tok::Group(g)) => Some((format!("{w}{g}"), 2)),
+            Some(Tok::Group(g)) if plain_group(g) => Some((format!("{w}{g}"), 2)),
             _ => Some((w.clone(), 1)),
         },
     }
 }
 
+/// The index of the `)` closing the `(` `s` starts with; quotes are read as the server reads
+/// them (a backslash escapes the next character), so a quote cannot end a string for us and
+/// not for the server.
 fn matching_paren(s: &str) -> Option<usize> {
     let mut depth = 0;
     let mut quote: Option<char> = None;
+    let mut escaped = false;
     for (i, c) in s.char_indices() {
         match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
             (None, '\'' | '"') => quote = Some(c),
@@ -451,5 +579,52 @@ mod tests {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn nothing_outside_the_grammar_passes_and_the_canonical_form_is_rebuilt() {
+        for hostile in [
+            "VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; DROP TABLE canary; --",
+            "VARCHAR(200) CHARACTER SET utf8mb4 COMMENT 'x'; DELETE FROM canary; -- '",
+            "VARCHAR(200) CHARACTER SET utf8mb4 NOT NULL; DROP TABLE canary",
+            "VARCHAR(200) CHARACTER SET utf8mb4 DEFAULT (1); DROP TABLE canary; SELECT (1)",
+            "VARCHAR(200) CHARACTER SET utf8mb4 DEFAULT ((1); DROP TABLE canary; SELECT (1))",
+            "VARCHAR(200) CHARACTER SET 'utf8mb4; DROP TABLE canary'",
+            "VARCHAR(200) CHARACTER SET utf8mb4 COLLATE `x; DROP TABLE canary`",
+            "VARCHAR(200) CHARACTER SET utf8mb4 DEFAULT x/*",
+            "VARCHAR(200) CHARACTER SET utf8mb4 # DROP",
+            "VARCHAR(200) CHARACTER SET utf8mb4 PRIMARY KEY",
+        ] {
+            assert!(outside_grammar(hostile).is_some(), "{hostile}");
+            assert!(canonical(hostile).is_err(), "{hostile}");
+        }
+        assert_eq!(
+            canonical("varchar(50) character set utf8mb4 collate utf8mb4_general_ci not null default 'Мо''сква' comment \"Город\" invisible").unwrap(),
+            "VARCHAR(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL DEFAULT 'Мо''сква' COMMENT 'Город' INVISIBLE"
+        );
+        assert_eq!(
+            canonical("ENUM('новый','it''s') CHARACTER SET utf8mb4 NULL DEFAULT NULL").unwrap(),
+            "ENUM('новый','it''s') CHARACTER SET utf8mb4 DEFAULT NULL"
+        );
+        assert_eq!(
+            canonical("TEXT CHARACTER SET utf8mb4 DEFAULT (concat('a', 'b'))").unwrap(),
+            "TEXT CHARACTER SET utf8mb4 DEFAULT (concat('a', 'b'))"
+        );
+        // A quote escaped by a backslash ends no string, for us as for the server: one value.
+        assert_eq!(
+            parse("VARCHAR(200) DEFAULT ('\\') ; DROP TABLE canary; -- ')")
+                .unwrap()
+                .attrs
+                .default
+                .as_deref(),
+            Some("('\\') ; DROP TABLE canary; -- ')")
+        );
+        assert_eq!(
+            canonical("DATETIME").unwrap_err(),
+            "'DATETIME' is not a text or binary type"
+        );
+        assert!(canonical("VARCHAR(10) AS (concat(a, 'b')) VIRTUAL").is_err());
+        // Wrong but in the grammar: left to `plan --check`, which names the column's fix.
+        assert_eq!(outside_grammar("VARCHAR CHARACTER SET utf8mb4"), None);
     }
 }

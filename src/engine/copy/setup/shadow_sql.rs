@@ -90,7 +90,10 @@ pub fn shadow_alter_sql(
     };
     let mut clauses = Vec::new();
     for c in columns {
-        let mut m = format!("MODIFY {} {}", quote::ident(c.name), c.target);
+        // Rebuilt from its parsed parts: nothing of the job file reaches the server as written.
+        let target = crate::job::target::canonical(c.target)
+            .map_err(|e| format!("the target of column {}: {e}", c.name))?;
+        let mut m = format!("MODIFY {} {target}", quote::ident(c.name));
         for k in facts
             .checks
             .iter()
