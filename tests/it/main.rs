@@ -29,6 +29,7 @@ mod job_check;
 mod keyless;
 mod legacy_app;
 mod myisam_index;
+mod prefix_key;
 mod refusal;
 mod rehearse;
 mod replicas;
