@@ -455,7 +455,9 @@ fn inactive_table(o: &mut String, t: &TableScan, choice: &Choice) {
     }
 }
 
-fn active_column(o: &mut String, c: &ColumnScan) {
+/// The `source:` `plan` writes for a column, and why: a fixed label only when every
+/// non-ASCII value has it, else `auto`. The rules read it too (a key column needs a fixed one).
+pub fn planned_source(c: &ColumnScan) -> (String, String) {
     let recodable = recodable_labels(c);
     // A fixed label only when every non-ASCII value has it: already-UTF-8, binary or
     // undecided values next to it must go through detection, not be forced.
@@ -465,7 +467,7 @@ fn active_column(o: &mut String, c: &ColumnScan) {
         .filter(|(l, n)| **n > 0 && l.as_str() != "ascii")
         .map(|(l, _)| l.as_str())
         .collect();
-    let (source, why) = match (non_ascii.as_slice(), recodable.as_slice()) {
+    match (non_ascii.as_slice(), recodable.as_slice()) {
         ([one], _) if labels::is_known(one) => {
             (one.to_string(), format!("every non-ASCII value is {one}"))
         }
@@ -489,7 +491,11 @@ fn active_column(o: &mut String, c: &ColumnScan) {
             labels::AUTO.to_string(),
             format!("several encodings row by row ({})", many.join(", ")),
         ),
-    };
+    }
+}
+
+fn active_column(o: &mut String, c: &ColumnScan) {
+    let (source, why) = planned_source(c);
     let _ = writeln!(o, "      - name: {}", scalar(&c.name));
     let _ = writeln!(o, "        # scan: {}", comment_safe(&evidence(c)));
     let _ = writeln!(o, "        # size: {}", comment_safe(&sizes(c)));

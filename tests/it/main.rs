@@ -26,6 +26,7 @@ mod harness;
 mod html_report;
 mod inventory;
 mod job_check;
+mod key_recoded;
 mod keyless;
 mod legacy_app;
 mod myisam_index;
