@@ -71,17 +71,18 @@ pub fn bounded_count_sql(schema: &str, table: &str, limit: u64) -> String {
     )
 }
 
-/// Replaces the server's row estimate of every table without a usable key by a count (up to
-/// ten times `limit`): whether such a table is small enough to rebuild under the cut-over's
-/// lock must not hang on an estimate InnoDB may have wrong by half, and a refusal names the
-/// rows. Past the bound, the larger of the count and the estimate.
+/// Replaces the server's row estimate of every table without a usable key, or whose key
+/// holds a text column (a job may recode it), by a count (up to ten times `limit`): whether
+/// such a table is small enough to rebuild under the cut-over's lock must not hang on an
+/// estimate InnoDB may have wrong by half, and a refusal names the rows. Past the bound, the
+/// larger of the count and the estimate.
 pub async fn count_keyless(
     conn: &mut MySqlConnection,
     tables: &mut [Table],
     limit: u64,
 ) -> Result<()> {
     let bound = limit.saturating_mul(10);
-    for t in tables.iter_mut().filter(|t| t.recode_key.is_none()) {
+    for t in tables.iter_mut().filter(|t| may_be_rebuilt(t)) {
         let n: i64 = sqlx::query_scalar(&bounded_count_sql(&t.schema, &t.name, bound))
             .fetch_one(&mut *conn)
             .await
@@ -99,6 +100,18 @@ pub async fn count_keyless(
         };
     }
     Ok(())
+}
+
+/// Whether a copy may rebuild the table under the cut-over's lock: it has no usable key, or
+/// its key holds a text column (recoded by a job, it cannot be paged over).
+fn may_be_rebuilt(t: &Table) -> bool {
+    t.recode_key.as_ref().is_none_or(|k| {
+        k.columns.iter().any(|c| {
+            t.columns
+                .iter()
+                .any(|col| &col.name == c && col.kind == ColumnKind::Text)
+        })
+    })
 }
 
 /// Whether `name` is one of myrecode's own tables: bookkeeping (`_myrecode_…`) or a copy's

@@ -365,4 +365,8 @@ async fn words_the_new_collation_makes_equal_are_named_before_anything_is_writte
         .map(|(n, w)| (w.to_string(), n as i64))
         .collect();
     assert_eq!(got, want);
+    // verify compares the rebuilt table with its kept original, row for row.
+    let out = myrecode(Some(&url), &["verify", jobs]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 }
