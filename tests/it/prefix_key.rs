@@ -1,7 +1,7 @@
 //! Tables whose primary key indexes a prefix of a text column (SMF's `smf_themes` and
 //! `smf_settings`): `plan` pages over the key's full values, and the run copies them in
 //! batches under a concurrent writer and swaps them with every value right, on MyISAM (as SMF
-//! creates them) and InnoDB.
+//! creates them) and InnoDB; in place, batches page over such a key on a `TINYTEXT` too.
 
 use crate::common;
 use common::legacy::*;
@@ -348,4 +348,66 @@ async fn prefix_primary_keys_page_a_myisam_copy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefix_primary_keys_page_an_innodb_copy() {
     prefix_keyed_tables_are_copied_in_batches_and_swapped("InnoDB").await;
+}
+
+/// In place over a prefix primary key on a `TINYTEXT` (SMF's settings, already utf8mb4 and
+/// holding mojibake): batches page over the full values, and the staging table indexes the
+/// key by a prefix (a `TINYTEXT` key part needs one: 1170).
+#[tokio::test]
+async fn in_place_batches_page_over_a_prefix_key_on_a_text_column() {
+    let db = test_database("prefix_key_inplace");
+    exec_script(
+        &db.config,
+        &[
+            "CREATE TABLE smf_settings (variable TINYTEXT CHARACTER SET utf8mb4 NOT NULL, \
+           value TEXT CHARACTER SET utf8mb4 NOT NULL, PRIMARY KEY (variable(30))) ENGINE=InnoDB",
+        ],
+    )
+    .await;
+    let mut c = db.config.connect_one().await.unwrap();
+    let n = 900i64;
+    for start in (0..n).step_by(300) {
+        let sql = format!(
+            "INSERT INTO smf_settings (variable, value) VALUES {}",
+            vec!["(?, ?)"; 300].join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for k in start..start + 300 {
+            q = q
+                .bind(variable(k))
+                .bind(mojibake(Windows1251, Latin1, settings_text(k)));
+        }
+        q.execute(&mut c).await.unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let jobp = dir.path().join("job.yaml");
+    std::fs::write(
+        &jobp,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  batch_size: 100\n  pause_between_batches: 0ms\ntables:\n  \
+             - name: smf_settings\n    strategy: in-place\n    columns:\n      - name: value\n        \
+             source: cp1251>latin1\n        target: TEXT CHARACTER SET utf8mb4 NOT NULL\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let url = db.config.url_with_secret();
+    let out = myrecode(Some(&url), &["run", jobp.to_str().unwrap(), "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let got: Vec<(String, String)> =
+        sqlx::query_as("SELECT variable, value FROM smf_settings ORDER BY variable")
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+    assert_eq!(got.len(), n as usize);
+    for (k, (name, value)) in got.iter().enumerate() {
+        assert_eq!(name, &variable(k as i64));
+        assert_eq!(value, settings_text(k as i64), "setting {name}");
+    }
+    let backups: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _myrecode_backup")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(backups, n, "one backup per rewritten value");
 }
