@@ -1,4 +1,5 @@
-//! A table without a usable key, rebuilt whole under the cut-over's lock.
+//! A table without a usable key, or whose key the job recodes, rebuilt whole under the
+//! cut-over's lock.
 //!
 //! Batches need a key to page over and the change log one to name a row, so such a table is
 //! not copied ahead: its shadow is created empty, its triggers only name the gate (a write
