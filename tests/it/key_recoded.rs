@@ -370,3 +370,56 @@ async fn words_the_new_collation_makes_equal_are_named_before_anything_is_writte
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_value_that_cannot_be_decided_stops_the_run_before_the_swap() {
+    let db = test_database("key_undecided");
+    exec_script(
+        &db.config,
+        &["CREATE TABLE tags (word VARCHAR(20) CHARACTER SET latin1 COLLATE latin1_bin NOT NULL, \
+           PRIMARY KEY (word)) ENGINE=InnoDB DEFAULT CHARSET=latin1"],
+    )
+    .await;
+    let mut c = db.config.connect_one().await.unwrap();
+    // 0x98 is no character in cp1251: no reading of this key under the label.
+    let undecidable = [bytes(Windows1251, "дом"), vec![0x98]].concat();
+    for w in [bytes(Windows1251, "сад"), undecidable] {
+        sqlx::query("INSERT INTO tags (word) VALUES (?)")
+            .bind(w)
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let jobp = dir.path().join("job.yaml");
+    let target = "VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL";
+    std::fs::write(
+        &jobp,
+        common::copy_job(&db.name, "tags", "word", "cp1251", target),
+    )
+    .unwrap();
+    let url = db.config.url_with_secret();
+    let out = myrecode(Some(&url), &["run", jobp.to_str().unwrap(), "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_ne!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("key column 'word' of `")
+            && stderr.contains("holds a value that cannot be decided")
+            && stderr.contains("X'E4EE EC98'".replace(' ', "").as_str()),
+        "{stdout}\n{stderr}"
+    );
+    let charset: String = sqlx::query_scalar(
+        "SELECT CAST(CHARACTER_SET_NAME AS CHAR) FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'tags' AND COLUMN_NAME = 'word'",
+    )
+    .bind(&db.name)
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(charset, "latin1", "nothing swapped");
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tags")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(rows, 2);
+}
