@@ -193,6 +193,12 @@ fn tried_on_server(
         let plans = crate::engine::plans::plans(&mut c, job).await?;
         let (ready, _) = plans.ready();
         let mut out = Vec::new();
+        // What only the live rows show (rows a recoded key would make equal): the rules'
+        // other refusals were reported before this is reached.
+        for (table, refusals) in plans.refused().map(|r| r.tables).unwrap_or_default() {
+            let i = job.tables.iter().position(|x| x.name == table).unwrap_or(0);
+            out.extend(refusals.iter().map(|r| r.finding(&format!("tables[{i}]"))));
+        }
         let finding = |path: String, e: anyhow::Error| {
             let text = format!("{e:#}");
             let (message, fix) = text

@@ -195,6 +195,32 @@ fn select_in_key_order(
     (sql, binds)
 }
 
+/// Characters (or bytes) of a BLOB/TEXT key column a staging table indexes: 764 bytes in
+/// utf8mb4, within every row format's limit for one column.
+pub const STAGED_PREFIX: u32 = 191;
+
+/// Whether a column of type `column_type` (`tinytext`, `blob`, …) can be indexed only by a
+/// prefix: a key over it (a prefix primary key's column) names a length in a staging table.
+pub fn needs_prefix(column_type: &str) -> bool {
+    let base = column_type
+        .trim()
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    base.ends_with("text") || base.ends_with("blob")
+}
+
+/// An index part over the (quoted) column `column` of type `column_type`: a BLOB/TEXT type
+/// takes its first [`STAGED_PREFIX`] characters, which the server requires (1170).
+pub fn index_part(column: &str, column_type: &str) -> String {
+    if needs_prefix(column_type) {
+        format!("{column}({STAGED_PREFIX})")
+    } else {
+        column.to_string()
+    }
+}
+
 /// A column read as its stored bytes: the server must not convert them on the way.
 pub fn raw(column: &str) -> String {
     format!("CAST({} AS BINARY)", quote::ident(column))
@@ -206,6 +232,24 @@ mod tests {
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)
+    }
+
+    #[test]
+    fn blob_and_text_key_columns_are_indexed_by_a_prefix() {
+        assert_eq!(index_part("`k0`", "int(11)"), "`k0`");
+        assert_eq!(
+            index_part("`k0`", "varchar(255) CHARACTER SET latin1"),
+            "`k0`"
+        );
+        assert_eq!(
+            index_part(
+                "`k0`",
+                "tinytext CHARACTER SET latin1 COLLATE latin1_swedish_ci"
+            ),
+            "`k0`(191)"
+        );
+        assert_eq!(index_part("`k1`", "BLOB"), "`k1`(191)");
+        assert!(!needs_prefix("textual_enum"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! ask for.
 
 pub mod batch;
+pub mod collisions;
 pub mod columns;
 pub mod control;
 pub mod copy;

@@ -89,6 +89,11 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
         let facts = refusal::Facts::of_table(t);
         refusals.extend(refusal::foreign_key_splits(&facts, tj, &job.tables));
         refusals.extend(refusal::group_splits(&facts, tj, job));
+        // A key the job recodes: rows its new collation would make equal, asked of the
+        // server now (the table is small enough to rebuild, so to read whole).
+        if refusals.is_empty() && !refusal::recoded_key_columns(&facts, tj).is_empty() {
+            refusals.extend(super::collisions::find(conn, t, tj).await?);
+        }
         let planned = match table_plan(job, tj, t) {
             Ok(p) => Some((p, t.clone())),
             Err(_) if !refusals.is_empty() => None,
@@ -105,8 +110,14 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
 
 /// The plan of one job table against its live table `t`.
 fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
-    // Copy without a key: rebuilt whole under the cut-over's lock (the rules bound its rows).
+    // Copy without a key, or of a key the job recodes (no row could be found by it in both
+    // tables): rebuilt whole under the cut-over's lock (the rules bound its rows).
+    let recoded_key: Vec<String> = refusal::recoded_key_columns(&refusal::Facts::of_table(t), tj)
+        .into_iter()
+        .map(|(_, name)| name.to_string())
+        .collect();
     let key = match key_columns(t) {
+        Some(_) if !recoded_key.is_empty() => Vec::new(),
         Some(key) => key,
         None if tj.strategy == Strategy::Copy => Vec::new(),
         None => bail!(
@@ -150,6 +161,7 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
         strategy: tj.strategy,
         fingerprint: checkpoint::fingerprint(&described),
         key,
+        recoded_key,
         columns,
         batch_size: tj.batch_size.unwrap_or(job.defaults.batch_size) as usize,
         target_batch_time: tj

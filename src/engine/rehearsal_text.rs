@@ -42,6 +42,14 @@ pub fn rehearsal(plans: &Plans, job: &Job) -> String {
                 p.batch_size,
                 p.target_batch_time
             ),
+            Strategy::Copy if !p.recoded_key.is_empty() => format!(
+                "its key holds recoded column(s) {}: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
+                p.recoded_key.join(", "),
+                crate::bookkeeping::names::names(&p.table).shadow,
+                t.estimated_rows,
+                crate::job::pause::pause_words(t.estimated_rows),
+                cols.join(", ")
+            ),
             Strategy::Copy if p.key.is_empty() => format!(
                 "no key: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
                 crate::bookkeeping::names::names(&p.table).shadow,

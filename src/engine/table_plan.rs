@@ -26,8 +26,12 @@ pub struct TablePlan {
     pub table: String,
     /// In place, or by online copy ([`super::copy`]).
     pub strategy: crate::job::model::Strategy,
-    /// Paging key.
+    /// Paging key; empty for a copy rebuilt under the cut-over's lock (no usable key, or
+    /// one the job recodes: [`TablePlan::recoded_key`]).
     pub key: Vec<KeyColumn>,
+    /// Copy: the columns of the table's key that the job recodes (the table is then rebuilt
+    /// under the cut-over's lock, each distinct value decided once); empty otherwise.
+    pub recoded_key: Vec<String>,
     /// Columns to recode.
     pub columns: Vec<ColumnPlan>,
     /// What the job says about the table, fingerprinted to spot edits between runs.

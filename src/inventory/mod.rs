@@ -71,17 +71,18 @@ pub fn bounded_count_sql(schema: &str, table: &str, limit: u64) -> String {
     )
 }
 
-/// Replaces the server's row estimate of every table without a usable key by a count (up to
-/// ten times `limit`): whether such a table is small enough to rebuild under the cut-over's
-/// lock must not hang on an estimate InnoDB may have wrong by half, and a refusal names the
-/// rows. Past the bound, the larger of the count and the estimate.
+/// Replaces the server's row estimate of every table without a usable key, or whose key
+/// holds a text column (a job may recode it), by a count (up to ten times `limit`): whether
+/// such a table is small enough to rebuild under the cut-over's lock must not hang on an
+/// estimate InnoDB may have wrong by half, and a refusal names the rows. Past the bound, the
+/// larger of the count and the estimate.
 pub async fn count_keyless(
     conn: &mut MySqlConnection,
     tables: &mut [Table],
     limit: u64,
 ) -> Result<()> {
     let bound = limit.saturating_mul(10);
-    for t in tables.iter_mut().filter(|t| t.recode_key.is_none()) {
+    for t in tables.iter_mut().filter(|t| may_be_rebuilt(t)) {
         let n: i64 = sqlx::query_scalar(&bounded_count_sql(&t.schema, &t.name, bound))
             .fetch_one(&mut *conn)
             .await
@@ -99,6 +100,18 @@ pub async fn count_keyless(
         };
     }
     Ok(())
+}
+
+/// Whether a copy may rebuild the table under the cut-over's lock: it has no usable key, or
+/// its key holds a text column (recoded by a job, it cannot be paged over).
+fn may_be_rebuilt(t: &Table) -> bool {
+    t.recode_key.as_ref().is_none_or(|k| {
+        k.columns.iter().any(|c| {
+            t.columns
+                .iter()
+                .any(|col| &col.name == c && col.kind == ColumnKind::Text)
+        })
+    })
 }
 
 /// Whether `name` is one of myrecode's own tables: bookkeeping (`_myrecode_…`) or a copy's
@@ -279,13 +292,19 @@ fn size_indexes(indexes: &mut [Index], part_limit: u64, key_limit: u64) {
     }
 }
 
-/// The unique key over whole NOT NULL columns that batches walk: PRIMARY, else the shortest.
+/// The unique key over NOT NULL columns that batches walk: PRIMARY, else the shortest; one
+/// over whole columns before one with a prefix part.
+///
+/// A prefix key (`PRIMARY KEY (variable(30))`) serves as well: its prefix is unique, so the
+/// columns' full values are too, and paging over them (`ORDER BY variable`) is a total order,
+/// and a row is found by its full values. The server sorts such a batch instead of reading
+/// the index in order, so a key over whole columns, where there is one, goes first.
 fn recode_key(indexes: &[Index], key_facts: &[KeyFacts]) -> Option<RecodeKey> {
     indexes
         .iter()
         .zip(key_facts)
-        .filter(|(i, kf)| i.unique && kf.all_not_null && !kf.has_prefix && checks_length(i))
-        .min_by_key(|(i, _)| (i.name != "PRIMARY", i.bytes, i.parts.len()))
+        .filter(|(i, kf)| i.unique && kf.all_not_null && checks_length(i))
+        .min_by_key(|(i, kf)| (kf.has_prefix, i.name != "PRIMARY", i.bytes, i.parts.len()))
         .map(|(i, _)| RecodeKey {
             index: i.name.clone(),
             columns: i.parts.iter().map(|p| p.column.clone()).collect(),
@@ -428,6 +447,77 @@ fn foreign_keys_of(raw: &RawCatalog, schema: &str, table: &str) -> Vec<ForeignKe
         }
     }
     out
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    fn index(name: &str, unique: bool, parts: &[(&str, Option<u64>)]) -> Index {
+        Index {
+            name: name.into(),
+            unique,
+            index_type: "BTREE".into(),
+            parts: parts
+                .iter()
+                .map(|(c, prefix)| IndexPart {
+                    column: c.to_string(),
+                    prefix: *prefix,
+                    bytes: 4,
+                    bytes_utf8mb4: 4,
+                })
+                .collect(),
+            bytes: 4 * parts.len() as u64,
+            bytes_utf8mb4: 4 * parts.len() as u64,
+            overflows_now: false,
+            overflows_utf8mb4: false,
+        }
+    }
+
+    fn facts(all_not_null: bool, has_prefix: bool) -> KeyFacts {
+        KeyFacts {
+            all_not_null,
+            has_prefix,
+        }
+    }
+
+    #[test]
+    fn a_prefix_primary_key_is_a_recode_key() {
+        // SMF's themes table: PRIMARY KEY (id_theme, id_member, variable(30)).
+        let pk = index(
+            "PRIMARY",
+            true,
+            &[
+                ("id_theme", None),
+                ("id_member", None),
+                ("variable", Some(30)),
+            ],
+        );
+        let other = index("id_member", false, &[("id_member", None)]);
+        let key = recode_key(&[pk, other], &[facts(true, true), facts(true, false)]).unwrap();
+        assert_eq!(key.index, "PRIMARY");
+        assert_eq!(key.columns, ["id_theme", "id_member", "variable"]);
+    }
+
+    #[test]
+    fn a_key_over_whole_columns_goes_before_a_prefix_one_and_nullable_ones_never_count() {
+        let pk = index("PRIMARY", true, &[("variable", Some(30))]);
+        let whole = index("u_code", true, &[("code", None)]);
+        let nullable = index("u_note", true, &[("note", Some(10))]);
+        let kf = [facts(true, true), facts(true, false), facts(false, true)];
+        let key = recode_key(&[pk.clone(), whole, nullable.clone()], &kf).unwrap();
+        assert_eq!(key.index, "u_code");
+        assert!(
+            recode_key(std::slice::from_ref(&nullable), &[facts(false, true)]).is_none(),
+            "a unique prefix key over a NULL-able column is no key"
+        );
+        let unique_prefix = index("u_name", true, &[("name", Some(20))]);
+        let key = recode_key(
+            &[nullable, unique_prefix],
+            &[facts(false, true), facts(true, true)],
+        );
+        assert_eq!(key.map(|k| k.index), Some("u_name".to_string()));
+    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ fn table_job(
     strategy: Strategy,
     columns: &[&ColumnScan],
 ) -> TableJob {
+    let read = |c: &ColumnScan| super::context::reading(c, t, tables);
     TableJob {
         name: t.name.clone(),
         strategy,
@@ -69,12 +70,13 @@ fn table_job(
             .iter()
             .map(|c| ColumnJob {
                 name: c.name.clone(),
-                source: super::labels::AUTO.into(),
+                source: super::plan::planned_source(c, read(c).as_ref())
+                    .0
+                    .as_str()
+                    .into(),
                 target: super::scan_target::target_definition_as(
                     c,
-                    super::context::reading(c, t, tables)
-                        .as_ref()
-                        .map(|r| r.label()),
+                    read(c).as_ref().map(|r| r.label()),
                 ),
                 undecidable: None,
                 redefine: false,
@@ -130,6 +132,17 @@ pub fn choose_in<'a>(t: &'a TableScan, tables: &[&TableScan]) -> Choice<'a> {
         if strategy == Strategy::Copy && refusal::rebuilt_under_lock(&facts, limit) {
             why = format!(
                 "no primary key and no NOT NULL unique key: its {} row(s) are rebuilt under the cut-over's lock (about {}; `keyless_max_rows` bounds it)",
+                t.estimated_rows,
+                crate::job::pause::pause_words(t.estimated_rows)
+            );
+        }
+        let tj = table_job(t, tables, strategy, &columns);
+        let in_key = refusal::recoded_key_columns(&facts, &tj);
+        if !in_key.is_empty() {
+            let names: Vec<&str> = in_key.iter().map(|(_, n)| *n).collect();
+            why = format!(
+                "its key holds recoded column(s) {}: its {} row(s) are rebuilt under the cut-over's lock (about {}; `keyless_max_rows` bounds it)",
+                names.join(", "),
                 t.estimated_rows,
                 crate::job::pause::pause_words(t.estimated_rows)
             );
@@ -359,9 +372,30 @@ mod tests {
     }
 
     #[test]
-    fn a_key_column_is_left_out_of_a_copy_and_the_rest_decided_again() {
+    fn a_key_column_of_one_label_is_rebuilt_under_the_lock() {
+        let t = posts(vec![column("code", "latin1"), column("body", "latin1")]);
+        let c = choose(&t);
+        assert!(c.in_job() && c.refused.is_empty(), "{:?}", c.refused);
+        let (text, job) = plan_of(&t);
+        let names: Vec<&str> = job.tables[0]
+            .columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["code", "body"], "{text}");
+        assert!(
+            text.contains("strategy: copy   # its key holds recoded column(s) code: its 10 row(s) are rebuilt under the cut-over's lock"),
+            "{text}"
+        );
+        assert_eq!(job.tables[0].columns[0].source.to_string(), "cp1251");
+    }
+
+    #[test]
+    fn a_key_column_detected_row_by_row_is_left_out_of_a_copy_and_the_rest_decided_again() {
+        let mut code = column("code", "latin1");
+        code.labels.insert("koi8-r".into(), 5);
         let t = posts(vec![
-            column("code", "latin1"),
+            code.clone(),
             column("body", "latin1"),
             column("note", "utf8mb4"),
         ]);
@@ -378,17 +412,17 @@ mod tests {
         assert_eq!(names, ["body", "note"], "{text}");
         assert!(
             text.contains(&format!(
-                "      # - name: code   # left out (stays latin1): {}\n      #   scan: 10 rows",
+                "      # - name: code   # left out (stays latin1): {}\n      #   scan: ",
                 c.refused[0].1
             )),
             "{text}"
         );
         // Without the key column, nothing needs the copy: in place.
-        let t = posts(vec![column("code", "latin1"), column("note", "utf8mb4")]);
+        let t = posts(vec![code.clone(), column("note", "utf8mb4")]);
         let (text, job) = plan_of(&t);
         assert_eq!(job.tables[0].strategy, Strategy::InPlace, "{text}");
         // The key column alone: the table is out, saying why.
-        let t = posts(vec![column("code", "latin1")]);
+        let t = posts(vec![code]);
         let c = choose(&t);
         assert!(!c.in_job());
         assert_eq!(classes(&c), [Class::KeyColumnInJob]);

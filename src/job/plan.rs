@@ -475,8 +475,10 @@ fn inactive_table(o: &mut String, t: &TableScan, choice: &Choice) {
     }
 }
 
-/// One column of the job; `read` is how a column without legacy text of its own is read.
-fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::Context>) {
+/// The `source:` `plan` writes for a column, and why: a fixed label only when every
+/// non-ASCII value has it, else `auto`; for a column without legacy text of its own, as its
+/// context `read` says. The rules read it too (a key column needs a fixed one).
+pub fn planned_source(c: &ColumnScan, read: Option<&super::context::Context>) -> (String, String) {
     let recodable = recodable_labels(c);
     // A fixed label only when every non-ASCII value has it: already-UTF-8, binary or
     // undecided values next to it must go through detection, not be forced.
@@ -486,7 +488,7 @@ fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::C
         .filter(|(l, n)| **n > 0 && l.as_str() != "ascii")
         .map(|(l, _)| l.as_str())
         .collect();
-    let (source, why) = match (non_ascii.as_slice(), recodable.as_slice()) {
+    match (non_ascii.as_slice(), recodable.as_slice()) {
         // Nothing decided of its own (empty, ASCII, or only undecided values): read as the
         // column's context says, which the plan states and a reviewer can change.
         (_, []) if read.is_some() && non_ascii.iter().all(|l| *l == "unknown") => {
@@ -516,7 +518,12 @@ fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::C
             labels::AUTO.to_string(),
             format!("several encodings row by row ({})", many.join(", ")),
         ),
-    };
+    }
+}
+
+/// One column of the job; `read` is how a column without legacy text of its own is read.
+fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::Context>) {
+    let (source, why) = planned_source(c, read);
     let _ = writeln!(o, "      - name: {}", scalar(&c.name));
     let _ = writeln!(o, "        # scan: {}", comment_safe(&evidence(c)));
     let _ = writeln!(o, "        # size: {}", comment_safe(&sizes(c)));

@@ -38,8 +38,11 @@ pub enum Class {
     EngineOption,
     /// The job's `key:` is not the key batches page over.
     KeyMismatch,
-    /// Copy: a job column is part of the paging key.
+    /// Copy: a job column is part of the paging key, and the table too large to rebuild
+    /// under the cut-over's lock, or the column's `source:` not a fixed label.
     KeyColumnInJob,
+    /// Copy: rows that become equal on a unique key once recoded (found by a live query).
+    KeyCollision,
     /// Copy: the side tables' names cannot sort after the table's.
     NameTooLong,
     /// In place on an engine without transactions (MyISAM, Aria, MEMORY, ...).
@@ -240,7 +243,7 @@ pub fn check(t: &Facts, job: &TableJob, keyless_max_rows: u64) -> Vec<Refusal> {
         Strategy::Copy => {
             foreign_keys_across_schemas(t, &mut out);
             name_too_long(t, &mut out);
-            key_columns_in_job(t, job, &mut out);
+            key_columns_in_job(t, job, keyless_max_rows, &mut out);
             definition::target_redefines(t, job, &mut out);
         }
         Strategy::InPlace => {
@@ -254,6 +257,22 @@ pub fn check(t: &Facts, job: &TableJob, keyless_max_rows: u64) -> Vec<Refusal> {
 /// Whether a table without a usable key, of `rows` rows, may be rebuilt under the cut-over's lock.
 pub fn rebuilt_under_lock(t: &Facts, keyless_max_rows: u64) -> bool {
     t.recode_key.is_none() && t.rows <= keyless_max_rows
+}
+
+/// The job columns of a copy that are part of the table's paging key: their values change,
+/// so no batch or change-log entry could find a row by its key in both tables, and the table
+/// is rebuilt under the cut-over's lock instead (see [`key_columns_in_job`]).
+pub fn recoded_key_columns<'j>(t: &Facts, job: &'j TableJob) -> Vec<(usize, &'j str)> {
+    let Some(key) = t.recode_key else {
+        return Vec::new();
+    };
+    if job.strategy != Strategy::Copy {
+        return Vec::new();
+    }
+    (job.columns.iter().enumerate())
+        .filter(|(_, c)| key.columns.contains(&c.name))
+        .map(|(j, c)| (j, c.name.as_str()))
+        .collect()
 }
 
 fn no_usable_key(t: &Facts, strategy: Strategy, keyless_max_rows: u64, out: &mut Vec<Refusal>) {
@@ -470,21 +489,46 @@ fn name_too_long(t: &Facts, out: &mut Vec<Refusal>) {
     }
 }
 
-fn key_columns_in_job(t: &Facts, job: &TableJob, out: &mut Vec<Refusal>) {
+/// A key column in a copy's job is recoded by rebuilding the table under the cut-over's
+/// lock, where each distinct value is decided once (the same bytes, the same new key).
+/// Refused when the column's `source:` is `auto` (a key's new value must follow from its
+/// bytes and the one label, not from a per-value guess), or when the table has more rows than
+/// `keyless_max_rows` (the pause of that rebuild).
+fn key_columns_in_job(t: &Facts, job: &TableJob, keyless_max_rows: u64, out: &mut Vec<Refusal>) {
     let Some(key) = t.recode_key else { return };
-    for (j, c) in job.columns.iter().enumerate() {
-        if key.columns.contains(&c.name) {
-            out.push(Refusal {
-                class: Class::KeyColumnInJob,
-                at: At::Column(j),
-                reason: format!(
-                    "column '{}' of table '{}' is part of the key batches page over ({}), which the copy strategy cannot recode: it finds every row by that key",
-                    c.name, t.name, key.index
+    for (j, name) in recoded_key_columns(t, job) {
+        let cj = &job.columns[j];
+        let (reason, fix) = if cj.source.fixed().is_none() {
+            (
+                format!(
+                    "column '{name}' of table '{}' is part of its key ({}) and its `source: {}` decides each value by itself: a recoded key must follow from its bytes under one label, the same every time",
+                    t.name, key.index, cj.source
                 ),
-                fix: "give the table a surrogate primary key, or leave this column out of the job"
-                    .into(),
-            });
-        }
+                "write the label the scan found as its `source:` (`source: cp1251`, say), or leave this column out of the job".to_string(),
+            )
+        } else if t.rows > keyless_max_rows {
+            (
+                format!(
+                    "column '{name}' of table '{}' is part of its key ({}): a table whose key is recoded is rebuilt under the cut-over's lock, and about {} rows are more than `keyless_max_rows` ({keyless_max_rows}) (about {})",
+                    t.name,
+                    key.index,
+                    t.rows,
+                    crate::job::pause::pause_words(t.rows)
+                ),
+                format!(
+                    "raise `keyless_max_rows` above {} if that pause is acceptable; or give the table a surrogate primary key; or leave this column out of the job",
+                    t.rows
+                ),
+            )
+        } else {
+            continue;
+        };
+        out.push(Refusal {
+            class: Class::KeyColumnInJob,
+            at: At::Column(j),
+            reason,
+            fix,
+        });
     }
 }
 

@@ -40,7 +40,9 @@ pub fn stage_ddl(key_types: &[String]) -> String {
         .enumerate()
         .map(|(i, ty)| format!("{} {ty} NOT NULL, ", stage_key(i)))
         .collect();
-    let index: Vec<String> = (0..key_types.len()).map(stage_key).collect();
+    let index: Vec<String> = (key_types.iter().enumerate())
+        .map(|(i, ty)| crate::db::keyset::index_part(&stage_key(i), ty))
+        .collect();
     format!(
         "CREATE TEMPORARY TABLE {} ({N} INT NOT NULL PRIMARY KEY, {}{COL} VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, \
          {KB} BLOB NOT NULL, {LABEL} VARCHAR(40) NOT NULL, {OLD} LONGBLOB NOT NULL, {NEW} LONGBLOB NOT NULL, \
@@ -248,6 +250,12 @@ mod tests {
             "varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci".into(),
         ]);
         assert_eq!(ddl, "CREATE TEMPORARY TABLE `_myrecode_cas` (_myrecode_n INT NOT NULL PRIMARY KEY, `_myrecode_k0` int(11) NOT NULL, `_myrecode_k1` varchar(20) CHARACTER SET cp1251 COLLATE cp1251_general_ci NOT NULL, _myrecode_col VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL, _myrecode_kb BLOB NOT NULL, _myrecode_label VARCHAR(40) NOT NULL, _myrecode_old LONGBLOB NOT NULL, _myrecode_new LONGBLOB NOT NULL, KEY _myrecode_by_key (`_myrecode_k0`, `_myrecode_k1`)) ENGINE=InnoDB");
+        // A TEXT key column (a prefix primary key's) is indexed by a prefix (1170 otherwise).
+        let ddl = stage_ddl(&["tinytext CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci".into()]);
+        assert!(
+            ddl.ends_with("KEY _myrecode_by_key (`_myrecode_k0`(191))) ENGINE=InnoDB"),
+            "{ddl}"
+        );
         assert_eq!(
             stage_drop_sql(),
             "DROP TEMPORARY TABLE IF EXISTS `_myrecode_cas`"

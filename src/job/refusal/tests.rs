@@ -356,9 +356,12 @@ fn a_job_key_must_be_the_key_batches_page_over() {
 }
 
 #[test]
-fn a_key_column_in_a_copy_job_is_refused_by_its_position() {
-    let t = posts();
-    let r = refusals(&t, &job(Strategy::Copy, &["body", "code"]));
+fn a_key_column_in_a_copy_job_needs_a_fixed_source_and_few_enough_rows() {
+    let mut t = posts();
+    t.estimated_rows = 5000;
+    // `source: auto`: refused by its position.
+    let mut j = job(Strategy::Copy, &["body", "code"]);
+    let r = refusals(&t, &j);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(
         (r[0].class, r[0].at),
@@ -367,13 +370,29 @@ fn a_key_column_in_a_copy_job_is_refused_by_its_position() {
     assert_eq!(r[0].path("tables[3]"), "tables[3].columns[1].name");
     assert_eq!(
         r[0].to_string(),
-        "column 'code' of table 'posts' is part of the key batches page over (PRIMARY), which the copy strategy cannot recode: it finds every row by that key. \
-         Fix: give the table a surrogate primary key, or leave this column out of the job"
+        "column 'code' of table 'posts' is part of its key (PRIMARY) and its `source: auto` decides each value by itself: a recoded key must follow from its bytes under one label, the same every time. \
+         Fix: write the label the scan found as its `source:` (`source: cp1251`, say), or leave this column out of the job"
     );
-    // In place, a key column is rewritten where it is: not this refusal.
-    let mut utf8 = posts();
-    utf8.columns[0].charset = Some("utf8mb4".into());
-    assert!(classes(&utf8, &job(Strategy::InPlace, &["code"])).is_empty());
+    // A fixed label: rebuilt under the cut-over's lock, up to `keyless_max_rows`.
+    j.columns[1].source = "cp1251".into();
+    assert!(refusals(&t, &j).is_empty());
+    assert_eq!(recoded_key_columns(&Facts::of_table(&t), &j), [(1, "code")]);
+    t.estimated_rows = LIMIT + 1;
+    let r = refusals(&t, &j);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        (r[0].class, r[0].at),
+        (Class::KeyColumnInJob, At::Column(1))
+    );
+    assert!(
+        r[0].reason.contains("more than `keyless_max_rows` (10000)")
+            && r[0].fix.starts_with("raise `keyless_max_rows` above 10001"),
+        "{}",
+        r[0]
+    );
+    // In place, a key column is no concern of this rule.
+    j.strategy = Strategy::InPlace;
+    assert!(recoded_key_columns(&Facts::of_table(&t), &j).is_empty());
 }
 
 #[test]

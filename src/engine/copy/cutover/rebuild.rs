@@ -1,4 +1,5 @@
-//! A table without a usable key, rebuilt whole under the cut-over's lock.
+//! A table without a usable key, or whose key the job recodes, rebuilt whole under the
+//! cut-over's lock.
 //!
 //! Batches need a key to page over and the change log one to name a row, so such a table is
 //! not copied ahead: its shadow is created empty, its triggers only name the gate (a write
@@ -77,6 +78,7 @@ impl Maps {
                 }
             }
         }
+        undecided_key_value(ctx, &new)?;
         stage(conn, self.i, &new).await?;
         for (all, more) in self.decided.iter_mut().zip(new) {
             all.extend(more);
@@ -115,6 +117,32 @@ pub(crate) async fn prepare_maps(
     let rows = read_rows(conn, ctx, table).await?;
     maps.add(conn, ctx, &rows).await?;
     Ok(maps)
+}
+
+/// Refuses a value of a key column the job recodes that cannot be decided: its new key
+/// would be a guess, and a kept one (its bytes relabelled) a key the application never wrote.
+/// Checked as the maps are filled, before the cut-over's lock and again under it, where it
+/// stops the cut-over with nothing swapped.
+fn undecided_key_value(ctx: &Ctx<'_>, decided: &Decided) -> Result<()> {
+    let plan = ctx.plan;
+    for (j, values) in decided.iter().enumerate() {
+        let column = &plan.columns[j].name;
+        if !plan.recoded_key.contains(column) {
+            continue;
+        }
+        if let Some((v, (reason, _))) = values
+            .iter()
+            .find_map(|(v, r)| r.undecidable.as_ref().map(|u| (v, u)))
+        {
+            let hex: String = v.iter().map(|b| format!("{b:02X}")).collect();
+            anyhow::bail!(
+                "key column '{column}' of {} holds a value that cannot be decided ({reason}; stored bytes X'{hex}'): its new key would be a guess. \
+                 Nothing was swapped; the original is untouched. Fix: correct that row, or leave the column out of the job",
+                ctx.t(&plan.table)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Adds every value not written by the column's default conversion to the maps of table `i`.

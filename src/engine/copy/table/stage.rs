@@ -8,6 +8,12 @@ use sqlx::{Executor, MySqlConnection};
 
 /// (Re)creates this session's staging table: the key columns as in the table, a value and a flag per job column.
 pub(crate) async fn create_stage(conn: &mut MySqlConnection, ctx: &Ctx<'_>) -> Result<()> {
+    if ctx.key_types.is_empty() {
+        // A table rebuilt under the cut-over's lock (no key to page over, or one the job
+        // recodes) stages nothing, and a stage keyed by no column is no table: the retry of
+        // a failed cut-over asks for every table's.
+        return Ok(());
+    }
     conn.execute(write_sql::stage_drop_sql().as_str()).await?;
     conn.execute(write_sql::stage_ddl(&ctx.key_types, ctx.job_columns.len()).as_str())
         .await

@@ -3,7 +3,7 @@
 //! rows by key ([`crate::engine::copy::table::named_values`]) or the session's staging table of values only our codecs
 //! write, and that staging table's own statements.
 
-use crate::db::keyset::KeyColumn;
+use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
 use crate::engine::copy::table::job_column::{staged_expr, JobColumn};
 use crate::engine::copy::table::named_values;
@@ -116,9 +116,18 @@ pub fn stage_ddl(key_types: &[String], job_columns: usize) -> String {
         cols.push(format!("{} LONGBLOB NULL", stage_col('v', j)));
         cols.push(format!("{} TINYINT NOT NULL DEFAULT 0", stage_col('s', j)));
     }
-    let pk: Vec<String> = (0..key_types.len()).map(|i| stage_col('k', i)).collect();
+    let pk: Vec<String> = (key_types.iter().enumerate())
+        .map(|(i, ty)| keyset::index_part(&stage_col('k', i), ty))
+        .collect();
+    // A BLOB/TEXT key column (a prefix primary key's) is indexed by a prefix, which need
+    // not be unique over a batch's keys: a plain index then, the keys being distinct anyway.
+    let index = if key_types.iter().any(|ty| keyset::needs_prefix(ty)) {
+        "KEY _myrecode_by_key"
+    } else {
+        "PRIMARY KEY"
+    };
     format!(
-        "CREATE TEMPORARY TABLE {} ({}, PRIMARY KEY ({})) ENGINE=InnoDB",
+        "CREATE TEMPORARY TABLE {} ({}, {index} ({})) ENGINE=InnoDB",
         quote::ident(STAGE),
         cols.join(", "),
         pk.join(", ")
@@ -196,6 +205,13 @@ mod tests {
              `_myrecode_k1` varchar(9) CHARACTER SET cp1251 COLLATE cp1251_bin NOT NULL, \
              `_myrecode_v0` LONGBLOB NULL, `_myrecode_s0` TINYINT NOT NULL DEFAULT 0, \
              PRIMARY KEY (`_myrecode_k0`, `_myrecode_k1`)) ENGINE=InnoDB"
+        );
+        // SMF's settings: PRIMARY KEY (variable(30)) over a TINYTEXT.
+        assert_eq!(
+            stage_ddl(&["tinytext CHARACTER SET latin1 COLLATE latin1_swedish_ci".into()], 1),
+            "CREATE TEMPORARY TABLE `_myrecode_stage` (`_myrecode_k0` tinytext CHARACTER SET latin1 \
+             COLLATE latin1_swedish_ci NOT NULL, `_myrecode_v0` LONGBLOB NULL, \
+             `_myrecode_s0` TINYINT NOT NULL DEFAULT 0, KEY _myrecode_by_key (`_myrecode_k0`(191))) ENGINE=InnoDB"
         );
         assert_eq!(
             stage_insert_sql(&key, 2, 2),
