@@ -4,15 +4,15 @@
 use super::table_plan::TablePlan;
 use crate::db::keyset;
 use crate::detect::{self, Label};
-use crate::recode::value::Source;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::BTreeMap;
 
-/// Rows sampled at the start of a job to form each auto column's prior.
+/// Rows sampled at the start of a job to form each column's prior.
 pub const PRIOR_SAMPLE: usize = 2000;
 
-/// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
+/// Forms each column's prior from the first rows, once per job, so every resume decides alike
+/// (a fixed column's too: its values that are also valid UTF-8 are read under it).
 pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
     let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
     let (sql, _) = keyset::select_batch(
@@ -29,9 +29,6 @@ pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Str
         .context("sampling rows for the column priors")?;
     let mut out: BTreeMap<String, Vec<(String, f32)>> = BTreeMap::new();
     for (ci, col) in plan.columns.iter().enumerate() {
-        if col.source != Source::Auto {
-            continue;
-        }
         let values: Vec<Vec<u8>> = rows
             .iter()
             .filter_map(|r| {

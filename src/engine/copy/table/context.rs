@@ -139,6 +139,7 @@ pub(crate) async fn context<'a>(
             .map(|(c, jc)| {
                 (
                     c.source.clone(),
+                    c.fallback,
                     priors.get(&c.name).cloned(),
                     jc.server.clone(),
                 )

@@ -16,11 +16,21 @@ use crate::recode::short_values::Remembered;
 use crate::recode::value as recode;
 use crate::recode::value::{Action, Source};
 
+/// How one job column's values are read: its source, its fallback (`undecidable: use
+/// <label>`), its prior (fixed at job start), its server codec.
+pub(crate) type ColumnRules = (
+    Source,
+    Option<Label>,
+    Option<ColumnPrior>,
+    Option<ServerCodec>,
+);
+
 /// Decides job values: owned, so the read-ahead can run it on a blocking thread while the
 /// async side waits on the server.
 pub(crate) struct Decider {
-    /// Per job column: its source, its prior (fixed at job start), its server codec.
-    pub(crate) columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
+    /// Per job column: its source, its fallback (`undecidable: use <label>`), its prior (fixed
+    /// at job start), its server codec.
+    pub(crate) columns: Vec<ColumnRules>,
     pub(crate) threshold: f32,
     /// Every charset conversion the server was found to give as our codec does, for values
     /// of another label than their column's ([`Stage::Other`]); empty for columns whose
@@ -90,7 +100,7 @@ impl Decider {
 
     /// Decides what one stored value of job column `ci` becomes in the shadow.
     pub(crate) fn decide(&self, ci: usize, stored: &[u8]) -> Recoded {
-        let (source, prior, server) = &self.columns[ci];
+        let (source, fallback, prior, server) = &self.columns[ci];
         let r = |stage, recoded, undecidable| Recoded {
             stage,
             recoded,
@@ -115,7 +125,7 @@ impl Decider {
                 .position(|sc| sc.label == label && sc.reproduces(stored))
                 .filter(|_| text)
         };
-        match recode::decide(source, prior.as_ref(), self.threshold, stored) {
+        match recode::decide(source, *fallback, prior.as_ref(), self.threshold, stored) {
             // A PHP-serialized value's counts change with its strings: never the server's CONVERT.
             Action::Rewrite { new, .. } if serialized::looks_serialized(stored) => {
                 r(Stage::Value(new), true, None)
@@ -243,6 +253,7 @@ mod tests {
         ColumnPlan {
             name: name.into(),
             source: Source::Auto,
+            fallback: None,
             binary: false,
             target: "TEXT CHARACTER SET utf8mb4".into(),
         }
