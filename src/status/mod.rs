@@ -45,6 +45,8 @@ pub struct Facts {
     /// Copies a cut-over closed and did not rename (the log gone, its spare there): killed
     /// half-moved, they refuse writes until a run settles them.
     pub closed: Vec<String>,
+    /// Values listed undecided per copied table (its cut-over waits for them).
+    pub undecided: HashMap<String, u64>,
     /// The job's control row, if it has one.
     pub control: Option<Control>,
     /// The job's replicas as its run last sampled them.
@@ -188,6 +190,8 @@ pub struct TableStatus {
     pub stalled: bool,
     /// Copy: closed by a cut-over stopped half-moved; writes to it fail until a run settles it.
     pub closed: bool,
+    /// Copy not swapped yet: values listed as no reading decided; its cut-over waits for them.
+    pub held: u64,
 }
 
 /// The whole job.
@@ -389,6 +393,12 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
             && idle.is_some()
             && !fresh,
         closed: f.closed.iter().any(|t| t == name),
+        held: match phase {
+            Phase::Copying | Phase::Checking | Phase::Replaying => {
+                f.undecided.get(name).copied().unwrap_or(0)
+            }
+            _ => 0,
+        },
     }
 }
 

@@ -41,3 +41,4 @@ mod schema;
 mod status;
 mod tls;
 mod torn_cutover;
+mod undecided;

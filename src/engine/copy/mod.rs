@@ -15,6 +15,7 @@ pub mod setup;
 pub mod table;
 pub mod teardown;
 mod trial;
+pub mod undecided;
 
 /// The runner's cut-overs (`cut_over_group`, `prepare`, `settle_interrupted`, `abandon`).
 pub use cutover::group;
