@@ -3,7 +3,7 @@
 
 use super::table_plan::TablePlan;
 use crate::db::keyset;
-use crate::detect::{self, Label};
+use crate::detect;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::BTreeMap;
@@ -38,14 +38,12 @@ pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Str
             })
             .collect();
         let slices: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+        // The votes the scan adds up, each row its posterior: a run decides as the scan did
+        // (hard counts of each row's label lent short values a stronger prior than the
+        // scan's, and the run rewrote what the scan had left undecided).
         let mut counts: BTreeMap<String, f32> = BTreeMap::new();
-        for v in detect::detect_column(&slices) {
-            if matches!(
-                v.label,
-                Label::Legacy(_) | Label::Mojibake { .. } | Label::Utf8
-            ) {
-                *counts.entry(v.label.to_string()).or_default() += 1.0;
-            }
+        for (label, n) in detect::column_votes(&slices) {
+            *counts.entry(label.to_string()).or_default() += n;
         }
         out.insert(col.name.clone(), counts.into_iter().collect());
     }
