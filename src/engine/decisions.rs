@@ -144,6 +144,10 @@ async fn copied(
     if let Some(out) = undecided::settle(conn, (plan, &n, job), &resolve, execute).await? {
         return Ok(out);
     }
+    // Swapped in before they were decided (by an earlier version): from the kept original.
+    if let Some(out) = undecided::settle_swapped(conn, (plan, &n, job), &resolve, execute).await? {
+        return Ok(out);
+    }
     let mut out = DecisionOutcome {
         undecided: listed as u64,
         ..DecisionOutcome::default()
@@ -154,9 +158,9 @@ async fn copied(
         .any(|(t, _)| *t == plan.table)
     {
         out.refused.push(format!(
-            "table '{}' was swapped in before its undecided values were decided (a run of an \
-             earlier version): its kept original {} holds their stored bytes. Fix: decide them by \
-             hand from it, or leave them as they are",
+            "table '{}' was swapped in before its undecided values were decided, and its kept \
+             original {} is gone (`cleanup`) or it has no key: their stored bytes are not here \
+             to decide from. Fix: decide them by hand from a backup, or leave them as they are",
             plan.table, n.old
         ));
     }

@@ -362,3 +362,94 @@ async fn the_column_s_fallback_decides_what_no_reading_did_and_what_it_cannot_re
         "latin1 (cp1252) reads 0x98 as ˜"
     );
 }
+
+#[tokio::test]
+async fn a_table_an_earlier_version_swapped_in_blind_is_decided_from_its_kept_original() {
+    let db = test_database("undecided_swapped");
+    seed_notes(&db.config, "InnoDB").await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = notes_job(dir.path(), &db.name, "quarantine");
+    let jobp = job.to_str().unwrap();
+    let url = db.config.url_with_secret();
+    let mut c = db.config.connect_one().await.unwrap();
+    let (code, stdout, stderr) = run(&url, &["run", jobp, "--execute"]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    // What an earlier version left: the entries, and the table swapped in with the server's
+    // reading of their bytes (here: decided `keep`, which writes just that).
+    // Each entry's job, column, packed key and stored bytes.
+    let listed: Vec<Vec<Vec<u8>>> =
+        sqlx::query("SELECT job, col, key_bytes, value FROM _myrecode_quarantine ORDER BY id")
+            .fetch_all(&mut c)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (0..4).map(|i| r.get(i)).collect())
+            .collect();
+    assert_eq!(listed.len(), 2);
+    let keep = dir.path().join("keep.yaml");
+    std::fs::write(
+        &keep,
+        "columns:\n  - { table: notes, column: body, use: keep }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(
+        &url,
+        &[
+            "run",
+            jobp,
+            "--execute",
+            "--decisions",
+            keep.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(create_of(&mut c, "notes").await.contains("utf8mb4"));
+    for entry in &listed {
+        sqlx::query(
+            "INSERT INTO _myrecode_quarantine (job, tbl, col, key_bytes, value, reason) \
+             VALUES (?, 'notes', ?, ?, ?, 'undecidable')",
+        )
+        .bind(&entry[0])
+        .bind(&entry[1])
+        .bind(&entry[2])
+        .bind(&entry[3])
+        .execute(&mut c)
+        .await
+        .unwrap();
+    }
+    // The application rewrote row 101 since the swap: its decision must not overwrite that.
+    sqlx::query("UPDATE notes SET body = 'Мюллер' WHERE id = 101")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let decisions = dir.path().join("decisions.yaml");
+    std::fs::write(
+        &decisions,
+        "columns:\n  - { table: notes, column: body, use: cp1251 }\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(
+        &url,
+        &[
+            "run",
+            jobp,
+            "--execute",
+            "--decisions",
+            decisions.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("notes: decisions applied: 1 value(s) rewritten, 0 kept as stored, 0 still undecided, 1 refused")
+            && stdout.contains("key [101]: the row changed since its table was swapped in"),
+        "{stdout}"
+    );
+    notes_read(&mut c, ["Мюллер", "GrьЯe"]).await;
+    // The kept original still holds the stored bytes.
+    let old: Vec<u8> =
+        sqlx::query_scalar("SELECT CAST(body AS BINARY) FROM notes_myrecode_old WHERE id = 102")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+    assert_eq!(old, b"Gr\xfc\xdfe");
+}

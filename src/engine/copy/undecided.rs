@@ -6,7 +6,8 @@
 //! listed bytes) and remembered ([`crate::bookkeeping::decided`]) so a replay that copies
 //! the row again writes the same. An entry whose row no longer holds its bytes is taken off
 //! the list: the row's change is in the change log, and its replay decides (or lists) the
-//! new bytes.
+//! new bytes. A copy an earlier version swapped in with such values is decided from its kept
+//! original ([`settle_swapped`]).
 
 use crate::bookkeeping::decided;
 use crate::bookkeeping::keycodec;
@@ -77,6 +78,112 @@ pub fn shadow_update_sql(
         quote::ident(column),
         keyset::equals(key)
     )
+}
+
+/// After the swap: the decided text into the live row (`l`) of a listed value, `?` the value,
+/// the key's parts, the stored bytes; only while the kept original (`o`) holds the stored
+/// bytes and the live row still holds what the copy wrote for them (the server's conversion
+/// of those bytes from the original column's charset), so an application write since is
+/// never overwritten.
+pub fn swapped_update_sql(
+    schema: &str,
+    (live, old): (&str, &str),
+    key: &[keyset::KeyColumn],
+    column: &str,
+) -> String {
+    let join: Vec<String> = key
+        .iter()
+        .map(|k| format!("l.{c} = o.{c}", c = quote::ident(&k.name)))
+        .collect();
+    let at: Vec<String> = key
+        .iter()
+        .map(|k| format!("l.{} = {}", quote::ident(&k.name), k.placeholder()))
+        .collect();
+    let c = quote::ident(column);
+    format!(
+        "UPDATE {} AS l JOIN {} AS o ON {} SET l.{c} = ? WHERE {} \
+         AND CAST(o.{c} AS BINARY) = ? AND CAST(l.{c} AS BINARY) = CAST(CONVERT(o.{c} USING utf8mb4) AS BINARY)",
+        quote::table(schema, live),
+        quote::table(schema, old),
+        join.join(" AND "),
+        at.join(" AND ")
+    )
+}
+
+/// Decides the listed values of a copy swapped in before they were decided (by an earlier
+/// version, which swapped them in as the server's reading) from its kept original: each
+/// written into the live row compare-and-set ([`swapped_update_sql`]); `keep` accepts the
+/// reading it holds. `None`: the kept original is gone (`cleanup`), and with it the stored
+/// bytes, or the table has no key to find a row by.
+pub async fn settle_swapped(
+    conn: &mut MySqlConnection,
+    (plan, names, job): (&TablePlan, &Names, &str),
+    resolve: Resolve<'_>,
+    execute: bool,
+) -> Result<Option<DecisionOutcome>> {
+    let schema = plan.schema.as_str();
+    if plan.key.is_empty() || !table_exists(conn, schema, &names.old).await? {
+        return Ok(None);
+    }
+    let mut out = DecisionOutcome::default();
+    for (id, col, packed, stored) in quarantined(conn, schema, job, &plan.table).await? {
+        let Some(key) = keycodec::unpack(&packed) else {
+            out.refused.push(format!(
+                "{}.{col}: quarantine row {id} holds no key myrecode wrote; left as it is",
+                plan.table
+            ));
+            continue;
+        };
+        let mut tx = conn.begin().await.context("starting a decision")?;
+        match resolve(&plan.table, &col, &key, &stored) {
+            Applied::None => out.undecided += 1,
+            Applied::Refused(why) => {
+                out.undecided += 1;
+                out.refused.push(why);
+            }
+            Applied::Keep => {
+                out.kept += 1;
+                if execute {
+                    drop_entry(&mut tx, schema, id).await?;
+                }
+            }
+            Applied::Rewrite(..) if !execute => out.rewritten += 1,
+            Applied::Rewrite(new, _) => {
+                let binary = plan.columns.iter().any(|c| c.name == col && c.binary);
+                let sql = swapped_update_sql(schema, (&plan.table, &names.old), &plan.key, &col);
+                let q = sqlx::query(&sql);
+                let mut q = if binary {
+                    q.bind(new)
+                } else {
+                    q.bind(String::from_utf8(new).context("a decided value is UTF-8")?)
+                };
+                for k in &key {
+                    q = q.bind(k.clone());
+                }
+                let affected = q
+                    .bind(&stored)
+                    .execute(&mut *tx)
+                    .await
+                    .context("writing a decision into a swapped table")?
+                    .rows_affected();
+                if affected == 1 {
+                    out.rewritten += 1;
+                    drop_entry(&mut tx, schema, id).await?;
+                } else {
+                    out.refused.push(format!(
+                        "{}.{col} key {}: the row changed since its table was swapped in (or its kept \
+                         original no longer holds the listed bytes); decision not applied. Fix: decide \
+                         it by hand from {}",
+                        plan.table,
+                        show_key(&key),
+                        names.old
+                    ));
+                }
+            }
+        }
+        tx.commit().await.context("committing a decision")?;
+    }
+    Ok(Some(out))
 }
 
 /// Decides the listed values of a copy not yet swapped by `resolve` (writes only when
@@ -256,6 +363,12 @@ mod tests {
         assert_eq!(
             original_value_sql("s", "t", &key[1..], "c", false),
             "SELECT CAST(`c` AS BINARY) FROM `s`.`t` WHERE `n` = ?"
+        );
+        assert_eq!(
+            swapped_update_sql("s", ("t", "t_myrecode_old"), &key, "c"),
+            "UPDATE `s`.`t` AS l JOIN `s`.`t_myrecode_old` AS o ON l.`i``d` = o.`i``d` AND l.`n` = o.`n` \
+             SET l.`c` = ? WHERE l.`i``d` = ? AND l.`n` = ? AND CAST(o.`c` AS BINARY) = ? \
+             AND CAST(l.`c` AS BINARY) = CAST(CONVERT(o.`c` USING utf8mb4) AS BINARY)"
         );
         assert_eq!(
             shadow_update_sql("s", "t_myrecode_new", &key, "c`"),
