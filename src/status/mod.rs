@@ -284,7 +284,9 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
             && asked
                 .as_ref()
                 .is_some_and(|a| a.is_none() || a.as_deref() == g.name);
-        let waits = is_next && manual && !requested && ready && all_copied;
+        // A group holding undecided values waits for decisions, not for the command.
+        let held = mine.iter().any(|t| t.held > 0);
+        let waits = is_next && manual && !requested && ready && all_copied && !held;
         if is_next {
             next = Some((waits, requested));
         }
@@ -484,6 +486,12 @@ mod tests {
         f.backlogs.insert("users".into(), 0);
         let s = build(&job(false), "j", &f);
         assert!(s.tables[2].ready && s.waits_for_cutover && !s.cutover_requested);
+        // Held by undecided values: it waits for decisions, not for `myrecode cutover`.
+        let mut held = f.clone();
+        held.undecided.insert("posts".into(), 3);
+        let h = build(&job(false), "j", &held);
+        assert_eq!(h.tables[1].held + h.tables[2].held, 3);
+        assert!(!h.waits_for_cutover);
         assert_eq!(s.tables[1].backlog, Some(3));
         // Under `cutover: auto` it swaps by itself.
         assert!(!build(&job(true), "j", &f).waits_for_cutover);
