@@ -453,3 +453,70 @@ async fn a_table_an_earlier_version_swapped_in_blind_is_decided_from_its_kept_or
             .unwrap();
     assert_eq!(old, b"Gr\xfc\xdfe");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_the_application_writes_while_the_copy_waits_for_its_cut_over_holds_it() {
+    let db = test_database("undecided_late");
+    seed_notes(&db.config, "InnoDB").await;
+    exec_script(&db.config, &["DELETE FROM notes WHERE id > 100"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let job = notes_job(dir.path(), &db.name, "quarantine");
+    let text = std::fs::read_to_string(&job).unwrap();
+    std::fs::write(&job, text.replace("cutover: auto", "cutover: manual")).unwrap();
+    let url = db.config.url_with_secret();
+    let mut c = db.config.connect_one().await.unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", job.to_str().unwrap(), "--execute"])
+        .env("MYSQL_URL", &url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn myrecode");
+    // Copied and caught up: the run waits for `myrecode cutover`.
+    let since = std::time::Instant::now();
+    loop {
+        let phase: Option<String> = sqlx::query_scalar(
+            "SELECT CAST(phase AS CHAR) FROM _myrecode_checkpoint WHERE tbl = 'notes'",
+        )
+        .fetch_optional(&mut c)
+        .await
+        .ok()
+        .flatten();
+        if phase.as_deref() == Some("replaying") {
+            break;
+        }
+        assert!(since.elapsed() < Duration::from_secs(60), "{phase:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The application writes a value no reading decides: replayed, listed, and the run stops
+    // held, without anyone typing `myrecode cutover`.
+    sqlx::query("UPDATE notes SET body = ? WHERE id = 5")
+        .bind(b"M\xfcller".to_vec())
+        .execute(&mut c)
+        .await
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if since.elapsed() > Duration::from_secs(90) {
+            child.kill().ok();
+            panic!(
+                "the run did not stop held: {:?}",
+                texts(&child.wait_with_output().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("ready: notes is copied and caught up")
+            && stdout.contains("held: notes holds 1 value(s) no reading decided"),
+        "{stdout}"
+    );
+    assert!(create_of(&mut c, "notes").await.contains("latin1"));
+    let (code, stdout, stderr) = run(&url, &["cutover", job.to_str().unwrap()]);
+    assert_ne!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("notes (1)"), "{stderr}");
+}
