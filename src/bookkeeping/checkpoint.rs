@@ -16,7 +16,7 @@ pub const BACKUP: &str = "_myrecode_backup";
 /// Quarantine table name: values left alone because no reading was safe.
 pub const QUARANTINE: &str = "_myrecode_quarantine";
 
-/// DDL of the three tables, each `IF NOT EXISTS` so a resumed run reuses them.
+/// DDL of the bookkeeping tables, each `IF NOT EXISTS` so a resumed run reuses them.
 pub fn ddl(schema: &str) -> Vec<String> {
     vec![
         format!(
@@ -46,6 +46,7 @@ pub fn ddl(schema: &str) -> Vec<String> {
             "value LONGBLOB NOT NULL, reason VARCHAR(255) NOT NULL, runner_up VARCHAR(64) NULL,",
         ),
         super::control_table::ddl(schema),
+        super::decided::ddl(schema),
     ]
 }
 
@@ -504,7 +505,7 @@ mod tests {
     #[test]
     fn bookkeeping_tables_are_created_once_with_their_unique_keys() {
         let ddl = ddl("a`b");
-        assert_eq!(ddl.len(), 4);
+        assert_eq!(ddl.len(), 5);
         assert_eq!(
             ddl[0],
             "CREATE TABLE IF NOT EXISTS `a``b`.`_myrecode_checkpoint` (
@@ -546,5 +547,6 @@ mod tests {
             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
         );
         assert_eq!(ddl[3], crate::bookkeeping::control_table::ddl("a`b"));
+        assert_eq!(ddl[4], crate::bookkeeping::decided::ddl("a`b"));
     }
 }

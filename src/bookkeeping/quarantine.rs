@@ -29,6 +29,17 @@ pub fn insert_sql(schema: &str, rows: usize) -> String {
     )
 }
 
+/// [`insert_sql`] where a value listed already gives way to the one now listed for its key:
+/// a copy's entry is the row's latest undecided value (the one its shadow holds).
+pub fn upsert_sql(schema: &str, rows: usize) -> String {
+    let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; rows].join(", ");
+    format!(
+        "INSERT INTO {} (job, tbl, col, key_bytes, value, reason, runner_up) VALUES {values} \
+         ON DUPLICATE KEY UPDATE value = VALUES(value), reason = VALUES(reason), runner_up = VALUES(runner_up)",
+        quote::table(schema, QUARANTINE)
+    )
+}
+
 /// Lists undecidable values in the quarantine table (once per job, table, column and key);
 /// returns how many were new.
 pub async fn save(
@@ -38,9 +49,32 @@ pub async fn save(
     table: &str,
     quarantined: &[Quarantined],
 ) -> Result<u64> {
+    save_by(tx, (schema, job, table), quarantined, insert_sql).await
+}
+
+/// Lists a copy's undecidable values, each key's entry the value its shadow now holds
+/// ([`upsert_sql`]); returns how many entries were added or changed (a listed value met
+/// again as it was counts 0).
+pub async fn save_latest(
+    tx: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    table: &str,
+    quarantined: &[Quarantined],
+) -> Result<u64> {
+    save_by(tx, (schema, job, table), quarantined, upsert_sql).await
+}
+
+/// Lists `quarantined` by the statement `sql` makes for a number of rows.
+async fn save_by(
+    tx: &mut MySqlConnection,
+    (schema, job, table): (&str, &str, &str),
+    quarantined: &[Quarantined],
+    sql: fn(&str, usize) -> String,
+) -> Result<u64> {
     let mut added = 0;
     for chunk in quarantined.chunks(200) {
-        let sql = insert_sql(schema, chunk.len());
+        let sql = sql(schema, chunk.len());
         let mut q = sqlx::query(&sql);
         for r in chunk {
             q = q
@@ -59,6 +93,14 @@ pub async fn save(
             .rows_affected();
     }
     Ok(added)
+}
+
+/// Takes one entry off the list, `?` its id (decided, or its row no longer holds it).
+pub fn delete_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE id = ?",
+        quote::table(schema, QUARANTINE)
+    )
 }
 
 /// The quarantined values of a job's table: `(id, column, packed key, stored bytes)`.
@@ -113,6 +155,16 @@ mod tests {
             insert_sql("my`db", 2),
             "INSERT IGNORE INTO `my``db`.`_myrecode_quarantine` (job, tbl, col, key_bytes, value, reason, runner_up) \
              VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)"
+        );
+        assert_eq!(
+            upsert_sql("my`db", 1),
+            "INSERT INTO `my``db`.`_myrecode_quarantine` (job, tbl, col, key_bytes, value, reason, runner_up) \
+             VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value), \
+             reason = VALUES(reason), runner_up = VALUES(runner_up)"
+        );
+        assert_eq!(
+            delete_sql("my`db"),
+            "DELETE FROM `my``db`.`_myrecode_quarantine` WHERE id = ?"
         );
     }
 }

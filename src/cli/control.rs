@@ -116,6 +116,12 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
         let command = format!("myrecode cutover {}", args.job.job.display());
         let group = groups::choose_group(&order, &swapped, args.group.as_deref(), &command)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let tables: Vec<&str> = order
+            .iter()
+            .filter(|o| group.is_none() || o.name == group)
+            .flat_map(|o| o.tables.iter().copied())
+            .collect();
+        refuse_undecided(&mut conn, &job, &id, &tables).await?;
         control::send_cutover(&mut conn, &job.schema, &id, group).await?;
         match group {
             Some(g) => {
@@ -134,6 +140,41 @@ pub fn cutover(args: CutoverArgs) -> Result<u8> {
         }
         Ok(EXIT_OK)
     })
+}
+
+/// Refuses a cut-over while a copy among `tables` holds values no reading decided (nor its
+/// column's fallback): the run would hold it anyway, and the operator must decide them first.
+async fn refuse_undecided(
+    conn: &mut MySqlConnection,
+    job: &Job,
+    id: &str,
+    tables: &[&str],
+) -> Result<()> {
+    let plans = crate::engine::plans::plans(conn, job).await?;
+    let mut held = Vec::new();
+    for plan in plans
+        .all()
+        .iter()
+        .filter(|p| p.strategy == Strategy::Copy && tables.contains(&p.table.as_str()))
+    {
+        let fallback = copy::undecided::by_fallback(plan);
+        let names = crate::bookkeeping::names::names(&plan.table);
+        let at = (plan, &names, id);
+        if let Some(out) = copy::undecided::settle(conn, at, &fallback, false).await? {
+            if out.undecided > 0 {
+                held.push(format!("{} ({})", plan.table, out.undecided));
+            }
+        }
+    }
+    if held.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "job '{id}': the cut-over waits for values no reading decided: {}. `myrecode cutover` cannot swap them in \
+         as they are (the copy holds the server's reading of their bytes, not their text). {}",
+        held.join(", "),
+        copy::undecided::FIX
+    )
 }
 
 /// Drops the originals kept by finished copies (and their drained change logs), and once

@@ -1,10 +1,11 @@
 //! `run --decisions FILE`: the decision file checked against the job before anything is
-//! written, and applied to the job's quarantined values after the pass.
+//! written, and applied to the job's quarantined values: a copied table's before the pass
+//! (its cut-over waits for them), an in-place table's after it.
 
 use super::common::block_on;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::{decisions, plans};
-use crate::job::model::Job;
+use crate::job::model::{Job, Strategy};
 use crate::review::decisions::{parse, Decisions};
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
@@ -48,15 +49,22 @@ pub fn check(d: &Decisions, job: &Job, job_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Applies the decisions to every table of the job; prints what each did. Returns whether
-/// something still needs attention (values still undecided, decisions refused).
-pub fn apply(cfg: &ConnectionConfig, job: &Job, job_id: &str, d: &Decisions) -> Result<bool> {
+/// Applies the decisions to the job's tables of `strategy` (copied tables before the run, so
+/// their cut-over no longer waits; in-place ones after it); prints what each did. Returns
+/// whether something still needs attention (values still undecided, decisions refused).
+pub fn apply(
+    cfg: &ConnectionConfig,
+    job: &Job,
+    job_id: &str,
+    d: &Decisions,
+    strategy: Strategy,
+) -> Result<bool> {
     block_on(async {
         let mut conn = cfg.with_database(Some(&job.schema)).connect_one().await?;
         let plans = plans::plans(&mut conn, job).await?;
         let (ready, _) = plans.ready();
         let mut attention = false;
-        for plan in &ready {
+        for plan in ready.iter().filter(|p| p.strategy == strategy) {
             let out = decisions::apply(&mut conn, plan, job_id, d, true).await?;
             if out == decisions::DecisionOutcome::default() {
                 continue;

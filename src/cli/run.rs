@@ -8,6 +8,7 @@ use crate::engine::events::{self, Event, Events};
 use crate::engine::runner::{self, Outcome, RunOptions, TableSummary};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
+use crate::job::model::Strategy;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::ops::ControlFlow;
@@ -148,6 +149,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         last: Mutex::new((String::new(), Instant::now())),
     };
     let resume = format!("myrecode run {} --execute", args.job.display());
+    // A copy's undecided values are decided into its shadow before the run reaches its
+    // cut-over, which waits for them.
+    let mut attention = false;
+    if let (Some(d), true) = (&decisions, opts.execute) {
+        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d, Strategy::Copy)?;
+    }
     let result = block_on(async {
         stop_on_signals(stop.clone());
         runner::run(&cfg, &job, &opts, &stop, &progress).await
@@ -159,9 +166,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         ControlFlow::Continue(s) => s,
         ControlFlow::Break(code) => return Ok(code),
     };
-    let mut attention = false;
     if let Some(d) = &decisions {
-        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d)?;
+        attention |= super::decide::apply(&cfg, &job, &opts.job_id, d, Strategy::InPlace)?;
     }
     attention |= print_summaries(&summaries, decisions.is_some());
     if summaries.iter().any(|s| !s.done) {

@@ -151,6 +151,16 @@ fn short_and_close(cands: &[super::Cand]) -> bool {
             .any(|c| best.score - c.score < super::SHORT_LEAD)
 }
 
+/// The soft label counts a sample of a column's values votes (each row its posterior, as
+/// the scan's batches add them up): what [`ColumnPrior::from_counts`] turns into the prior
+/// the scan decides with, kept by a run so it decides as the scan did.
+pub fn column_votes(values: &[&[u8]]) -> Vec<(Label, f32)> {
+    let analyses: Vec<Analysis> = values.iter().map(|v| analyze(v)).collect();
+    let mut counts = Vec::new();
+    add_votes(&analyses, &mut counts);
+    counts
+}
+
 /// The prior a sample of a column's values gives: for scans that read a
 /// column in batches, build it once from a sample and pass it in
 /// [`Context::prior`] to [`super::detect`] for every value.

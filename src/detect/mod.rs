@@ -30,7 +30,8 @@ pub mod tables;
 pub mod text;
 
 pub use column::{
-    column_prior, detect_column, detect_column_batch, detect_column_with, ColumnPrior, ColumnVotes,
+    column_prior, column_votes, detect_column, detect_column_batch, detect_column_with,
+    same_family, ColumnPrior, ColumnVotes,
 };
 pub use label::{Label, RepairStep};
 

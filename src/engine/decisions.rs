@@ -1,12 +1,15 @@
 //! Applies the DBA's reviewed decisions to a job's quarantined values: the value's own
 //! decision or its column's, each written compare-and-set with its original in the backup
 //! table (so `verify` proves it and `rollback` undoes it), and only where the reading
-//! round-trips losslessly ([`crate::review::decisions::Decisions::apply`]).
+//! round-trips losslessly ([`crate::review::decisions::Decisions::apply`]). A copied table's
+//! are written into its shadow before its cut-over ([`super::copy::undecided`]).
 
+use super::copy::undecided;
 use super::inplace::{backup_insert_sql, update_if_unchanged_sql};
 use super::table_plan::TablePlan;
 use crate::bookkeeping::checkpoint::QUARANTINE;
 use crate::bookkeeping::keycodec;
+use crate::bookkeeping::names::names;
 use crate::bookkeeping::quarantine::quarantined;
 use crate::db::quote;
 use crate::job::model::Strategy;
@@ -42,20 +45,7 @@ pub async fn apply(
         return Ok(out);
     }
     if plan.strategy == Strategy::Copy {
-        let named = decisions
-            .named_columns()
-            .iter()
-            .any(|(t, _)| *t == plan.table);
-        if named {
-            out.refused.push(format!(
-                "table '{}' was copied: decisions apply to in-place tables only, its undecided \
-                 values keep the reading the copy gave them. Fix: recode it with `strategy: in-place`, \
-                 or leave its values as they are",
-                plan.table
-            ));
-        }
-        out.undecided = rows.len() as u64;
-        return Ok(out);
+        return copied(conn, plan, job, decisions, (execute, rows.len())).await;
     }
     let drop_sql = format!(
         "DELETE FROM {} WHERE id = ?",
@@ -129,5 +119,50 @@ pub async fn apply(
         }
     }
     tx.commit().await.context("committing the decisions")?;
+    Ok(out)
+}
+
+/// A copied table's decisions: into its shadow before the cut-over, each remembered for the
+/// replay ([`undecided::settle`]); a value no decision covers gets the column's fallback.
+async fn copied(
+    conn: &mut MySqlConnection,
+    plan: &TablePlan,
+    job: &str,
+    decisions: &Decisions,
+    (execute, listed): (bool, usize),
+) -> Result<DecisionOutcome> {
+    let fallback = undecided::by_fallback(plan);
+    let resolve = |t: &str, c: &str, k: &[Vec<u8>], v: &[u8]| match decisions.apply(t, c, k, v) {
+        Applied::None => fallback(t, c, k, v),
+        a => a,
+    };
+    let n = names(&plan.table);
+    if execute {
+        // Tables made by an earlier version lack the one decisions are remembered in.
+        crate::bookkeeping::checkpoint::ensure(conn, &plan.schema).await?;
+    }
+    if let Some(out) = undecided::settle(conn, (plan, &n, job), &resolve, execute).await? {
+        return Ok(out);
+    }
+    // Swapped in before they were decided (by an earlier version): from the kept original.
+    if let Some(out) = undecided::settle_swapped(conn, (plan, &n, job), &resolve, execute).await? {
+        return Ok(out);
+    }
+    let mut out = DecisionOutcome {
+        undecided: listed as u64,
+        ..DecisionOutcome::default()
+    };
+    if decisions
+        .named_columns()
+        .iter()
+        .any(|(t, _)| *t == plan.table)
+    {
+        out.refused.push(format!(
+            "table '{}' was swapped in before its undecided values were decided, and its kept \
+             original {} is gone (`cleanup`) or it has no key: their stored bytes are not here \
+             to decide from. Fix: decide them by hand from a backup, or leave them as they are",
+            plan.table, n.old
+        ));
+    }
     Ok(out)
 }

@@ -22,6 +22,19 @@ pub enum EngineError {
         /// How to start over for this strategy.
         undo: &'static str,
     },
+    /// A copy's cut-over waits for values no reading decided.
+    #[error(
+        "the cut-over of {tables} waits: {count} value(s) no reading decided are listed (the shadow holds \
+         the server's reading of their bytes, not their text). Nothing was swapped. {fix}"
+    )]
+    Undecided {
+        /// The tables holding them.
+        tables: String,
+        /// How many.
+        count: u64,
+        /// How to decide them ([`crate::engine::copy::undecided::FIX`]).
+        fix: &'static str,
+    },
     /// Two rows become equal on a unique index once recoded.
     #[error(
         "copying rows of '{table}': two rows become equal on a unique index once recoded ({detail}). \

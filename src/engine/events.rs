@@ -75,6 +75,14 @@ pub enum Event<'a> {
         /// Their cut-over group (`None`: the job names none, and this is all of it).
         group: Option<&'a str>,
     },
+    /// A cut-over's copies are caught up, but some hold values no reading decided: the
+    /// cut-over waits until each is decided, and the run stops (resumably).
+    Held {
+        /// Each table of the cut-over holding undecided values, with how many.
+        undecided: &'a [(String, u64)],
+        /// Their cut-over group (`None`: the job names none).
+        group: Option<&'a str>,
+    },
     /// A cut-over's copies were swapped in, all at one instant.
     CutOver {
         /// The tables swapped.
@@ -188,6 +196,16 @@ pub fn line(e: &Event<'_>) -> Option<String> {
             if tables.len() == 1 { "is" } else { "are" },
             group.map_or(String::new(), |g| format!(" --group {g}")),
             if tables.len() == 1 { "it" } else { "them all" }
+        ),
+        Event::Held { undecided, group } => format!(
+            "held: {}{}: the cut-over waits until each is decided (nothing is swapped meanwhile; the triggers keep logging). {}",
+            group_prefix(*group),
+            undecided
+                .iter()
+                .map(|(t, n)| format!("{t} holds {n} value(s) no reading decided"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            crate::engine::copy::undecided::FIX
         ),
         Event::CutOver {
             tables,
@@ -366,6 +384,18 @@ mod tests {
             rows_per_sec: 1.0,
         };
         assert!(line(&batch).is_none());
+        let held = [("posts".to_string(), 3)];
+        assert_eq!(
+            line(&Event::Held {
+                undecided: &held,
+                group: None
+            })
+            .unwrap(),
+            format!(
+                "held: posts holds 3 value(s) no reading decided: the cut-over waits until each is decided (nothing is swapped meanwhile; the triggers keep logging). {}",
+                crate::engine::copy::undecided::FIX
+            )
+        );
         assert!(line(&Event::Ready {
             tables: &tables[..1],
             group: None

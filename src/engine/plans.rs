@@ -137,6 +137,10 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
         columns.push(ColumnPlan {
             name: cj.name.clone(),
             source,
+            fallback: cj
+                .undecidable
+                .unwrap_or(job.defaults.undecidable)
+                .fallback(),
             binary,
             target: cj.target.clone(),
         });

@@ -3,16 +3,16 @@
 
 use super::table_plan::TablePlan;
 use crate::db::keyset;
-use crate::detect::{self, Label};
-use crate::recode::value::Source;
+use crate::detect;
 use anyhow::{Context, Result};
 use sqlx::{MySqlConnection, Row};
 use std::collections::BTreeMap;
 
-/// Rows sampled at the start of a job to form each auto column's prior.
+/// Rows sampled at the start of a job to form each column's prior.
 pub const PRIOR_SAMPLE: usize = 2000;
 
-/// Forms each auto column's prior from the first rows, once per job, so every resume decides alike.
+/// Forms each column's prior from the first rows, once per job, so every resume decides alike
+/// (a fixed column's too: its values that are also valid UTF-8 are read under it).
 pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<String> {
     let names: Vec<String> = plan.columns.iter().map(|c| c.name.clone()).collect();
     let (sql, _) = keyset::select_batch(
@@ -29,9 +29,6 @@ pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Str
         .context("sampling rows for the column priors")?;
     let mut out: BTreeMap<String, Vec<(String, f32)>> = BTreeMap::new();
     for (ci, col) in plan.columns.iter().enumerate() {
-        if col.source != Source::Auto {
-            continue;
-        }
         let values: Vec<Vec<u8>> = rows
             .iter()
             .filter_map(|r| {
@@ -41,14 +38,12 @@ pub async fn compute(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Str
             })
             .collect();
         let slices: Vec<&[u8]> = values.iter().map(|v| v.as_slice()).collect();
+        // The votes the scan adds up, each row its posterior: a run decides as the scan did
+        // (hard counts of each row's label lent short values a stronger prior than the
+        // scan's, and the run rewrote what the scan had left undecided).
         let mut counts: BTreeMap<String, f32> = BTreeMap::new();
-        for v in detect::detect_column(&slices) {
-            if matches!(
-                v.label,
-                Label::Legacy(_) | Label::Mojibake { .. } | Label::Utf8
-            ) {
-                *counts.entry(v.label.to_string()).or_default() += 1.0;
-            }
+        for (label, n) in detect::column_votes(&slices) {
+            *counts.entry(label.to_string()).or_default() += n;
         }
         out.insert(col.name.clone(), counts.into_iter().collect());
     }

@@ -1,6 +1,7 @@
 //! What the engine runs: a table's plan (key, columns, batch settings), as both strategies read it, and how a table's run ended.
 
 use crate::db::keyset::KeyColumn;
+use crate::detect::Label;
 use crate::recode::value::Source;
 use std::time::Duration;
 
@@ -11,6 +12,9 @@ pub struct ColumnPlan {
     pub name: String,
     /// Where its encoding comes from.
     pub source: Source,
+    /// The job's `undecidable: use <label>`: how a value no reading decided is read (`None`:
+    /// it is listed and waits for a decision).
+    pub fallback: Option<Label>,
     /// Whether the column is binary (values are written as bytes, not text).
     pub binary: bool,
     /// Full column definition to end with (the copy strategy's shadow gets it).

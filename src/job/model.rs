@@ -129,11 +129,61 @@ impl Default for Defaults {
 }
 
 /// What happens to a value the detector cannot decide.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Undecidable {
-    /// Leave it untouched and list its key in the quarantine table and the report.
+    /// Leave it untouched and list its key in the quarantine table and the report (a copy
+    /// holds its cut-over until it is decided).
     Quarantine,
+    /// `use <label>`: read it as this label, still only through its lossless round trip (a
+    /// value that does not round-trip is listed as under `quarantine`).
+    Use(Label),
+}
+
+impl Undecidable {
+    /// The label a value no reading decided is read as (`None`: listed).
+    pub fn fallback(self) -> Option<Label> {
+        match self {
+            Undecidable::Quarantine => None,
+            Undecidable::Use(l) => Some(l),
+        }
+    }
+
+    /// Parses `quarantine` or `use <label>` (a label a column's `source:` may name, not `auto`).
+    pub fn parse(text: &str) -> Result<Undecidable, String> {
+        let text = text.trim();
+        if text == "quarantine" {
+            return Ok(Undecidable::Quarantine);
+        }
+        let fix = "write `quarantine` or `use <label>` with a label a column's `source:` may name (cp1251, koi8-r, utf-8>latin1, ...)";
+        match text.strip_prefix("use ").map(str::trim) {
+            Some(l) if l != super::labels::AUTO && super::labels::is_known(l) => l
+                .parse::<Label>()
+                .map(Undecidable::Use)
+                .map_err(|_| format!("undecidable: '{text}' names no label. Fix: {fix}")),
+            _ => Err(format!("undecidable: '{text}' is not a choice. Fix: {fix}")),
+        }
+    }
+}
+
+impl std::fmt::Display for Undecidable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Undecidable::Quarantine => f.write_str("quarantine"),
+            Undecidable::Use(l) => write!(f, "use {l}"),
+        }
+    }
+}
+
+impl Serialize for Undecidable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Undecidable {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Undecidable, D::Error> {
+        Undecidable::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// When the copy strategy swaps the new table in.
@@ -347,6 +397,39 @@ mod tests {
         let text = include_str!("../../config/defaults.yaml");
         let d: Defaults = serde_yaml::from_str(text).expect("config/defaults.yaml parses");
         assert_eq!(d, Defaults::default());
+    }
+
+    #[test]
+    fn undecidable_is_quarantine_or_use_a_label_a_source_may_name() {
+        let parse = |v: &str| {
+            serde_yaml::from_str::<Job>(&format!(
+                "version: 1\nschema: s\ndefaults: {{undecidable: {v}}}\ntables: []\n"
+            ))
+            .map(|j| j.defaults.undecidable)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(parse("quarantine"), Ok(Undecidable::Quarantine));
+        let cp1251: Label = "cp1251".parse().unwrap();
+        assert_eq!(parse("use cp1251"), Ok(Undecidable::Use(cp1251)));
+        assert_eq!(
+            parse("'use utf-8>latin1'").unwrap().to_string(),
+            "use utf-8>latin1"
+        );
+        for bad in ["use auto", "use cp1252", "guess", "use"] {
+            let e = parse(bad).unwrap_err();
+            assert!(
+                e.contains("Fix: write `quarantine` or `use <label>`"),
+                "{bad}: {e}"
+            );
+        }
+        // Written back as read.
+        let d = Defaults {
+            undecidable: Undecidable::Use(cp1251),
+            ..Defaults::default()
+        };
+        assert!(serde_yaml::to_string(&d)
+            .unwrap()
+            .contains("undecidable: use cp1251"));
     }
 
     #[test]

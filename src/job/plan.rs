@@ -552,18 +552,28 @@ fn active_column(o: &mut String, c: &ColumnScan, read: Option<&super::context::C
         "        target: {}",
         scalar(&target_definition_as(c, context))
     );
-    let _ = writeln!(
-        o,
-        "        undecidable: quarantine{}",
-        if c.undecided_total > 0 {
-            format!(
-                "   # {} undecided values stay as they are",
-                thousands(c.undecided_total)
-            )
-        } else {
-            String::new()
-        }
-    );
+    let _ = writeln!(o, "        undecidable: {}", undecidable(c));
+}
+
+/// The column's `undecidable:` and why: `use <label>` where the column leaves no doubt (every
+/// non-ASCII value the scan decided has that one label), else `quarantine`.
+fn undecidable(c: &ColumnScan) -> String {
+    if c.undecided_total == 0 {
+        return "quarantine".into();
+    }
+    let n = thousands(c.undecided_total);
+    let decided: Vec<&str> = c
+        .labels
+        .iter()
+        .filter(|(l, k)| **k > 0 && !matches!(l.as_str(), "ascii" | "unknown"))
+        .map(|(l, _)| l.as_str())
+        .collect();
+    match decided.as_slice() {
+        [one] if *one != labels::AUTO && labels::is_known(one) => format!(
+            "use {one}   # {n} undecided values read as {one}, as every decided non-ASCII value of the column is (round trip proven; `quarantine` lists them for `myrecode review`)"
+        ),
+        _ => format!("quarantine   # {n} undecided values wait for `myrecode review` (a copy holds its cut-over until they are decided)"),
+    }
 }
 
 fn nothing_to_do(c: &ColumnScan) -> String {

@@ -134,9 +134,32 @@ pub fn rewrite(label: Label, stored: &[u8]) -> Option<Vec<u8>> {
         .then(|| text.into_bytes())
 }
 
-/// Decides one value.
+/// Decides one value; `fallback` (the job's `undecidable: use <label>`) reads a value no
+/// reading decided, still only through its lossless round trip.
 pub fn decide(
     source: &Source,
+    fallback: Option<Label>,
+    prior: Option<&ColumnPrior>,
+    threshold: f32,
+    stored: &[u8],
+) -> Action {
+    match decide_alone(source, fallback, prior, threshold, stored) {
+        Action::Quarantine { reason, runner_up } => {
+            match fallback.and_then(|l| rewrite(l, stored).map(|new| (l, new))) {
+                Some((label, new)) if !serialized::looks_serialized(stored) => {
+                    Action::Rewrite { new, label }
+                }
+                _ => Action::Quarantine { reason, runner_up },
+            }
+        }
+        a => a,
+    }
+}
+
+/// [`decide`] before the fallback (a serialized value's strings each get it).
+fn decide_alone(
+    source: &Source,
+    fallback: Option<Label>,
     prior: Option<&ColumnPrior>,
     threshold: f32,
     stored: &[u8],
@@ -145,14 +168,14 @@ pub fn decide(
         return Action::Keep;
     }
     if serialized::looks_serialized(stored) {
-        return decide_serialized(source, prior, threshold, stored);
+        return decide_serialized((source, fallback), prior, threshold, stored);
     }
     let label = match source {
         Source::Fixed(label) => {
             if std::str::from_utf8(stored).is_ok() && !matches!(label, Label::Mojibake { .. }) {
-                // Valid UTF-8 in a column declared to hold legacy text: already converted (resumed or
-                // written by a fixed client). Never recode it again.
-                return Action::Keep;
+                if let Some(a) = valid_utf8_under(*label, prior, threshold, stored) {
+                    return a;
+                }
             }
             *label
         }
@@ -185,12 +208,56 @@ pub fn decide(
     }
 }
 
+/// Valid UTF-8 in a column the plan fixed to `label`: the fixed label is the column's verdict,
+/// so the value is read as the scan read it, by the detector under the column's prior (the
+/// run's, else one of `label` alone). `None`: it reads as `label` (rewritten under it, round
+/// trip proven); `Keep`: it reads as UTF-8 (a fixed client wrote it; an in-place run never
+/// reads again a row it rewrote, its checkpoint past it); else it is listed, never kept as
+/// UTF-8 in silence (cp1251 "Ні." is UTF-8 "ͳ.").
+fn valid_utf8_under(
+    label: Label,
+    prior: Option<&ColumnPrior>,
+    threshold: f32,
+    stored: &[u8],
+) -> Option<Action> {
+    let own;
+    let prior = match prior {
+        Some(p) => p,
+        None => {
+            own = ColumnPrior::from_counts(&[(label, PLAN_VOTES)]);
+            &own
+        }
+    };
+    let v = detect::detect(
+        stored,
+        &Context {
+            threshold,
+            prior: Some(prior),
+        },
+    );
+    match v.label {
+        l if detect::same_family(l, label) => None,
+        Label::Ascii | Label::Utf8 | Label::Binary => Some(Action::Keep),
+        other => Some(Action::Quarantine {
+            reason: format!(
+                "valid UTF-8 that does not read as the column's {label} (reads as {other}, confidence {:.2})",
+                v.confidence
+            ),
+            runner_up: v.runner_up.map(|(l, p)| format!("{l} ({p:.2})")),
+        }),
+    }
+}
+
+/// Votes a fixed `source:` lends its label where the run formed no prior: the plan's verdict
+/// stands for a column of that many rows of it.
+const PLAN_VOTES: f32 = 1000.0;
+
 /// A PHP-serialized value: each string decided as a value of the column and written back
 /// with its new byte count, proven by the round trip of every string; a value that looks
 /// serialized but does not parse, or holds an undecidable string, is quarantined whole
 /// (recoded as text, its counts would no longer match and `unserialize()` would fail).
 fn decide_serialized(
-    source: &Source,
+    (source, fallback): (&Source, Option<Label>),
     prior: Option<&ColumnPrior>,
     threshold: f32,
     stored: &[u8],
@@ -198,7 +265,7 @@ fn decide_serialized(
     let mut undecided: Option<(String, Option<String>)> = None;
     let mut used: Option<Label> = None;
     let recoded = serialized::recode(stored, |payload| {
-        match decide(source, prior, threshold, payload) {
+        match decide(source, fallback, prior, threshold, payload) {
             Action::Keep => None,
             Action::Rewrite { new, label } => {
                 used.get_or_insert(label);
@@ -263,7 +330,7 @@ mod tests {
         stored.extend(s1251("ёлки"));
         stored.extend(b"}}");
         let cp1251 = Source::Fixed(Label::Legacy(Encoding::Windows1251));
-        let Action::Rewrite { new, .. } = decide(&cp1251, None, 0.95, &stored) else {
+        let Action::Rewrite { new, .. } = decide(&cp1251, None, None, 0.95, &stored) else {
             panic!("not rewritten")
         };
         assert_eq!(
@@ -276,7 +343,7 @@ mod tests {
         ));
         // Detected rather than fixed: the same.
         assert!(
-            matches!(decide(&Source::Auto, None, 0.95, &stored), Action::Rewrite { new: n, .. } if n == new)
+            matches!(decide(&Source::Auto, None, None, 0.95, &stored), Action::Rewrite { new: n, .. } if n == new)
         );
         // Recoded as text, the counts stay: that is not a reading of the stored value.
         let naive = Label::Legacy(Encoding::Windows1251)
@@ -287,7 +354,7 @@ mod tests {
         let mut broken = stored.clone();
         broken[6] = b'9';
         assert!(matches!(
-            decide(&cp1251, None, 0.95, &broken),
+            decide(&cp1251, None, None, 0.95, &broken),
             Action::Quarantine { .. }
         ));
     }
@@ -334,6 +401,7 @@ mod tests {
         let a = decide(
             &Source::Fixed(Label::Legacy(Encoding::Windows1251)),
             None,
+            None,
             0.95,
             &stored,
         );
@@ -351,10 +419,119 @@ mod tests {
         let a = decide(
             &Source::Fixed(Label::Legacy(Encoding::Windows1251)),
             None,
+            None,
             0.95,
             "Привет".as_bytes(),
         );
         assert_eq!(a, Action::Keep);
+    }
+
+    const CP1251: Source = Source::Fixed(Label::Legacy(Encoding::Windows1251));
+
+    #[test]
+    fn a_fixed_label_is_the_column_s_verdict_for_a_legacy_value_that_is_also_valid_utf8() {
+        // cp1251 "Ні." is CD B3 2E, also UTF-8 for "ͳ.": the plan's verdict reads it, with or
+        // without a prior formed by the run.
+        let stored = codec::encode(Encoding::Windows1251, "Ні.").unwrap();
+        assert!(std::str::from_utf8(&stored).is_ok());
+        let cities: Vec<Vec<u8>> = ["Москва", "Київ", "Новосибирск", "Тверь", "Ужгород"]
+            .iter()
+            .cycle()
+            .take(200)
+            .map(|c| codec::encode(Encoding::Windows1251, c).unwrap())
+            .collect();
+        let refs: Vec<&[u8]> = cities.iter().map(|c| c.as_slice()).collect();
+        let prior = detect::column_prior(&refs);
+        for p in [None, Some(&prior)] {
+            assert_eq!(
+                decide(&CP1251, None, p, 0.95, &stored),
+                Action::Rewrite {
+                    new: "Ні.".as_bytes().to_vec(),
+                    label: Label::Legacy(Encoding::Windows1251)
+                },
+                "prior {:?}",
+                p.is_some()
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_already_rewritten_or_written_as_utf8_is_kept_under_a_fixed_label() {
+        // Every value a run rewrites, read again, stays: a resumed run never recodes twice.
+        let words = [
+            "Ні.",
+            "нет",
+            "лимб",
+            "О Joostina",
+            "Ёлка",
+            "ё",
+            "Ж",
+            "Щука",
+            "Київ",
+            "я",
+        ];
+        for w in words {
+            let stored = codec::encode(Encoding::Windows1251, w).unwrap();
+            let Action::Rewrite { new, .. } = decide(&CP1251, None, None, 0.95, &stored) else {
+                panic!("{w}: not rewritten")
+            };
+            // Never recoded twice; one Cyrillic letter beside Latin words is no evidence
+            // either way (UTF-8 "О" reads as cp1251 "Рћ"): listed rather than kept in silence.
+            let again = decide(&CP1251, None, None, 0.95, &new);
+            let short = w.chars().filter(|c| !c.is_ascii()).count() < 2;
+            assert!(
+                again == Action::Keep || (short && matches!(again, Action::Quarantine { .. })),
+                "{w}: {again:?}"
+            );
+        }
+        // Honest UTF-8 text is never recoded under a legacy label.
+        for t in [
+            "café",
+            "ação",
+            "Καλημέρα",
+            "日本語のテキスト",
+            "ok 👍",
+            "Привет, мир",
+        ] {
+            assert_eq!(
+                decide(&CP1251, None, None, 0.95, t.as_bytes()),
+                Action::Keep,
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fallback_reads_only_what_no_reading_decided_and_only_through_its_round_trip() {
+        let cp1251 = Label::Legacy(Encoding::Windows1251);
+        // Bytes no reading is sure of (alone, two letters): listed without a fallback.
+        let stored = codec::encode(Encoding::Windows1251, "ГБ").unwrap();
+        assert!(matches!(
+            decide(&Source::Auto, None, None, 0.95, &stored),
+            Action::Quarantine { .. }
+        ));
+        assert_eq!(
+            decide(&Source::Auto, Some(cp1251), None, 0.95, &stored),
+            Action::Rewrite {
+                new: "ГБ".as_bytes().to_vec(),
+                label: cp1251
+            }
+        );
+        // A byte the fallback's table lacks (0x98 in cp1251): still listed.
+        let junk = [0x98, 0xE0, 0x98];
+        assert!(matches!(
+            decide(&Source::Auto, Some(cp1251), None, 0.95, &junk),
+            Action::Quarantine { .. }
+        ));
+        // What a reading decided is never the fallback's.
+        let koi = codec::encode(Encoding::Koi8R, "Доставка курьером до двери").unwrap();
+        assert!(matches!(
+            decide(&Source::Auto, Some(cp1251), None, 0.95, &koi),
+            Action::Rewrite {
+                label: Label::Legacy(Encoding::Koi8R),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -381,9 +558,9 @@ mod tests {
             real: Encoding::Windows1251,
             read_as: Encoding::Latin1,
         });
-        assert_eq!(decide(&src, None, 0.95, b"plain"), Action::Keep);
+        assert_eq!(decide(&src, None, None, 0.95, b"plain"), Action::Keep);
         assert!(matches!(
-            decide(&src, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]),
+            decide(&src, None, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]),
             Action::Quarantine { .. }
         ));
     }

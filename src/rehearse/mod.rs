@@ -22,7 +22,7 @@ use crate::engine::runner::{self, Outcome, RunOptions};
 use crate::engine::verify;
 use crate::inventory::{self, Scope};
 use crate::job::choose::choose;
-use crate::job::model::{Cutover, Job};
+use crate::job::model::{Cutover, Job, Strategy};
 use crate::scan::model::Strategy as ScanStrategy;
 use crate::scan::read::{self as scan, Silent};
 use anyhow::{anyhow, bail, Context, Result};
@@ -357,6 +357,12 @@ async fn rehearse_schema(
     let copies = verify::verify_copies(&mut conn, &job, JOB_ID).await?;
     for tj in &job.tables {
         let summary = summaries.iter().find(|s| s.table == tj.name);
+        let undecided_values = undecided_values(&mut conn, schema, &tj.name).await?;
+        // A copy holding undecided values stops before its cut-over, held: its rows are all
+        // copied, what is left is deciding them.
+        let held = tj.strategy == Strategy::Copy
+            && !summary.is_some_and(|s| s.done)
+            && !undecided_values.is_empty();
         let prefix = format!("{}.", tj.name);
         let mut unproven: Vec<String> = found
             .errors
@@ -365,7 +371,7 @@ async fn rehearse_schema(
             .cloned()
             .collect();
         if let Some((_, c)) = copies.iter().find(|(t, _)| *t == tj.name) {
-            if let Some(why) = &c.skipped {
+            if let Some(why) = c.skipped.as_ref().filter(|_| !held) {
                 unproven.push(format!("copy not compared: {why}"));
             }
             unproven.extend(
@@ -379,11 +385,11 @@ async fn rehearse_schema(
             table: tj.name.clone(),
             strategy: Some(tj.strategy.as_str().to_string()),
             in_job: true,
-            finished: summary.is_some_and(|s| s.done),
+            finished: summary.is_some_and(|s| s.done) || held,
             rows_read: summary.map_or(0, |s| s.state.rows_read),
             recoded: summary.map_or(0, |s| s.state.rows_changed),
             undecided: summary.map_or(0, |s| s.state.rows_quarantined),
-            undecided_values: undecided_values(&mut conn, schema, &tj.name).await?,
+            undecided_values,
             unproven,
             ..Default::default()
         });

@@ -45,6 +45,8 @@ pub struct Facts {
     /// Copies a cut-over closed and did not rename (the log gone, its spare there): killed
     /// half-moved, they refuse writes until a run settles them.
     pub closed: Vec<String>,
+    /// Values listed undecided per copied table (its cut-over waits for them).
+    pub undecided: HashMap<String, u64>,
     /// The job's control row, if it has one.
     pub control: Option<Control>,
     /// The job's replicas as its run last sampled them.
@@ -188,6 +190,8 @@ pub struct TableStatus {
     pub stalled: bool,
     /// Copy: closed by a cut-over stopped half-moved; writes to it fail until a run settles it.
     pub closed: bool,
+    /// Copy not swapped yet: values listed as no reading decided; its cut-over waits for them.
+    pub held: u64,
 }
 
 /// The whole job.
@@ -280,7 +284,9 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
             && asked
                 .as_ref()
                 .is_some_and(|a| a.is_none() || a.as_deref() == g.name);
-        let waits = is_next && manual && !requested && ready && all_copied;
+        // A group holding undecided values waits for decisions, not for the command.
+        let held = mine.iter().any(|t| t.held > 0);
+        let waits = is_next && manual && !requested && ready && all_copied && !held;
         if is_next {
             next = Some((waits, requested));
         }
@@ -389,6 +395,12 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
             && idle.is_some()
             && !fresh,
         closed: f.closed.iter().any(|t| t == name),
+        held: match phase {
+            Phase::Copying | Phase::Checking | Phase::Replaying => {
+                f.undecided.get(name).copied().unwrap_or(0)
+            }
+            _ => 0,
+        },
     }
 }
 
@@ -474,6 +486,12 @@ mod tests {
         f.backlogs.insert("users".into(), 0);
         let s = build(&job(false), "j", &f);
         assert!(s.tables[2].ready && s.waits_for_cutover && !s.cutover_requested);
+        // Held by undecided values: it waits for decisions, not for `myrecode cutover`.
+        let mut held = f.clone();
+        held.undecided.insert("posts".into(), 3);
+        let h = build(&job(false), "j", &held);
+        assert_eq!(h.tables[1].held + h.tables[2].held, 3);
+        assert!(!h.waits_for_cutover);
         assert_eq!(s.tables[1].backlog, Some(3));
         // Under `cutover: auto` it swaps by itself.
         assert!(!build(&job(true), "j", &f).waits_for_cutover);

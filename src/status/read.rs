@@ -1,9 +1,9 @@
 //! Gathers a job's [`Facts`] from the server, reading only: no table is created or altered,
 //! and the session is made read-only first so a slip could not write either.
 
-use super::sql::{checkpoints_sql, control_sql, tables_sql, READ_ONLY_SQL};
+use super::sql::{checkpoints_sql, control_sql, listed_sql, tables_sql, READ_ONLY_SQL};
 use super::{build, Checkpoint, Control, Facts, JobStatus, Phase, ReplicaStatus};
-use crate::bookkeeping::checkpoint::{self, CHECKPOINT};
+use crate::bookkeeping::checkpoint::{self, CHECKPOINT, QUARANTINE};
 use crate::bookkeeping::control_table::CONTROL;
 use crate::db::errno;
 use crate::engine::copy;
@@ -19,7 +19,12 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
         .await
         .context("making the status session read-only")?;
     let schema = job.schema.as_str();
-    let mut names: Vec<String> = vec![CHECKPOINT.into(), CONTROL.into(), REPLICA_STATE.into()];
+    let mut names: Vec<String> = vec![
+        CHECKPOINT.into(),
+        CONTROL.into(),
+        REPLICA_STATE.into(),
+        QUARANTINE.into(),
+    ];
     for t in &job.tables {
         names.push(t.name.clone());
         if t.strategy == Strategy::Copy {
@@ -87,6 +92,15 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
                 counted => counted.with_context(|| format!("counting the change log {log}"))?,
             };
             facts.backlogs.insert(t.name.clone(), n.max(0) as u64);
+        }
+        if underway && existing.contains_key(QUARANTINE) {
+            let n: i64 = sqlx::query_scalar(&listed_sql(schema))
+                .bind(job_id)
+                .bind(&t.name)
+                .fetch_one(&mut *conn)
+                .await
+                .context("counting a copy's undecided values")?;
+            facts.undecided.insert(t.name.clone(), n.max(0) as u64);
         }
     }
     Ok(build(job, job_id, &facts))

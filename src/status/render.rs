@@ -53,6 +53,14 @@ pub fn text(s: &JobStatus) -> String {
             closed.join(", ")
         ));
     }
+    for t in s.tables.iter().filter(|t| t.held > 0) {
+        out.push_str(&format!(
+            "held: {} holds {} value(s) no reading decided: its cut-over waits until each is decided. {}\n",
+            t.table,
+            t.held,
+            crate::engine::copy::undecided::FIX
+        ));
+    }
     for g in &s.groups {
         out.push_str(&group_line(g, s));
     }
@@ -474,6 +482,7 @@ group forum (posts): waits for `myrecode cutover --group forum`: copied and caug
             "seconds_since_progress",
             "stalled",
             "closed",
+            "held",
         ];
         want.sort_unstable();
         assert_eq!(keys, want);

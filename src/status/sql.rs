@@ -2,7 +2,7 @@
 //! a job begun by an older myrecode has not got yet are read as `NULL` (or `''`), never
 //! added: `status` writes nothing.
 
-use crate::bookkeeping::checkpoint::CHECKPOINT;
+use crate::bookkeeping::checkpoint::{CHECKPOINT, QUARANTINE};
 use crate::bookkeeping::control_table::CONTROL;
 use crate::db::quote;
 
@@ -13,6 +13,14 @@ pub fn tables_sql(n: usize) -> String {
         "SELECT CAST(TABLE_NAME AS CHAR), TABLE_ROWS FROM information_schema.TABLES \
          WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN ({})",
         vec!["?"; n.max(1)].join(", ")
+    )
+}
+
+/// How many values of a job's table (`?` job, `?` table) are listed undecided.
+pub fn listed_sql(schema: &str) -> String {
+    format!(
+        "SELECT COUNT(*) FROM {} WHERE job = ? AND tbl = ?",
+        quote::table(schema, QUARANTINE)
     )
 }
 
@@ -79,6 +87,10 @@ mod tests {
             tables_sql(3),
             "SELECT CAST(TABLE_NAME AS CHAR), TABLE_ROWS FROM information_schema.TABLES \
              WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?, ?, ?)"
+        );
+        assert_eq!(
+            listed_sql("a`b"),
+            "SELECT COUNT(*) FROM `a``b`.`_myrecode_quarantine` WHERE job = ? AND tbl = ?"
         );
         let now = cols(&[
             "job",

@@ -15,7 +15,8 @@ use myrecode::db::throwaway::test_database;
 use sqlx::Row;
 
 /// How row `i` of every table is stored, and what it must read as after the copy (`None`:
-/// undecidable, kept as its declared charset's reading).
+/// undecidable: the cut-over waits until the DBA decides it, here kept as its declared
+/// charset's reading).
 fn value(i: usize) -> (Vec<u8>, Option<String>) {
     let text = format!("{} #{i}", RUSSIAN[i % RUSSIAN.len()]);
     match i % 20 {
@@ -115,8 +116,16 @@ async fn values_of_other_tables_utf8_and_quarantined_come_out_as_decided_whateve
         &["run", job.to_str().unwrap(), "--execute"],
     );
     let (stdout, stderr) = texts(&out);
-    // Exit 1: undecidable values were quarantined and listed.
+    // Exit 1: undecidable values were quarantined and listed, and the cut-over waits for them.
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let quarantined = (0..n).filter(|&i| value(i).1.is_none()).count();
+    assert!(
+        stdout.contains("held: ")
+            && stdout.contains(&format!(
+                "big holds {quarantined} value(s) no reading decided"
+            )),
+        "{stdout}\n{stderr}"
+    );
     for t in ["big", "pair", "coded"] {
         // Nobody wrote meanwhile: a row the server wrote by the wrong conversion would be a
         // difference the check sends back to the replay.
@@ -131,18 +140,52 @@ async fn values_of_other_tables_utf8_and_quarantined_come_out_as_decided_whateve
             "{t}: {stdout}"
         );
     }
-    let quarantined = (0..n).filter(|&i| value(i).1.is_none()).count();
     assert!(
         stdout.contains(&format!("{quarantined} quarantined")),
         "{stdout}"
     );
     let mut c = db.config.connect_one().await.unwrap();
+    // Nothing swapped: each live table is the original, its bytes as they were.
+    for t in ["big", "pair", "coded"] {
+        let sql = format!("SHOW CREATE TABLE {}", quote::ident(t));
+        let create: String = sqlx::query(&sql).fetch_one(&mut c).await.unwrap().get(1);
+        assert!(create.contains("latin1"), "{t}: {create}");
+    }
+    // The DBA decides: Western European text, kept as latin1 reads it (the copy's reading).
+    let decisions = dir.path().join("decisions.yaml");
+    std::fs::write(
+        &decisions,
+        "columns:\n  - { table: big, column: body, use: keep }\n  - { table: pair, column: body, use: keep }\n  \
+         - { table: coded, column: body, use: keep }\n",
+    )
+    .unwrap();
+    let out = common::myrecode(
+        Some(&db.config.url_with_secret()),
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--execute",
+            "--decisions",
+            decisions.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for t in ["big", "pair", "coded"] {
+        assert!(
+            stdout.contains(&format!(
+                "{t}: decisions applied: 0 value(s) rewritten, {quarantined} kept as stored, 0 still undecided"
+            )),
+            "{t}: {stdout}"
+        );
+    }
+    assert!(stdout.contains("cut-over: "), "{stdout}\n{stderr}");
     for (table, order) in [("big", "id DESC"), ("pair", "a DESC, b"), ("coded", "code")] {
         let got = bodies(&mut c, table, order).await;
         assert_eq!(got.len(), n, "{table}");
         for (i, body) in got.iter().enumerate() {
             let (stored, want) = value(i);
-            // Undecidable: the declared charset's reading, reversible.
+            // Undecidable, decided `keep`: the declared charset's reading.
             let want = want.unwrap_or_else(|| encoding_rs::WINDOWS_1252.decode(&stored).0.into());
             assert_eq!(body, &want, "{table} row {i}");
         }

@@ -43,4 +43,5 @@ mod schema;
 mod status;
 mod tls;
 mod torn_cutover;
+mod undecided;
 mod whole_schema;

@@ -227,8 +227,26 @@ async fn undecided_values_fail_their_table_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("notes.sql");
     dump(&db, &path, false, false);
-    let r = rehearse(&path, &[], dir.path());
+    // The plan would read them as cp1251, the column's one label (`undecidable: use cp1251`):
+    // the job keeps them for review. The copy holds its cut-over on them.
+    let job: PathBuf = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "version: 1\nschema: {}\ndefaults:\n  undecidable: quarantine\ntables:\n\
+             \x20 - name: notes\n    strategy: copy\n    columns:\n      - name: body\n        source: auto\n        \
+             target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let r = rehearse(&path, &["--job", job.to_str().unwrap()], dir.path());
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("held: notes holds 2 value(s)"),
+        "{}",
+        r.stdout
+    );
     let c = agree(&r);
     assert_eq!(c.len(), 1, "{c:?}");
     assert_eq!(c[0].1, "notes");

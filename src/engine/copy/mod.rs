@@ -15,6 +15,7 @@ pub mod setup;
 pub mod table;
 pub mod teardown;
 mod trial;
+pub mod undecided;
 
 pub(crate) use cutover::carried::schema_default::after_in_place;
 /// The runner's cut-overs (`cut_over_group`, `prepare`, `settle_interrupted`, `abandon`).

@@ -66,7 +66,7 @@ pub async fn prepare_table(
         return Ok((TableOutcome::Done, state));
     }
     settle_leftover_cutover(conn, schema).await?;
-    let ctx = context(conn, plan, n, &state).await?;
+    let ctx = context(conn, (plan, job), n, &state).await?;
     let mut state = state;
     faults::settle_shadow(conn, &ctx, job).await?;
     if renamed(conn, &ctx).await? {

@@ -26,7 +26,7 @@ use crate::bookkeeping::keycodec;
 use crate::bookkeeping::quarantine;
 use crate::bookkeeping::quarantine::Quarantined;
 use crate::db::keyset;
-use crate::detect::ColumnPrior;
+use crate::detect::{ColumnPrior, Label};
 use crate::recode::short_values::Remembered;
 use crate::recode::value as recode;
 use crate::recode::value::Action;
@@ -260,7 +260,7 @@ impl Batches for InPlace<'_> {
 /// Decides a table's values: each column's source and prior, with decisions on short values
 /// remembered ([`Remembered`]).
 struct Decider {
-    columns: Vec<(Source, Option<ColumnPrior>)>,
+    columns: Vec<(Source, Option<Label>, Option<ColumnPrior>)>,
     threshold: f32,
     seen: Remembered<Action>,
 }
@@ -271,7 +271,7 @@ impl Decider {
             columns: plan
                 .columns
                 .iter()
-                .map(|c| (c.source.clone(), priors.get(&c.name).cloned()))
+                .map(|c| (c.source.clone(), c.fallback, priors.get(&c.name).cloned()))
                 .collect(),
             threshold: plan.threshold,
             seen: Remembered::new(plan.columns.len()),
@@ -280,9 +280,9 @@ impl Decider {
 
     /// What the stored bytes of job column `ci` become.
     fn decide(&self, ci: usize, stored: &[u8]) -> Action {
-        let (source, prior) = &self.columns[ci];
+        let (source, fallback, prior) = &self.columns[ci];
         self.seen.decide(ci, stored, || {
-            recode::decide(source, prior.as_ref(), self.threshold, stored)
+            recode::decide(source, *fallback, prior.as_ref(), self.threshold, stored)
         })
     }
 

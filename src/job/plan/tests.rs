@@ -197,7 +197,7 @@ fn generated_job_loads_back_with_every_decision() {
     assert!(text.contains("  # - name: audit   # not in the job: nothing to recode"));
     assert!(text.contains("  # - name: codes   # not in the job: nothing to recode"));
     assert!(text.contains("several encodings row by row (cp1251, cp866, koi8-r)"));
-    assert!(text.contains("undecidable: quarantine   # 10 undecided values"));
+    assert!(text.contains("undecidable: quarantine   # 10 undecided values wait"));
     // Lines point where the locator says.
     let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     assert_eq!(
@@ -414,4 +414,36 @@ fn plan_collation_gives_every_utf8mb4_target_the_named_collation_and_refuses_oth
             .to_string();
         assert!(e.contains("is not a utf8mb4 collation. Fix:"), "{e}");
     }
+}
+
+#[test]
+fn a_column_of_one_decided_label_gets_it_as_its_fallback_and_any_doubt_keeps_quarantine() {
+    let mut r = sample_report();
+    // Every decided non-ASCII value is cp1251, two are undecided.
+    r.tables[0].columns[1] = column(
+        "title",
+        &[("cp1251", 12), ("ascii", 3), ("unknown", 2)],
+        ScanStrategy::Copy,
+        utf8("varchar(100)"),
+    );
+    let text = generate(&r, None, "scan.json").unwrap();
+    let job = load_str(&text)
+        .unwrap_or_else(|e| panic!("{e:#?}\n{text}"))
+        .job;
+    let cp1251: crate::detect::Label = "cp1251".parse().unwrap();
+    let t = &job.tables[0];
+    assert_eq!(
+        t.columns[1].undecidable,
+        Some(crate::job::model::Undecidable::Use(cp1251)),
+        "{text}"
+    );
+    assert!(text.contains("undecidable: use cp1251   # 2 undecided values read as cp1251"));
+    // Several labels (name): doubt, listed for review.
+    assert_eq!(
+        t.columns[0].undecidable,
+        Some(crate::job::model::Undecidable::Quarantine)
+    );
+    assert!(
+        text.contains("undecidable: quarantine   # 10 undecided values wait for `myrecode review`")
+    );
 }

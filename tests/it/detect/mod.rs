@@ -7,3 +7,4 @@ mod corpus;
 mod fast;
 mod heldout;
 mod props;
+mod run_as_scan;

@@ -36,6 +36,7 @@ use crate::engine::copy::table::context::{context, Ctx};
 use crate::engine::copy::table::read_sql;
 use crate::engine::copy::table::replay::{log_len, replay_some};
 use crate::engine::copy::table::stage::create_stage;
+use crate::engine::copy::undecided::held;
 use crate::engine::events::{Event, Events};
 use crate::engine::table_plan::TableOutcome;
 use crate::engine::table_plan::TablePlan;
@@ -196,7 +197,7 @@ async fn attach<'a>(
             g.done.push((plan.table.clone(), state));
             continue;
         }
-        let ctx = context(conn, plan, names(&plan.table), &state).await?;
+        let ctx = context(conn, (plan, job), names(&plan.table), &state).await?;
         settle_shadow(conn, &ctx, job).await?;
         if settle_table(conn, &ctx, job, &mut state).await?.is_some() {
             g.done.push((plan.table.clone(), state));
@@ -284,7 +285,7 @@ async fn attach_waiting<'a>(
     let mut waiting = Vec::new();
     for plan in rest {
         if let Some(state) = checkpoint::load(conn, &plan.schema, job, &plan.table).await? {
-            let ctx = context(conn, plan, names(&plan.table), &state).await?;
+            let ctx = context(conn, (plan, job), names(&plan.table), &state).await?;
             waiting.push((ctx, state));
         }
     }
@@ -344,7 +345,8 @@ async fn check_before_swap(
 
 /// Replays the group's logs and the waiting copies' in turn until the group's are nearly
 /// drained, every replica is within `max_replica_lag`, and (with `cutover: manual`)
-/// `myrecode cutover` allows it. `Some`: the operator stopped or aborted the job first.
+/// `myrecode cutover` allows it. `Some`: the operator stopped or aborted the job first, or
+/// the group's copies hold values no reading decided (the run stops, held, and says so).
 async fn replay_until_ready(
     conn: &mut MySqlConnection,
     job: &str,
@@ -379,6 +381,16 @@ async fn replay_until_ready(
             }
         }
         if behind < DRAIN_BEFORE_CUTOVER {
+            // A value no reading decided is the server's reading of its bytes in the shadow:
+            // never swapped in as done.
+            let undecided = held(conn, job, &g.ctxs).await?;
+            if !undecided.is_empty() {
+                events.event(&Event::Held {
+                    undecided: &undecided,
+                    group: group.name,
+                });
+                return Ok(Some(TableOutcome::Interrupted));
+            }
             // Every replica within max_replica_lag first, so the RENAME reaches them promptly.
             if !manual {
                 if pacer.replicas_caught_up().await? {

@@ -24,7 +24,8 @@ use crate::engine::copy::table::check_again::check_now;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::{log_len, replay_chunk, replay_some};
 use crate::engine::copy::table::stage::{clear_stage, create_stage};
-use crate::engine::error::EngineError;
+use crate::engine::copy::undecided::{refuse_held, FIX};
+use crate::engine::error::{self, EngineError};
 use crate::engine::table_plan::TablePlan;
 use anyhow::{bail, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
@@ -54,6 +55,10 @@ pub(crate) async fn cut_over(
     loop {
         let e = match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states, logged).await {
             Ok(d) => return Ok(Some(d)),
+            // Values undecided: no retry swaps them in.
+            Err(e) if matches!(error::find(&e), Some(EngineError::Undecided { .. })) => {
+                return Err(e)
+            }
             Err(e) => e,
         };
         tracing::warn!(tables = ctxs.len(), error = %crate::db::redact::redact_error(&e), "cut-over failed");
@@ -117,6 +122,8 @@ pub(crate) async fn try_cut_over(
     logged: &[TablePlan],
 ) -> Result<Duration> {
     let schema = ctxs[0].plan.schema.as_str();
+    // A replay since the group was ready (between tries) may have listed a value.
+    refuse_held(conn, job, ctxs).await?;
     place_sentries(conn, ctxs).await?;
     let tables: Vec<(&str, &Names)> = ctxs
         .iter()
@@ -282,9 +289,27 @@ async fn drain(
 ) -> Result<Vec<State>> {
     let mut next = states.to_vec();
     for ((ctx, state), maps) in ctxs.iter().zip(next.iter_mut()).zip(maps) {
+        let listed = state.rows_quarantined;
         drain_log(locker, ctx, job, state).await?;
+        let keyless = maps.is_some();
         if let Some(maps) = maps {
             rebuild(locker, ctx, job, state, maps).await?;
+        }
+        // A row the drain (or the rebuild) wrote holds a value no reading decided: the
+        // rename must not swap it in. The lock is released; the run stops, held.
+        let undecided = if keyless {
+            state.rows_quarantined
+        } else {
+            state.rows_quarantined.saturating_sub(listed)
+        };
+        if undecided > 0 {
+            locker.execute(COMMIT).await?;
+            return Err(EngineError::Undecided {
+                tables: ctx.plan.table.clone(),
+                count: undecided,
+                fix: FIX,
+            }
+            .into());
         }
         locker.execute(COMMIT).await?;
         carry_auto_increment(locker, ctx).await?;

@@ -2,6 +2,7 @@
 //! charsets, which values the server may convert, the decider; and the catalog lookups.
 
 use crate::bookkeeping::checkpoint::State;
+use crate::bookkeeping::decided;
 use crate::bookkeeping::names::Names;
 use crate::db::quote;
 use crate::engine::columns::{columns_of, key_types};
@@ -80,7 +81,7 @@ async fn others(
 /// Reads what a run needs to know of `plan`'s table (see [`Ctx`]), its priors from `state`.
 pub(crate) async fn context<'a>(
     conn: &mut MySqlConnection,
-    plan: &'a TablePlan,
+    (plan, job): (&'a TablePlan, &str),
     names: Names,
     state: &State,
 ) -> Result<Ctx<'a>> {
@@ -139,6 +140,7 @@ pub(crate) async fn context<'a>(
             .map(|(c, jc)| {
                 (
                     c.source.clone(),
+                    c.fallback,
                     priors.get(&c.name).cloned(),
                     jc.server.clone(),
                 )
@@ -148,6 +150,12 @@ pub(crate) async fn context<'a>(
         others: others(conn, &mut probed, &job_columns).await?,
         text: job_columns.iter().map(|jc| !jc.binary).collect(),
         seen: Remembered::new(plan.columns.len()),
+        decided: {
+            let mut d = decided::load(conn, schema, job, &plan.table).await?;
+            (plan.columns.iter())
+                .map(|c| d.remove(&c.name).unwrap_or_default())
+                .collect()
+        },
     });
     let holds = (job_columns.iter())
         .map(|jc| match &jc.server {

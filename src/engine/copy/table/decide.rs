@@ -15,12 +15,23 @@ use crate::recode::serialized;
 use crate::recode::short_values::Remembered;
 use crate::recode::value as recode;
 use crate::recode::value::{Action, Source};
+use std::collections::HashMap;
+
+/// How one job column's values are read: its source, its fallback (`undecidable: use
+/// <label>`), its prior (fixed at job start), its server codec.
+pub(crate) type ColumnRules = (
+    Source,
+    Option<Label>,
+    Option<ColumnPrior>,
+    Option<ServerCodec>,
+);
 
 /// Decides job values: owned, so the read-ahead can run it on a blocking thread while the
 /// async side waits on the server.
 pub(crate) struct Decider {
-    /// Per job column: its source, its prior (fixed at job start), its server codec.
-    pub(crate) columns: Vec<(Source, Option<ColumnPrior>, Option<ServerCodec>)>,
+    /// Per job column: its source, its fallback (`undecidable: use <label>`), its prior (fixed
+    /// at job start), its server codec.
+    pub(crate) columns: Vec<ColumnRules>,
     pub(crate) threshold: f32,
     /// Every charset conversion the server was found to give as our codec does, for values
     /// of another label than their column's ([`Stage::Other`]); empty for columns whose
@@ -31,6 +42,9 @@ pub(crate) struct Decider {
     pub(crate) text: Vec<bool>,
     /// Per job column, decisions on short values already seen.
     pub(crate) seen: Remembered<Recoded>,
+    /// Per job column, what the DBA decided for values no reading decided, by their stored
+    /// bytes ([`crate::bookkeeping::decided`]): a replay meeting them again writes that.
+    pub(crate) decided: Vec<HashMap<Vec<u8>, Option<Label>>>,
 }
 
 impl Decider {
@@ -90,7 +104,7 @@ impl Decider {
 
     /// Decides what one stored value of job column `ci` becomes in the shadow.
     pub(crate) fn decide(&self, ci: usize, stored: &[u8]) -> Recoded {
-        let (source, prior, server) = &self.columns[ci];
+        let (source, fallback, prior, server) = &self.columns[ci];
         let r = |stage, recoded, undecidable| Recoded {
             stage,
             recoded,
@@ -115,7 +129,11 @@ impl Decider {
                 .position(|sc| sc.label == label && sc.reproduces(stored))
                 .filter(|_| text)
         };
-        match recode::decide(source, prior.as_ref(), self.threshold, stored) {
+        let action = match self.decided.get(ci).and_then(|d| d.get(stored)) {
+            Some(&choice) => decided_before(choice, stored),
+            None => recode::decide(source, *fallback, prior.as_ref(), self.threshold, stored),
+        };
+        match action {
             // A PHP-serialized value's counts change with its strings: never the server's CONVERT.
             Action::Rewrite { new, .. } if serialized::looks_serialized(stored) => {
                 r(Stage::Value(new), true, None)
@@ -139,6 +157,21 @@ impl Decider {
                 r(declared, false, Some((reason, runner_up)))
             }
         }
+    }
+}
+
+/// What a value decided before becomes: its reading (still only through its round trip),
+/// or, decided `keep`, the copy's own reading of it, no longer listed.
+fn decided_before(choice: Option<Label>, stored: &[u8]) -> Action {
+    match choice {
+        None => Action::Keep,
+        Some(label) => match recode::rewrite(label, stored) {
+            Some(new) => Action::Rewrite { new, label },
+            None => Action::Quarantine {
+                reason: format!("decided as {label}, which does not round-trip losslessly"),
+                runner_up: Some(label.to_string()),
+            },
+        },
     }
 }
 
@@ -243,6 +276,7 @@ mod tests {
         ColumnPlan {
             name: name.into(),
             source: Source::Auto,
+            fallback: None,
             binary: false,
             target: "TEXT CHARACTER SET utf8mb4".into(),
         }

@@ -109,7 +109,7 @@ pub(crate) async fn write_rows(
                     .context(format!("copying rows of {} into the shadow table", b.table))
             }
         })?;
-    quarantine::save(conn, &b.schema, job, &b.table, &quarantine).await
+    quarantine::save_latest(conn, &b.schema, job, &b.table, &quarantine).await
 }
 
 /// What a step's write did: values recoded, newly quarantined, the keys staged (the check pass

@@ -52,7 +52,7 @@ pub async fn verify_table(
         });
     }
     let old = n.old.clone();
-    let ctx = context(conn, plan, n, &state).await?;
+    let ctx = context(conn, (plan, job), n, &state).await?;
     if plan.key.is_empty() {
         return verify_rebuilt(conn, &ctx, &old).await;
     }

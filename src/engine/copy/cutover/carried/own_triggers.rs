@@ -140,7 +140,7 @@ async fn settle_triggers(conn: &mut MySqlConnection, schema: &str, job: &str) ->
 pub(crate) fn recode_of(ctx: &Ctx<'_>) -> Recode {
     let priors = (ctx.plan.columns.iter())
         .zip(&ctx.decider.columns)
-        .filter_map(|(c, (_, p, _))| Some((c.name.clone(), p.clone()?)))
+        .filter_map(|(c, (_, _, p, _))| Some((c.name.clone(), p.clone()?)))
         .collect();
     Recode {
         labels: labels(ctx.plan, &priors),
