@@ -32,9 +32,10 @@ const INSTALL: &[&str] = &[
     "INSERT INTO sessions VALUES (MD5('a'), 'корзина: 2'), (MD5('b'), 'корзина: 0')",
 ];
 
-/// The columns the plan keeps single-byte, each with its reason in the plan: an indexed hex
-/// token, and a key column (the copy does not recode a key's text yet).
-const KEPT: &[&str] = &["sessions.session_id", "settings.variable"];
+/// The column the plan keeps single-byte, with its reason in the plan: an indexed hex token.
+/// (`settings.variable`, the table's ASCII primary key, is recoded: the table is small, so it
+/// is rebuilt under the cut-over's lock keyed by the new values.)
+const KEPT: &[&str] = &["sessions.session_id"];
 
 /// Loads [`INSTALL`] as the legacy installer did: the bytes of cp1251 stored as latin1 (sent
 /// here as their latin1 reading, which the server stores as those bytes).
@@ -141,7 +142,7 @@ async fn every_column_the_application_writes_becomes_utf8_with_its_defaults_and_
     )
     .await
     .unwrap();
-    c.execute("INSERT INTO settings VALUES ('slogan', 'Всё для дома')") // its key ASCII
+    c.execute("INSERT INTO settings VALUES ('слоган', 'Всё для дома')")
         .await
         .unwrap();
     c.execute(
@@ -151,7 +152,7 @@ async fn every_column_the_application_writes_becomes_utf8_with_its_defaults_and_
     .unwrap();
     let row = sqlx::query(
         "SELECT u.name, u.username, u.email, s.value, c.subject, c.currency, c.url \
-         FROM users u, settings s, contacts c WHERE s.variable = 'slogan' AND c.name = 'Пётр'",
+         FROM users u, settings s, contacts c WHERE s.variable = 'слоган' AND c.name = 'Пётр'",
     )
     .fetch_one(&mut c)
     .await
