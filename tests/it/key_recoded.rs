@@ -132,28 +132,11 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
     let topics = 400;
     let rows = seed(&db.config, topics).await;
     let url = db.config.url_with_secret();
-    let run = |args: &[&str]| {
-        let out = myrecode(Some(&url), args);
-        let (stdout, stderr) = texts(&out);
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code().unwrap_or(-1), stdout, stderr)
-    };
+    let run = |args: &[&str]| common::cli(&url, args);
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("scan.json");
-    let planned = dir.path().join("planned.yaml");
-    let (code, stdout, stderr) = run(&["scan", "--full", "--json", report.to_str().unwrap()]);
-    assert!(code <= 1, "{stdout}\n{stderr}");
-    let (code, _, stderr) = run(&[
-        "plan",
-        "--report",
-        report.to_str().unwrap(),
-        "-o",
-        planned.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (report, _, text) = common::scan_and_plan(&url, dir.path());
 
     // plan: the key column in the job with its one label; the table rebuilt under the lock.
-    let text = std::fs::read_to_string(&planned).unwrap();
     let job = load_str(&text).unwrap().job;
     assert_eq!(job.tables.len(), 1, "{text}");
     let t = &job.tables[0];

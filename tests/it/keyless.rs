@@ -4,8 +4,8 @@
 //! `verify` compares it with the kept original as a multiset of rows.
 
 use crate::common;
+use common::exec_script;
 use common::legacy::*;
-use common::{exec_script, myrecode, texts};
 use myrecode::codec::Encoding::*;
 use myrecode::db::throwaway::test_database;
 use myrecode::job::load::load_str;
@@ -61,28 +61,11 @@ async fn a_small_keyless_table_is_rebuilt_under_the_cut_over_lock() {
             .unwrap();
     }
     let url = db.config.url_with_secret();
-    let run = |args: &[&str]| {
-        let out = myrecode(Some(&url), args);
-        let (stdout, stderr) = texts(&out);
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code().unwrap_or(-1), stdout, stderr)
-    };
+    let run = |args: &[&str]| common::cli(&url, args);
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("scan.json");
-    let planned = dir.path().join("planned.yaml");
-    let (code, stdout, stderr) = run(&["scan", "--full", "--json", report.to_str().unwrap()]);
-    assert!(code <= 1, "{stdout}\n{stderr}");
-    let (code, _, stderr) = run(&[
-        "plan",
-        "--report",
-        report.to_str().unwrap(),
-        "-o",
-        planned.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (report, planned, text) = common::scan_and_plan(&url, dir.path());
 
     // plan: in the job, copied, with the pause its rebuild costs.
-    let text = std::fs::read_to_string(&planned).unwrap();
     let job = load_str(&text).unwrap().job;
     assert_eq!(job.tables.len(), 1, "{text}");
     assert_eq!(job.tables[0].strategy, Strategy::Copy, "{text}");

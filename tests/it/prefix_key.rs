@@ -177,28 +177,11 @@ async fn prefix_keyed_tables_are_copied_in_batches_and_swapped(engine: &str) {
     let db = test_database(&format!("prefix_key_{}", engine.to_lowercase()));
     let want = seed(&db.config, engine).await;
     let url = db.config.url_with_secret();
-    let run = |args: &[&str]| {
-        let out = myrecode(Some(&url), args);
-        let (stdout, stderr) = texts(&out);
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code().unwrap_or(-1), stdout, stderr)
-    };
+    let run = |args: &[&str]| common::cli(&url, args);
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("scan.json");
-    let planned = dir.path().join("planned.yaml");
-    let (code, stdout, stderr) = run(&["scan", "--full", "--json", report.to_str().unwrap()]);
-    assert!(code <= 1, "{stdout}\n{stderr}");
-    let (code, _, stderr) = run(&[
-        "plan",
-        "--report",
-        report.to_str().unwrap(),
-        "-o",
-        planned.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (report, _, text) = common::scan_and_plan(&url, dir.path());
 
     // plan: both tables copied in batches over their prefix primary keys' full values.
-    let text = std::fs::read_to_string(&planned).unwrap();
     let job = load_str(&text).unwrap().job;
     let keys: Vec<(&str, Strategy, Option<Vec<String>>)> = job
         .tables

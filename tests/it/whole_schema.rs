@@ -6,7 +6,7 @@
 //! utf8mb4, every column it writes stores its Cyrillic text, its DEFAULTs read right, its
 //! uniqueness holds, and the tables and the schema it creates later are UTF-8.
 
-use crate::common::{self, texts};
+use crate::common;
 use myrecode::codec::{self, Encoding};
 use myrecode::db::throwaway::test_database;
 use sqlx::{Executor, MySqlConnection, Row};
@@ -52,15 +52,10 @@ async fn install(c: &mut MySqlConnection, schema: &str) {
     }
 }
 
-/// Runs `myrecode` on `url`, asserting an exit code at most `most`; its output.
-fn ok(url: &str, args: &[&str], most: i32) -> String {
-    let out = common::myrecode(Some(url), args);
-    let (o, e) = texts(&out);
-    assert!(
-        out.status.code().is_some_and(|c| c <= most),
-        "{args:?}: {o}\n{e}"
-    );
-    o
+/// Runs `myrecode` on `url`, asserting it succeeds.
+fn ok(url: &str, args: &[&str]) {
+    let (code, o, e) = common::cli(url, args);
+    assert_eq!(code, 0, "{args:?}: {o}\n{e}");
 }
 
 /// Each text column of the schema with its charset and collation.
@@ -82,11 +77,8 @@ async fn every_column_the_application_writes_becomes_utf8_with_its_defaults_and_
     let mut c = db.config.connect_one().await.unwrap();
     install(&mut c, &db.name).await;
     let dir = tempfile::tempdir().unwrap();
-    let (report, job) = (dir.path().join("scan.json"), dir.path().join("job.yaml"));
+    let (report, job, text) = common::scan_and_plan(&url, dir.path());
     let (report, job) = (report.to_str().unwrap(), job.to_str().unwrap());
-    ok(&url, &["scan", "--full", "--json", report], 1);
-    ok(&url, &["plan", "--report", report, "-o", job], 0);
-    let text = std::fs::read_to_string(job).unwrap();
     // The plan says what it keeps and why, and how a column without text of its own is read.
     assert!(
         text.contains("# - name: session_id   # ASCII tokens only (hex of 32 digits) in index `PRIMARY`: stays latin1"),
@@ -103,9 +95,9 @@ async fn every_column_the_application_writes_becomes_utf8_with_its_defaults_and_
         "{text}"
     );
     std::fs::write(job, text.replace("cutover: manual", "cutover: auto")).unwrap();
-    ok(&url, &["plan", "--check", job, "--report", report], 0);
-    ok(&url, &["run", job, "--execute"], 0);
-    ok(&url, &["verify", job], 0);
+    ok(&url, &["plan", "--check", job, "--report", report]);
+    ok(&url, &["run", job, "--execute"]);
+    ok(&url, &["verify", job]);
 
     // Every text column utf8mb4 in the old collation's meaning, but the token the plan kept.
     let mut c = db.config.connect_one().await.unwrap();

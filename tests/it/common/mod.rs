@@ -20,6 +20,40 @@ pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
     cmd.output().expect("the myrecode binary runs")
 }
 
+/// Runs `myrecode` on `url` with `args`: its exit code (-1 when killed by a signal), stdout
+/// and stderr; a panic of the tool fails the test.
+pub fn cli(url: &str, args: &[&str]) -> (i32, String, String) {
+    let out = myrecode(Some(url), args);
+    let (stdout, stderr) = texts(&out);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+/// `scan --full` and `plan` of the schema at `url`, as the README's walkthrough runs them,
+/// into `dir`: the report's path, the job's path and the job's text.
+pub fn scan_and_plan(
+    url: &str,
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let report = dir.join("scan.json");
+    let planned = dir.join("planned.yaml");
+    let (code, stdout, stderr) = cli(url, &["scan", "--full", "--json", report.to_str().unwrap()]);
+    assert!(code <= 1, "{stdout}\n{stderr}");
+    let (code, _, stderr) = cli(
+        url,
+        &[
+            "plan",
+            "--report",
+            report.to_str().unwrap(),
+            "-o",
+            planned.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&planned).unwrap();
+    (report, planned, text)
+}
+
 /// How long each killed run lives, repeatably: `life(lo, span)` is `lo` plus up to `span`
 /// milliseconds, from an xorshift sequence started at `seed`.
 pub fn lives(seed: u64) -> impl FnMut(u64, u64) -> u64 {
