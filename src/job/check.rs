@@ -32,7 +32,7 @@ pub fn check_loaded(loaded: &Loaded, live: &Live, report: Option<&ScanReport>) -
 
 /// Every finding about `job`, in the order the checks meet them (lines not filled in).
 pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding> {
-    let mut out = check_settings(job);
+    let mut out = Vec::new();
     if !live.has_schema(&job.schema) {
         out.push(Finding::new(
             "schema",
@@ -85,8 +85,9 @@ pub fn check(job: &Job, live: &Live, report: Option<&ScanReport>) -> Vec<Finding
     out
 }
 
-/// Checks that need no server: version and batch/throttle settings.
-fn check_settings(job: &Job) -> Vec<Finding> {
+/// Checks that need no server: version and batch/throttle settings. Run when the job is
+/// loaded ([`super::load::load_str`]), so `plan --check`, the rehearsal and `run` refuse alike.
+pub(crate) fn check_settings(job: &Job) -> Vec<Finding> {
     let mut out = Vec::new();
     if job.version != JOB_VERSION {
         out.push(Finding::new(

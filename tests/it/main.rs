@@ -23,6 +23,7 @@ mod examples;
 mod faults;
 mod groups;
 mod harness;
+mod hostile_job;
 mod html_report;
 mod inventory;
 mod job_check;

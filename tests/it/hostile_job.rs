@@ -1,0 +1,100 @@
+//! A job file written to attack: a `target:` carrying a second statement, a comment, a name
+//! that is not one, and settings no run can follow. Every command that reads the job
+//! (`plan --check`, the rehearsal, `run --execute`) refuses it before anything is sent, naming
+//! the field and the fix; a canary table survives them all and nothing of the tool's is created.
+
+use crate::common;
+use myrecode::db::throwaway::test_database;
+use sqlx::Executor;
+
+/// A job copying `t.name` into `target`, with `defaults` (YAML lines under `defaults:`).
+fn job(schema: &str, target: &str, defaults: &str) -> String {
+    format!(
+        "version: 1\nschema: {schema}\ndefaults:\n  cutover: auto\n{defaults}tables:\n  - name: t\n    strategy: copy\n    columns:\n      \
+         - name: name\n        source: cp1251\n        target: {}\n",
+        serde_json::to_string(target).unwrap()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_job_is_refused_by_every_command_before_anything_is_sent() {
+    let db = test_database("hostile_job");
+    let mut c = db.config.connect_one().await.unwrap();
+    for s in [
+        "CREATE TABLE canary (id INT PRIMARY KEY) ENGINE=InnoDB",
+        "INSERT INTO canary VALUES (1), (2), (3)",
+        "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=latin1",
+        "INSERT INTO t VALUES (1, 'abc')",
+    ] {
+        c.execute(s).await.unwrap();
+    }
+    let url = db.config.url_with_secret();
+    let dir = tempfile::tempdir().unwrap();
+    let base = "VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci";
+    let target = "tables[0].columns[0].target: target";
+    let cases: Vec<(String, &str, &str)> = vec![
+        (format!("{base}; DROP TABLE canary; --"), "", target),
+        (
+            format!("{base} NOT NULL COMMENT 'x'; DELETE FROM canary; -- '"),
+            "",
+            target,
+        ),
+        (format!("{base} NOT NULL; DROP TABLE canary"), "", target),
+        (
+            format!("{base} NOT NULL DEFAULT ((1); DROP TABLE canary; SELECT (1))"),
+            "",
+            target,
+        ),
+        (
+            "VARCHAR(100) CHARACTER SET 'utf8mb4; DROP TABLE canary'".to_string(),
+            "",
+            target,
+        ),
+        (
+            format!("{base} NOT NULL"),
+            "  batch_size: 0\n",
+            "defaults.batch_size: batch_size 0 would never make progress",
+        ),
+    ];
+    for (i, (target, defaults, what)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("job{i}.yaml"));
+        std::fs::write(&path, job(&db.name, target, defaults)).unwrap();
+        let p = path.to_str().unwrap();
+        for args in [
+            vec!["plan", "--check", p],
+            vec!["run", p],
+            vec!["run", p, "--execute"],
+        ] {
+            let (code, out, err) = common::cli(&url, &args);
+            // `plan --check` says 1 (problems found), the runs 2 (cannot start).
+            assert!(
+                (1..=2).contains(&code),
+                "{args:?} on {target:?}: {out}\n{err}"
+            );
+            let said = format!("{out}{err}");
+            assert!(
+                said.contains(what) && said.contains("Fix:"),
+                "{args:?} on {target:?}: {said}"
+            );
+        }
+    }
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM canary")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(left, 3, "the canary lost rows");
+    let ours: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE '%myrecode%'",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(ours, 0, "nothing of the tool's was created");
+    let cs: String = sqlx::query_scalar(
+        "SELECT CAST(CHARACTER_SET_NAME AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 't' AND COLUMN_NAME = 'name'",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(cs, "latin1", "the table was not touched");
+}
