@@ -252,6 +252,24 @@ fn valid_utf8_under(
 /// stands for a column of that many rows of it.
 const PLAN_VOTES: f32 = 1000.0;
 
+/// `action` for a column that holds `utf8mb3` (three bytes a character at most): a rewrite
+/// whose text needs four (an emoji, a rare CJK character) is listed instead, with the reason
+/// and the fix, since the server would refuse the whole batch with 1366 at every rerun and
+/// the table's other rows would never be repaired.
+pub fn within_utf8mb3(action: Action, utf8mb3: bool) -> Action {
+    match action {
+        Action::Rewrite { new, label } if utf8mb3 && new.iter().any(|b| *b >= 0xF0) => {
+            Action::Quarantine {
+                reason: format!(
+                    "read as {label}, its text needs 4-byte UTF-8 (an emoji or a rare character), which this utf8mb3 column cannot hold. Fix: make the column utf8mb4 (strategy: copy with a utf8mb4 target), then run again"
+                ),
+                runner_up: Some(label.to_string()),
+            }
+        }
+        other => other,
+    }
+}
+
 /// A PHP-serialized value: each string decided as a value of the column and written back
 /// with its new byte count, proven by the round trip of every string; a value that looks
 /// serialized but does not parse, or holds an undecidable string, is quarantined whole
@@ -563,5 +581,31 @@ mod tests {
             decide(&src, None, None, 0.95, &[0xff, 0xfe, 0x00, 0x81]),
             Action::Quarantine { .. }
         ));
+    }
+
+    #[test]
+    fn a_four_byte_character_waits_in_a_utf8mb3_column_and_passes_in_utf8mb4() {
+        let rewrite = |t: &str| Action::Rewrite {
+            new: t.as_bytes().to_vec(),
+            label: "utf-8>latin1".parse().unwrap(),
+        };
+        match within_utf8mb3(rewrite("Привет 😀"), true) {
+            Action::Quarantine { reason, .. } => {
+                assert!(
+                    reason.contains("utf8mb3 column cannot hold. Fix:"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            within_utf8mb3(rewrite("Привет 😀"), false),
+            rewrite("Привет 😀")
+        );
+        assert_eq!(
+            within_utf8mb3(rewrite("Привет ☺"), true),
+            rewrite("Привет ☺")
+        );
+        assert_eq!(within_utf8mb3(Action::Keep, true), Action::Keep);
     }
 }

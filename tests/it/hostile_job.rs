@@ -1,7 +1,8 @@
-//! A job file written to attack: a `target:` carrying a second statement, a comment, a name
-//! that is not one, and settings no run can follow. Every command that reads the job
-//! (`plan --check`, the rehearsal, `run --execute`) refuses it before anything is sent, naming
-//! the field and the fix; a canary table survives them all and nothing of the tool's is created.
+//! Hostile input. A job file written to attack: a `target:` carrying a second statement, a
+//! comment, a name that is not one, and settings no run can follow. Every command that reads
+//! the job (`plan --check`, the rehearsal, `run --execute`) refuses it before anything is
+//! sent, naming the field and the fix; a canary table survives them all and nothing of the
+//! tool's is created. And a value its column cannot hold is listed, not a table-wide stop.
 
 use crate::common;
 use myrecode::db::throwaway::test_database;
@@ -97,4 +98,64 @@ async fn a_hostile_job_is_refused_by_every_command_before_anything_is_sent() {
     .await
     .unwrap();
     assert_eq!(cs, "latin1", "the table was not touched");
+}
+
+/// A double-encoded emoji in a utf8mb3 column repaired in place: listed with its reason and
+/// fix, while the table's other rows are repaired and the run finishes (it stopped the whole
+/// table with a raw 1366 at every rerun).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_emoji_a_utf8mb3_column_cannot_hold_is_listed_and_the_table_finishes() {
+    let db = test_database("emoji3");
+    let mut c = db.config.connect_one().await.unwrap();
+    c.execute(
+        "CREATE TABLE notes (id INT PRIMARY KEY, body VARCHAR(100) CHARACTER SET utf8mb3 NOT NULL) ENGINE=InnoDB",
+    )
+    .await
+    .unwrap();
+    // Each text's UTF-8 bytes sent through a latin1 connection: double-encoded, as the
+    // server's latin1 (cp1252) reads them.
+    let mut legacy = db.config.connect_one().await.unwrap();
+    legacy.execute("SET NAMES latin1").await.unwrap();
+    for (id, text) in [(1, "Привет, мир"), (2, "Смайлик 😀 здесь"), (3, "Пока")]
+    {
+        sqlx::query("INSERT INTO notes VALUES (?, ?)")
+            .bind(id)
+            .bind(text)
+            .execute(&mut legacy)
+            .await
+            .unwrap();
+    }
+    let emoji_row: String = sqlx::query_scalar("SELECT body FROM notes WHERE id = 2")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nschema: {}\ntables:\n  - name: notes\n    strategy: in-place\n    columns:\n      \
+             - name: body\n        source: utf-8>latin1\n        target: VARCHAR(100) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci NOT NULL\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let url = db.config.url_with_secret();
+    let (code, out, err) = common::cli(&url, &["run", path.to_str().unwrap(), "--execute"]);
+    assert!(code <= 1, "{out}\n{err}");
+    assert!(!format!("{out}{err}").contains("1366"), "{out}\n{err}");
+    let rows: Vec<(i32, String)> = sqlx::query_as("SELECT id, body FROM notes ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(rows[0].1, "Привет, мир");
+    assert_eq!(rows[1].1, emoji_row, "left as it is");
+    assert_eq!(rows[2].1, "Пока");
+    let reason: String = sqlx::query_scalar(
+        "SELECT CAST(reason AS CHAR) FROM _myrecode_quarantine WHERE tbl = 'notes'",
+    )
+    .fetch_one(&mut c)
+    .await
+    .unwrap();
+    assert!(reason.contains("utf8mb3 column cannot hold"), "{reason}");
 }

@@ -261,6 +261,8 @@ impl Batches for InPlace<'_> {
 /// remembered ([`Remembered`]).
 struct Decider {
     columns: Vec<(Source, Option<Label>, Option<ColumnPrior>)>,
+    /// Per column, whether it holds utf8mb3 ([`recode::within_utf8mb3`]).
+    utf8mb3: Vec<bool>,
     threshold: f32,
     seen: Remembered<Action>,
 }
@@ -273,6 +275,14 @@ impl Decider {
                 .iter()
                 .map(|c| (c.source.clone(), c.fallback, priors.get(&c.name).cloned()))
                 .collect(),
+            utf8mb3: plan
+                .columns
+                .iter()
+                .map(|c| {
+                    crate::job::target::parse(&c.target)
+                        .is_ok_and(|t| t.charset.as_deref() == Some("utf8mb3"))
+                })
+                .collect(),
             threshold: plan.threshold,
             seen: Remembered::new(plan.columns.len()),
         }
@@ -281,8 +291,10 @@ impl Decider {
     /// What the stored bytes of job column `ci` become.
     fn decide(&self, ci: usize, stored: &[u8]) -> Action {
         let (source, fallback, prior) = &self.columns[ci];
+        let utf8mb3 = self.utf8mb3[ci];
         self.seen.decide(ci, stored, || {
-            recode::decide(source, *fallback, prior.as_ref(), self.threshold, stored)
+            let action = recode::decide(source, *fallback, prior.as_ref(), self.threshold, stored);
+            recode::within_utf8mb3(action, utf8mb3)
         })
     }
 
