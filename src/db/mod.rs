@@ -7,6 +7,7 @@ pub mod errno;
 pub mod keyset;
 mod localserver;
 pub mod optionfile;
+pub mod packet;
 pub mod quote;
 pub mod redact;
 pub mod settings;

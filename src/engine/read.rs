@@ -56,10 +56,12 @@ pub async fn read_batch_of(
     locking: bool,
 ) -> Result<Vec<MySqlRow>> {
     let (sql, binds) = batch_of(plan, exprs, after, size, locking);
-    bind_all(sqlx::query(&sql), &binds)
-        .fetch_all(conn)
+    let rows = bind_all(sqlx::query(&sql), &binds)
+        .fetch_all(&mut *conn)
         .await
-        .with_context(|| format!("reading a batch of {}", plan.table))
+        .with_context(|| format!("reading a batch of {}", plan.table))?;
+    crate::db::packet::no_value_cut(conn, &plan.table).await?;
+    Ok(rows)
 }
 
 /// [`read_batch`] as each row's key and job values ([`fetch_stored`]), without locks.
@@ -72,13 +74,15 @@ pub async fn read_stored(
 ) -> Result<Vec<(Key, Stored)>> {
     let exprs: Vec<String> = columns.iter().map(|c| keyset::raw(c)).collect();
     let (sql, binds) = batch_of(plan, &exprs, after, size, false);
-    fetch_stored(
+    let stored = fetch_stored(
         bind_all(sqlx::query(&sql), &binds),
-        conn,
+        &mut *conn,
         (plan.key.len(), columns.len()),
     )
     .await
-    .with_context(|| format!("reading a batch of {}", plan.table))
+    .with_context(|| format!("reading a batch of {}", plan.table))?;
+    crate::db::packet::no_value_cut(conn, &plan.table).await?;
+    Ok(stored)
 }
 
 /// A batch's statement without locks or with ([`batch_sql`]) and its binds, the parts of

@@ -215,6 +215,7 @@ async fn scan_by_key(
             .fetch_all(&mut *conn)
             .await
             .with_context(|| format!("scanning {}", quote::table(&t.schema, &t.name)))?;
+        crate::db::packet::no_value_cut(conn, &t.name).await?;
         if rows.is_empty() {
             break;
         }
@@ -274,6 +275,8 @@ async fn scan_keyless(
             batch.clear();
         }
     }
+    drop(stream);
+    crate::db::packet::no_value_cut(conn, &t.name).await?;
     tally_rows(&batch, 0, tallies)?;
     rows_scanned += batch.len() as u64;
     progress.rows_read(batch.len() as u64);

@@ -159,3 +159,84 @@ async fn an_emoji_a_utf8mb3_column_cannot_hold_is_listed_and_the_table_finishes(
     .unwrap();
     assert!(reason.contains("utf8mb3 column cannot hold"), "{reason}");
 }
+
+/// A value longer than the server's `max_allowed_packet` comes back from the server as NULL:
+/// the scan and the run stop naming the setting and the fix (they passed it over as NULL,
+/// leaving it unrecoded without a word), and once the setting is raised the run recodes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_over_max_allowed_packet_is_named_not_passed_over() {
+    // Its own server: the setting is global, and the other tests' values must not meet it.
+    let server =
+        myrecode::db::throwaway::ThrowawayServer::start_local_with(&[]).unwrap_or_else(|e| {
+            panic!(
+                "this test starts its own server: it needs mariadbd or mysqld on the PATH ({e:#})"
+            )
+        });
+    let db = server.fresh_database("packet").unwrap();
+    let mut admin = server.admin().connect_one().await.unwrap();
+    admin
+        .execute("SET GLOBAL max_allowed_packet = 67108864")
+        .await
+        .unwrap();
+    // A session takes the setting when it connects.
+    let mut c = db.config.connect_one().await.unwrap();
+    c.execute("CREATE TABLE notes (id INT PRIMARY KEY, body MEDIUMTEXT CHARACTER SET utf8mb4) ENGINE=InnoDB")
+        .await
+        .unwrap();
+    // 1.2 MB of cp1251 read as latin1 and stored as UTF-8: mojibake to repair in place.
+    let text = "Привет мир ".repeat(60_000);
+    let stored: String = myrecode::codec::encode(myrecode::codec::Encoding::Windows1251, &text)
+        .unwrap()
+        .iter()
+        .map(|b| char::from(*b))
+        .collect();
+    for (id, v) in [(1, stored.as_str()), (2, "abc")] {
+        sqlx::query("INSERT INTO notes VALUES (?, ?)")
+            .bind(id)
+            .bind(v)
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    admin
+        .execute("SET GLOBAL max_allowed_packet = 1048576")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\nschema: {}\ntables:\n  - name: notes\n    strategy: in-place\n    columns:\n      \
+             - name: body\n        source: cp1251>latin1\n        target: MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci\n",
+            db.name
+        ),
+    )
+    .unwrap();
+    let url = db.config.url_with_secret();
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["scan", "--full"],
+        vec!["run", p, "--execute", "--retry-for", "5"],
+    ] {
+        let (code, out, err) = common::cli(&url, &args);
+        assert_eq!(code, 2, "{args:?}: {out}\n{err}");
+        assert!(
+            err.contains("longer than the server's max_allowed_packet (1048576 bytes)")
+                && err.contains("Fix: SET GLOBAL max_allowed_packet"),
+            "{args:?}: {err}"
+        );
+    }
+    admin
+        .execute("SET GLOBAL max_allowed_packet = 67108864")
+        .await
+        .unwrap();
+    let (code, out, err) = common::cli(&url, &["run", p, "--execute"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut c = db.config.connect_one().await.unwrap();
+    let body: String = sqlx::query_scalar("SELECT body FROM notes WHERE id = 1")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert!(body == text, "recoded once the setting allows it");
+}

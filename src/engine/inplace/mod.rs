@@ -158,6 +158,7 @@ impl InPlace<'_> {
                 let stored = read::fetch_stored(q, &mut reader, (nk, names.len()))
                     .await
                     .with_context(|| format!("reading a batch of {table}"))?;
+                crate::db::packet::no_value_cut(&mut reader, &table).await?;
                 let last_key = stored.last().map(|(k, _)| k.clone());
                 let n = stored.len();
                 let decided =
