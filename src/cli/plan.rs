@@ -210,6 +210,20 @@ fn tried_on_server(
                 fix.trim_end_matches('.'),
             )
         };
+        // What the replication topology refuses (Galera, a STATEMENT binary log feeding
+        // replicas, a replica out of reach), as the rehearsal would; checked first, since the
+        // trials below create and drop tables, which a binary log carries to the replicas.
+        let (topology, _) = crate::engine::replicas::surveyed(&mut c, &cfg, job).await?;
+        let refused = crate::engine::replicas::topology::refusals(&topology);
+        for r in &refused {
+            out.push(finding(
+                "defaults.replicas".into(),
+                anyhow::anyhow!(r.clone()),
+            ));
+        }
+        if !refused.is_empty() {
+            return anyhow::Ok(out);
+        }
         for (table, e) in crate::engine::copy::trial_job(&mut c, &ready).await {
             let path = match table {
                 Some(t) => format!(
@@ -219,12 +233,6 @@ fn tried_on_server(
                 None => "schema".into(),
             };
             out.push(finding(path, e));
-        }
-        // What the replication topology refuses (Galera, a STATEMENT binary log feeding
-        // replicas, a replica out of reach), as the rehearsal would.
-        let (topology, _) = crate::engine::replicas::surveyed(&mut c, &cfg, job).await?;
-        for r in crate::engine::replicas::topology::refusals(&topology) {
-            out.push(finding("defaults.replicas".into(), anyhow::anyhow!(r)));
         }
         anyhow::Ok(out)
     })

@@ -349,6 +349,19 @@ async fn under_mixed_every_replica_ends_equal_to_the_primary_through_sigkills() 
 /// The rehearsal, `run --execute` (exit code 2, nothing written) and `plan --check` (a
 /// finding at the replicas setting, exit code 1) refuse the job on this topology, saying
 /// each of `wants`.
+/// The primary's binary log position: file and offset.
+async fn position(c: &mut sqlx::MySqlConnection) -> (String, u64) {
+    use sqlx::Row;
+    let row = sqlx::query("SHOW MASTER STATUS")
+        .fetch_one(c)
+        .await
+        .unwrap();
+    let offset = row
+        .try_get::<u64, _>(1)
+        .unwrap_or_else(|_| row.get::<i64, _>(1) as u64);
+    (row.get::<String, _>(0), offset)
+}
+
 async fn refused_before_any_write(
     url: &str,
     jobp: &str,
@@ -370,12 +383,19 @@ async fn refused_before_any_write(
         assert!(stderr.contains("  refused: 127.0.0.1:"), "{stderr}");
         assert_eq!(own_objects(c, schema).await, Vec::<String>::new());
     }
+    // `plan --check` refuses too, without its trial tables reaching the binary log first.
+    let before = position(c).await;
     let out = common::myrecode(Some(url), &["plan", "--check", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("defaults.replicas: 127.0.0.1:") && stdout.contains(&wants[0]),
         "{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        position(c).await,
+        before,
+        "plan --check wrote to the binary log"
     );
 }
 
