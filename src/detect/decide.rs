@@ -222,7 +222,12 @@ fn undecided_utf8(
         .prior
         .and_then(|p| p.dominant())
         .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
-    if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy())) {
+    // A chain that beats the UTF-8 reading by the threshold's own odds, pair against pair,
+    // would be decided against it were it the only rival: it is held back only by another
+    // chain sharing its mass (cp1251 and KOI8-R read "не" alike) or by the short-value lead.
+    // Such a value is listed, never kept as UTF-8 in silence.
+    let beaten = label.needs_recode() && chain_beats_utf8(cands, ctx.threshold);
+    if utf8_column || (conf < SUSPECT_CHAIN && !(rare_utf8 && label.is_legacy()) && !beaten) {
         if let Some(v) = lookalike::in_column(bytes, cands, ctx) {
             return v;
         }
@@ -242,6 +247,24 @@ fn undecided_utf8(
         runner_up,
         reasons,
     }
+}
+
+/// True when the best mojibake chain's score beats the UTF-8 reading's (head start included)
+/// by at least the log-odds of `threshold`: taken as a pair, the chain is as sure as a rewrite
+/// needs. Held to the "none of these" hypothesis too, it kept 0.4% of the held-out set's
+/// mojibake as UTF-8 in silence ("Сэлэнгэ", "КиБ": both readings score low, UTF-8 far lower).
+fn chain_beats_utf8(cands: &[Cand], threshold: f32) -> bool {
+    let Some(utf8) = cands.iter().find(|c| c.label == Label::Utf8) else {
+        return false;
+    };
+    let keep = utf8.score;
+    let chain = cands
+        .iter()
+        .filter(|c| matches!(c.label, Label::Mojibake { .. }))
+        .map(|c| c.score)
+        .fold(f32::MIN, f32::max);
+    let t = threshold.clamp(0.5, 0.999);
+    chain - keep >= (t / (1.0 - t)).ln()
 }
 
 /// The verdict on bytes that are not UTF-8 and no reading decided: binary or unknown.

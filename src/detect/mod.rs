@@ -412,4 +412,14 @@ mod tests {
         assert_eq!(label("Crème brûlée".as_bytes()), "utf-8");
         assert_eq!(label(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "binary");
     }
+
+    #[test]
+    fn a_chain_far_ahead_of_the_utf8_reading_is_listed_not_kept() {
+        // cp1251 "не" read as latin1: cp1251 and KOI8-R chains share the mass, neither is
+        // sure, yet both leave the UTF-8 reading "íå" far behind.
+        assert_eq!(label("íå".as_bytes()), "unknown");
+        // Honest UTF-8 whose chain reading is close stays as it is.
+        assert_eq!(label("Ø 12 mm".as_bytes()), "utf-8");
+        assert_eq!(label("Price: 10 €".as_bytes()), "utf-8");
+    }
 }

@@ -25,4 +25,9 @@ fn corpus_targets_are_met_alone_and_per_column() {
         .map(|t| t.corrupting)
         .sum();
     assert_eq!(corrupt, 0, "{}", report.render());
+    // Mojibake kept as UTF-8 in silence (issue 42): a chain that beats the UTF-8 reading by
+    // the threshold's log-odds is listed instead. 8 of 2,160 before, 6 now (0.28%); what is
+    // left are near-ties and single letters whose UTF-8 reading is a Latin-1 letter.
+    let moj = eval::class_total(&report.alone, "mojibake");
+    assert!(moj.wrong <= 6, "{} wrong\n{}", moj.wrong, report.render());
 }
