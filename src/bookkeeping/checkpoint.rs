@@ -257,8 +257,24 @@ pub fn delete_sql(schema: &str) -> String {
     )
 }
 
-/// Creates the tables, turning a missing privilege into an error that says which GRANT is needed.
+/// Refuses a bookkeeping table in `schema` that is not the tool's own (see
+/// [`super::ownership`]); reads only.
+pub async fn refuse_foreign(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
+    let ownership = &super::ownership::LAYOUTS;
+    for (table, wanted) in ownership.iter().chain(super::ownership::ENGINE_LAYOUTS) {
+        let have = columns_of(conn, schema, table).await?;
+        let missing = super::ownership::missing(wanted, &have);
+        if !have.is_empty() && !missing.is_empty() {
+            return Err(anyhow!(super::ownership::refusal(schema, table, &missing)));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the tables, turning a missing privilege into an error that says which GRANT is
+/// needed; a table of the user's under one of their names is refused first.
 pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {
+    refuse_foreign(conn, schema).await?;
     for sql in ddl(schema) {
         conn.execute(sql.as_str()).await.map_err(|e| {
             let denied = e

@@ -7,5 +7,6 @@ pub mod control_table;
 pub mod decided;
 pub mod keycodec;
 pub mod names;
+pub mod ownership;
 pub mod priors;
 pub mod quarantine;

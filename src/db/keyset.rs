@@ -69,21 +69,42 @@ fn safe_word(w: &str) -> &str {
 /// alone (`a > ?`): a second test of the same bound was evaluated on every row the copy's
 /// `INSERT … SELECT` read, for nothing.
 pub fn after(key: &[KeyColumn]) -> (String, Vec<usize>) {
-    bound(key, ">=", ">", ">")
+    bound(key, None, ">=", ">", ">")
+}
+
+/// [`after`] with each key column named through table alias `alias` (`alias.col`): in a
+/// join, a bare name the other table also has would be ambiguous (1052).
+pub fn after_in(key: &[KeyColumn], alias: &str) -> (String, Vec<usize>) {
+    bound(key, Some(alias), ">=", ">", ">")
+}
+
+/// [`at_most`] with each key column named through table alias `alias` (see [`after_in`]).
+pub fn at_most_in(key: &[KeyColumn], alias: &str) -> (String, Vec<usize>) {
+    bound(key, Some(alias), "<=", "<", "<=")
 }
 
 /// `WHERE` condition for "at or before the given key", and the key index to bind for each
 /// `?`: for key (a, b), `a <= ? AND (a < ? OR (a = ? AND b <= ?))`; with [`after`] it bounds
 /// one batch's key range, so a statement over the batch reads by range on the key.
 pub fn at_most(key: &[KeyColumn]) -> (String, Vec<usize>) {
-    bound(key, "<=", "<", "<=")
+    bound(key, None, "<=", "<", "<=")
 }
 
 /// A key bound in the form [`after`] and [`at_most`] take: `lead` on the first column for a
 /// plain range, then per prefix of equal columns, `strict` on the next one (`last` on the last).
-fn bound(key: &[KeyColumn], lead: &str, strict: &str, last: &str) -> (String, Vec<usize>) {
+fn bound(
+    key: &[KeyColumn],
+    alias: Option<&str>,
+    lead: &str,
+    strict: &str,
+    last: &str,
+) -> (String, Vec<usize>) {
+    let col = |k: &KeyColumn| match alias {
+        Some(a) => format!("{}.{}", quote::ident(a), quote::ident(&k.name)),
+        None => quote::ident(&k.name),
+    };
     if let [one] = key {
-        let cond = format!("{} {last} {}", quote::ident(&one.name), one.placeholder());
+        let cond = format!("{} {last} {}", col(one), one.placeholder());
         return (cond, vec![0]);
     }
     let mut binds = vec![0];
@@ -91,15 +112,11 @@ fn bound(key: &[KeyColumn], lead: &str, strict: &str, last: &str) -> (String, Ve
     for i in 0..key.len() {
         let mut ands = Vec::new();
         for (j, k) in key.iter().enumerate().take(i) {
-            ands.push(format!("{} = {}", quote::ident(&k.name), k.placeholder()));
+            ands.push(format!("{} = {}", col(k), k.placeholder()));
             binds.push(j);
         }
         let op = if i + 1 == key.len() { last } else { strict };
-        ands.push(format!(
-            "{} {op} {}",
-            quote::ident(&key[i].name),
-            key[i].placeholder()
-        ));
+        ands.push(format!("{} {op} {}", col(&key[i]), key[i].placeholder()));
         binds.push(i);
         ors.push(if ands.len() == 1 {
             ands.remove(0)
@@ -109,7 +126,7 @@ fn bound(key: &[KeyColumn], lead: &str, strict: &str, last: &str) -> (String, Ve
     }
     let cond = format!(
         "{} {lead} {} AND ({})",
-        quote::ident(&key[0].name),
+        col(&key[0]),
         key[0].placeholder(),
         ors.join(" OR ")
     );
@@ -229,6 +246,22 @@ pub fn raw(column: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bound_through_an_alias_names_each_key_column_through_it() {
+        let key = [KeyColumn::plain("_myrecode_n"), KeyColumn::plain("b`")];
+        assert_eq!(
+            after_in(&key, "t"),
+            (
+                "`t`.`_myrecode_n` >= ? AND (`t`.`_myrecode_n` > ? OR (`t`.`_myrecode_n` = ? AND `t`.`b``` > ?))".to_string(),
+                vec![0, 0, 0, 1]
+            )
+        );
+        assert_eq!(
+            at_most_in(&key[..1], "t"),
+            ("`t`.`_myrecode_n` <= ?".to_string(), vec![0])
+        );
+    }
 
     fn k(name: &str) -> KeyColumn {
         KeyColumn::plain(name)

@@ -62,14 +62,29 @@ pub enum EngineError {
     },
     /// The table was copied by an earlier job and its original is still kept.
     #[error(
-        "table '{table}' was already copied once: its original is kept as {old}. \
-         Fix: `myrecode cleanup` the earlier job (or drop {old}) once you no longer need it for rollback, then run again"
+        "table '{table}' was already copied once: its original is kept as {old} (or a table of yours has that name). \
+         Fix: `myrecode cleanup` the earlier job (or drop or rename {old}) once you no longer need it for rollback, then run again"
     )]
     AlreadyCopied {
         /// Table.
         table: String,
         /// The kept original.
         old: String,
+    },
+    /// A name the tool needs for its own object is taken by something it did not create.
+    #[error(
+        "{kind} {name} exists and was not created by myrecode ({purpose}). Nothing was changed. \
+         Fix: rename it (or drop it if it is not needed), or leave {owner} out of the job, then run again"
+    )]
+    NotOurs {
+        /// What it is: `table` or `trigger`.
+        kind: &'static str,
+        /// Its name, quoted.
+        name: String,
+        /// What myrecode would use the name for.
+        purpose: String,
+        /// What to leave out of the job instead: a table, or `nothing`.
+        owner: String,
     },
     /// The shadow went missing while the copy was in progress.
     #[error(

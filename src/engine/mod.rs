@@ -20,6 +20,7 @@ pub mod events;
 pub mod inplace;
 pub mod plans;
 pub mod priors;
+pub mod privileges;
 pub mod read;
 pub mod rehearsal_text;
 pub mod replicas;

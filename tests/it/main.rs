@@ -31,6 +31,7 @@ mod key_recoded;
 mod keyless;
 mod legacy_app;
 mod myisam_index;
+mod owned_names;
 mod prefix_key;
 mod refusal;
 mod rehearse;

@@ -77,8 +77,19 @@ pub async fn trial(conn: &mut MySqlConnection, plan: &TablePlan) -> Result<Vec<L
             )
         })?;
     }
-    conn.execute(drop_table_sql(&plan.schema, &scratch).as_str())
-        .await?;
+    // The scratch name is never taken from the user: a table there is left alone, refused.
+    if crate::engine::copy::catalog::table_exists(conn, &plan.schema, &scratch).await? {
+        return Err(EngineError::NotOurs {
+            kind: "table",
+            name: quote::table(&plan.schema, &scratch),
+            purpose: format!(
+                "myrecode needs the name to try the new definition of '{}'; a rehearsal or `plan --check` killed mid-way may have left it, then drop it",
+                plan.table
+            ),
+            owner: format!("table '{}'", plan.table),
+        }
+        .into());
+    }
     conn.execute(create_like_sql(&plan.schema, &plan.table, &scratch).as_str())
         .await
         .with_context(|| format!("creating a scratch copy of {}'s definition", plan.table))?;

@@ -161,12 +161,12 @@ pub fn update_from_stage_sql(
         format!("CONVERT({STAGED}.{NEW} USING utf8mb4)")
     };
     let (lower, lower_binds) = if after {
-        let (cond, binds) = keyset::after(key);
+        let (cond, binds) = keyset::after_in(key, TABLE);
         (format!("{cond} AND "), binds)
     } else {
         (String::new(), Vec::new())
     };
-    let (upper, upper_binds) = keyset::at_most(key);
+    let (upper, upper_binds) = keyset::at_most_in(key, TABLE);
     let sql = format!(
         "UPDATE {} AS {TABLE} STRAIGHT_JOIN {} AS {STAGED} ON {} AND {STAGED}.{COL} = ? SET {c} = {new} \
          WHERE {lower}{upper} AND CAST({c} AS BINARY) = {STAGED}.{OLD}",
@@ -282,10 +282,10 @@ mod tests {
     fn the_set_based_update_compares_and_sets_each_row_on_its_key() {
         let (sql, lower, upper) =
             update_from_stage_sql("s`1", "таблица", &key(), "na me", false, true);
-        assert_eq!(sql, "UPDATE `s``1`.`таблица` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_t.`k` = _myrecode_x.`_myrecode_k1` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`na me` = CONVERT(_myrecode_x._myrecode_new USING utf8mb4) WHERE `id``x` >= ? AND (`id``x` > ? OR (`id``x` = ? AND `k` > ?)) AND `id``x` <= ? AND (`id``x` < ? OR (`id``x` = ? AND `k` <= ?)) AND CAST(_myrecode_t.`na me` AS BINARY) = _myrecode_x._myrecode_old");
+        assert_eq!(sql, "UPDATE `s``1`.`таблица` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_t.`k` = _myrecode_x.`_myrecode_k1` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`na me` = CONVERT(_myrecode_x._myrecode_new USING utf8mb4) WHERE `_myrecode_t`.`id``x` >= ? AND (`_myrecode_t`.`id``x` > ? OR (`_myrecode_t`.`id``x` = ? AND `_myrecode_t`.`k` > ?)) AND `_myrecode_t`.`id``x` <= ? AND (`_myrecode_t`.`id``x` < ? OR (`_myrecode_t`.`id``x` = ? AND `_myrecode_t`.`k` <= ?)) AND CAST(_myrecode_t.`na me` AS BINARY) = _myrecode_x._myrecode_old");
         assert_eq!((lower, upper), (vec![0, 0, 0, 1], vec![0, 0, 0, 1]));
         let (sql, lower, upper) = update_from_stage_sql("s", "t", &key()[..1], "b", true, false);
-        assert_eq!(sql, "UPDATE `s`.`t` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`b` = _myrecode_x._myrecode_new WHERE `id``x` <= ? AND CAST(_myrecode_t.`b` AS BINARY) = _myrecode_x._myrecode_old");
+        assert_eq!(sql, "UPDATE `s`.`t` AS _myrecode_t STRAIGHT_JOIN `_myrecode_cas` AS _myrecode_x ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` AND _myrecode_x._myrecode_col = ? SET _myrecode_t.`b` = _myrecode_x._myrecode_new WHERE `_myrecode_t`.`id``x` <= ? AND CAST(_myrecode_t.`b` AS BINARY) = _myrecode_x._myrecode_old");
         assert_eq!((lower, upper), (vec![], vec![0]));
         assert_eq!(staged_now_sql("s", "t", &key()[..1], "c`"), "SELECT _myrecode_x._myrecode_n, CAST(_myrecode_t.`c``` AS BINARY) FROM `_myrecode_cas` AS _myrecode_x LEFT JOIN `s`.`t` AS _myrecode_t ON _myrecode_t.`id``x` = _myrecode_x.`_myrecode_k0` WHERE _myrecode_x._myrecode_col = ? FOR UPDATE");
         assert_eq!(backup_from_stage_sql("a`b"), "INSERT INTO `a``b`.`_myrecode_backup` (job, tbl, col, key_bytes, label, old_value, new_value) SELECT ?, ?, _myrecode_col, _myrecode_kb, _myrecode_label, _myrecode_old, _myrecode_new FROM `_myrecode_cas`");

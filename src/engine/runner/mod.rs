@@ -7,6 +7,7 @@
 
 mod dry_run;
 mod execute;
+mod grants;
 mod options;
 mod outcome;
 mod preflight;

@@ -1,7 +1,9 @@
 //! The run's first step, before anything is written (and before a rehearsal says anything):
 //! connected in the job's schema, a cut-over a killed run left half-moved settled, the job
-//! planned against the live schema, refused tables stopping `--execute`, the UPDATE privilege
-//! checked, the replicas surveyed, a table whose earlier copy's original is still kept refused.
+//! planned against the live schema, refused tables stopping `--execute`, a bookkeeping table or
+//! a copy's name taken by the user's refused, the privileges the job needs read from the
+//! server's grants (and UPDATE tried), the replicas surveyed, a table whose earlier copy's
+//! original is still kept refused.
 
 use super::options::RunOptions;
 use crate::bookkeeping::checkpoint;
@@ -42,6 +44,8 @@ pub(super) async fn preflight(
 ) -> Result<Preflight> {
     let cfg = cfg.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
+    // A table of the user's under a bookkeeping table's name is never read or written as ours.
+    checkpoint::refuse_foreign(&mut conn, &job.schema).await?;
     if opts.execute {
         settle_interrupted_cutover(&mut conn, job, &opts.job_id).await?;
     }
@@ -54,6 +58,7 @@ pub(super) async fn preflight(
         }
     }
     let (plans, tables) = planned.ready();
+    super::grants::check_grants(&mut conn, &job.schema, &plans).await?;
     check_privileges(&mut conn, &plans).await?;
     let surveyed = replicas::survey(&mut conn, &cfg, job).await?;
     copy::refuse_kept_originals(&mut conn, &opts.job_id, &plans).await?;

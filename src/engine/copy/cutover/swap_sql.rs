@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(
             spare_log_ddl("s", &n),
             "CREATE TABLE IF NOT EXISTS `s`.`t_myrecode_log2` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
-             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB COMMENT='myrecode change log'"
         );
         let m = crate::bookkeeping::names::names("ё`");
         assert_eq!(

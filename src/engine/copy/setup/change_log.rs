@@ -69,19 +69,22 @@ async fn fresh_copies(
 }
 
 /// Before the job writes anything: a copy that would start afresh (no checkpoint of this
-/// job) on a table whose kept original from an earlier copy is still there stops the run
-/// (and the rehearsal) now, rather than after the tables before it were recoded.
+/// job) on a table whose kept original from an earlier copy is still there, or one of whose
+/// names is taken by the user's table or trigger, stops the run (and the rehearsal) now,
+/// rather than after the tables before it were recoded.
 pub async fn refuse_kept_originals(
     conn: &mut MySqlConnection,
     job: &str,
     plans: &[TablePlan],
 ) -> Result<()> {
-    for p in fresh_copies(conn, job, plans).await? {
-        if let Some(e) = kept_original(conn, &p).await? {
+    let fresh = fresh_copies(conn, job, plans).await?;
+    for p in &fresh {
+        if let Some(e) = kept_original(conn, p).await? {
             return Err(e.into());
         }
     }
-    Ok(())
+    // A shadow, log or trigger name taken by the user's is refused as well (see `ownership`).
+    super::ownership::refuse_taken(conn, &fresh).await
 }
 
 /// A fresh start (the refusal rules already passed): shadow, log, triggers, priors, first checkpoint.
@@ -95,6 +98,20 @@ pub(crate) async fn start(
     if let Some(e) = kept_original(conn, plan).await? {
         return Err(e.into());
     }
+    if let Some(t) = super::ownership::taken_names(conn, schema, &plan.table)
+        .await?
+        .first()
+    {
+        return Err(EngineError::NotOurs {
+            kind: t.kind,
+            name: quote::table(schema, &t.name),
+            purpose: format!("myrecode needs the name for {} '{}'", t.purpose, plan.table),
+            owner: format!("table '{}'", plan.table),
+        }
+        .into());
+    }
+    // The marked log first: a shadow a kill leaves after it is known for ours by it.
+    conn.execute(log_ddl(schema, n).as_str()).await?;
     let shadow = quote::table(schema, &n.shadow);
     conn.execute(drop_table_sql(schema, &n.shadow).as_str())
         .await?;
@@ -106,9 +123,7 @@ pub(crate) async fn start(
             .execute(sql::engine_sql(schema, &n.shadow, engine).as_str())
             .await
         {
-            conn.execute(drop_table_sql(schema, &n.shadow).as_str())
-                .await
-                .ok();
+            undo(conn, schema, n).await;
             return Err(anyhow::Error::new(e).context(format!(
                 "giving {shadow} the engine {engine} the job asks for. Nothing was changed. Fix: make the table's definition one {engine} accepts, or remove `engine:` from the job"
             )));
@@ -123,16 +138,12 @@ pub(crate) async fn start(
         match crate::engine::copy::setup::shadow::alter_sql(conn, plan, &n.shadow, &labels).await {
             Ok(a) => a,
             Err(e) => {
-                conn.execute(drop_table_sql(schema, &n.shadow).as_str())
-                    .await
-                    .ok();
+                undo(conn, schema, n).await;
                 return Err(e);
             }
         };
     if let Err(e) = conn.execute(alter.as_str()).await {
-        conn.execute(drop_table_sql(schema, &n.shadow).as_str())
-            .await
-            .ok();
+        undo(conn, schema, n).await;
         if errno::of(&e).is_some_and(|n| errno::TOO_LARGE.contains(&n)) {
             return Err(EngineError::TooLarge {
                 table: plan.table.clone(),
@@ -145,7 +156,6 @@ pub(crate) async fn start(
             "giving {shadow} the job's target definitions. Nothing was changed. Fix: correct the `target:` of the job's columns as the server's reason says (`myrecode plan --check` builds the same definition and names the problem before anything runs)"
         )));
     }
-    conn.execute(log_ddl(schema, n).as_str()).await?;
     let s = State {
         fingerprint: plan.fingerprint.clone(),
         priors: priors_json,
@@ -162,6 +172,14 @@ pub(crate) async fn start(
     create_triggers(conn, schema, &plan.table, n, &plan.key).await?;
     checkpoint::save(conn, schema, job, &plan.table, &s).await?;
     Ok(s)
+}
+
+/// Undoes a start whose shadow could not be built: shadow and log go (no trigger names the
+/// log yet), so "Nothing was changed" holds.
+async fn undo(conn: &mut MySqlConnection, schema: &str, n: &Names) {
+    for t in [&n.shadow, &n.log] {
+        conn.execute(drop_table_sql(schema, t).as_str()).await.ok();
+    }
 }
 
 /// Creates whichever change-log trigger a resumed copy of `plan` is missing.

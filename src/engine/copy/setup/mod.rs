@@ -2,6 +2,7 @@
 //! (see `README.md` here).
 
 pub mod change_log;
+pub mod ownership;
 pub mod shadow;
 pub mod shadow_sql;
 pub mod sql;

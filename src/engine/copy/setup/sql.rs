@@ -82,14 +82,19 @@ pub fn pack_values(values: &[String]) -> String {
     format!("CONCAT({})", parts.join(", "))
 }
 
-/// DDL of the change log table.
+/// DDL of the change log table. Its comment is the mark ([`LOG_COMMENT`]) that tells the
+/// copy's own log (and, beside it, a shadow and triggers a killed run left) from a table of
+/// the user's that happens to have the name.
 pub fn log_ddl(schema: &str, n: &Names) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {} (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
-         key_bytes BLOB NOT NULL) ENGINE=InnoDB",
+         key_bytes BLOB NOT NULL) ENGINE=InnoDB COMMENT='{LOG_COMMENT}'",
         quote::table(schema, &n.log)
     )
 }
+
+/// The comment of a change log (and its spare) myrecode created.
+pub const LOG_COMMENT: &str = "myrecode change log";
 
 /// DDL of the three triggers that log changed keys (insert, update, delete).
 /// `precedes`: for each (insert, update, delete), the application's first `AFTER` trigger of
@@ -217,7 +222,7 @@ mod tests {
         assert_eq!(
             log_ddl("s", &crate::bookkeeping::names::names("a`b")),
             "CREATE TABLE IF NOT EXISTS `s`.`a``b_myrecode_log` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, \
-             key_bytes BLOB NOT NULL) ENGINE=InnoDB"
+             key_bytes BLOB NOT NULL) ENGINE=InnoDB COMMENT='myrecode change log'"
         );
     }
 

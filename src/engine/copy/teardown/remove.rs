@@ -5,6 +5,7 @@ use crate::bookkeeping::names::names;
 use crate::db::quote;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
+use crate::engine::copy::setup::ownership::taken_names;
 use crate::engine::copy::setup::sql::{drop_table_sql, drop_trigger_sql};
 use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
@@ -20,12 +21,15 @@ pub async fn abort_table(
     job: &str,
 ) -> Result<bool> {
     let n = names(table);
-    if let Some(s) = checkpoint::load(conn, schema, job, table).await? {
-        if s.done {
-            return Ok(false);
-        }
+    let saved = checkpoint::load(conn, schema, job, table).await?;
+    if saved.as_ref().is_some_and(|s| s.done) {
+        return Ok(false);
     }
     settle_leftover_cutover(conn, schema).await?;
+    // Never started (no checkpoint), its names may be the user's: they stay (see `ownership`).
+    if saved.is_none() && !taken_names(conn, schema, table).await?.is_empty() {
+        return Ok(true);
+    }
     for trg in &n.triggers {
         conn.execute(drop_trigger_sql(schema, trg).as_str())
             .await
