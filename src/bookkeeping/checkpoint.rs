@@ -9,12 +9,7 @@ use crate::db::{errno, quote};
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 
-/// Checkpoint table name.
-pub const CHECKPOINT: &str = "_myrecode_checkpoint";
-/// Backup table name: original bytes of every changed value.
-pub const BACKUP: &str = "_myrecode_backup";
-/// Quarantine table name: values left alone because no reading was safe.
-pub const QUARANTINE: &str = "_myrecode_quarantine";
+pub use super::tables::{BACKUP, CHECKPOINT, QUARANTINE};
 
 /// DDL of the bookkeeping tables, each `IF NOT EXISTS` so a resumed run reuses them.
 pub fn ddl(schema: &str) -> Vec<String> {

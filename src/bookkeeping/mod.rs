@@ -10,3 +10,4 @@ pub mod names;
 pub mod ownership;
 pub mod priors;
 pub mod quarantine;
+pub mod tables;

@@ -2,7 +2,7 @@
 //! of the user's under one of these names must not be filled, altered or read as ours.
 //!
 //! The mark is the table's layout: every column the tool's first release of it had (those
-//! added since are added by [`super::checkpoint::ensure`], so a table an older myrecode made
+//! added since are added when the run makes sure of its tables, so a table an older myrecode made
 //! still counts as ours). A user's table of that name lacks them and is refused before
 //! anything is written.
 
@@ -12,17 +12,11 @@ use crate::db::quote;
 /// (the few that tell it from a table of the user's).
 pub const LAYOUTS: &[(&str, &[&str])] = &[
     (
-        super::checkpoint::CHECKPOINT,
+        super::tables::CHECKPOINT,
         &["job", "tbl", "fingerprint", "done"],
     ),
-    (
-        super::checkpoint::BACKUP,
-        &["job", "tbl", "col", "old_value"],
-    ),
-    (
-        super::checkpoint::QUARANTINE,
-        &["job", "tbl", "col", "value"],
-    ),
+    (super::tables::BACKUP, &["job", "tbl", "col", "old_value"]),
+    (super::tables::QUARANTINE, &["job", "tbl", "col", "value"]),
     (super::control_table::CONTROL, &["job", "command"]),
     (super::decided::DECIDED, &["job", "tbl", "col", "label"]),
 ];

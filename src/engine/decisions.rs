@@ -17,18 +17,7 @@ use crate::review::decisions::{show_key, Applied, Decisions};
 use anyhow::{Context, Result};
 use sqlx::{Connection, MySqlConnection};
 
-/// What applying the decisions did to one table.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct DecisionOutcome {
-    /// Values rewritten as decided.
-    pub rewritten: u64,
-    /// Values the DBA chose to keep as stored (no longer listed).
-    pub kept: u64,
-    /// Quarantined values no decision covers (still listed).
-    pub undecided: u64,
-    /// Decisions refused, one sentence each naming the value, why and the fix.
-    pub refused: Vec<String>,
-}
+pub use crate::engine::copy::undecided::DecisionOutcome;
 
 /// Applies `decisions` to one table's quarantined values (writes only when `execute`),
 /// in one transaction.

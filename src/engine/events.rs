@@ -4,6 +4,11 @@
 use crate::bookkeeping::checkpoint::State;
 use std::time::Duration;
 
+/// How to decide the values a copy's cut-over waits for.
+pub const UNDECIDED_FIX: &str = "Fix: `myrecode review job.yaml --out decisions.yaml`, write each value's `use:`, then \
+`myrecode run job.yaml --execute --decisions decisions.yaml`; or name the column's fallback in the job \
+(`undecidable: use <label>`) and run again";
+
 /// One thing that happened in a run.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
@@ -205,7 +210,7 @@ pub fn line(e: &Event<'_>) -> Option<String> {
                 .map(|(t, n)| format!("{t} holds {n} value(s) no reading decided"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            crate::engine::copy::undecided::FIX
+            UNDECIDED_FIX
         ),
         Event::CutOver {
             tables,
@@ -393,7 +398,7 @@ mod tests {
             .unwrap(),
             format!(
                 "held: posts holds 3 value(s) no reading decided: the cut-over waits until each is decided (nothing is swapped meanwhile; the triggers keep logging). {}",
-                crate::engine::copy::undecided::FIX
+                UNDECIDED_FIX
             )
         );
         assert!(line(&Event::Ready {

@@ -70,7 +70,7 @@ fn table_job(
             .iter()
             .map(|c| ColumnJob {
                 name: c.name.clone(),
-                source: super::plan::planned_source(c, read(c).as_ref())
+                source: super::source::planned_source(c, read(c).as_ref())
                     .0
                     .as_str()
                     .into(),

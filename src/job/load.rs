@@ -53,7 +53,7 @@ pub fn load_str(text: &str) -> Result<Loaded, Vec<Finding>> {
             // The groups are checked as written: `run` must not start on groups it cannot follow.
             Ok(job) => {
                 let mut wrong = super::groups::validate(&job);
-                wrong.extend(super::check::check_settings(&job));
+                wrong.extend(super::settings::check_settings(&job));
                 wrong.extend(targets_outside_the_grammar(&job));
                 if wrong.is_empty() {
                     return Ok(Loaded { job, locator });

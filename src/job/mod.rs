@@ -20,6 +20,8 @@ pub mod pause;
 pub mod plan;
 pub mod refusal;
 pub mod scan_target;
+pub mod settings;
+pub mod source;
 pub mod suggest;
 pub mod target;
 pub mod yaml_scalar;

@@ -3,6 +3,7 @@
 //! `read` is the I/O; `accumulate` and `target` are pure and tested without a server.
 
 pub mod accumulate;
+pub mod collation;
 pub mod model;
 pub mod no_text;
 pub mod read;

@@ -4,8 +4,8 @@
 //! would grow fourfold for nothing (the seed migration kept its hex indexes). Pure.
 
 use super::accumulate::ColumnTally;
+use super::collation::{is_utf8_charset, utf8mb4_collation};
 use super::model::Target;
-use super::target::{is_utf8_charset, utf8mb4_collation};
 use crate::inventory::model::{Column, ColumnKind};
 
 /// Whether the column is text (or ENUM/SET) in a single-byte charset: one the application's

@@ -16,7 +16,6 @@ use crate::bookkeeping::quarantine::{self, quarantined};
 use crate::db::{keyset, quote};
 use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::table::context::Ctx;
-use crate::engine::decisions::DecisionOutcome;
 use crate::engine::error::EngineError;
 use crate::engine::table_plan::TablePlan;
 use crate::recode::value as recode;
@@ -24,10 +23,21 @@ use crate::review::decisions::{show_key, Applied};
 use anyhow::{Context, Result};
 use sqlx::{Connection, MySqlConnection};
 
-/// How to decide what a copy's cut-over waits for.
-pub const FIX: &str = "Fix: `myrecode review job.yaml --out decisions.yaml`, write each value's `use:`, then \
-`myrecode run job.yaml --execute --decisions decisions.yaml`; or name the column's fallback in the job \
-(`undecidable: use <label>`) and run again";
+/// How to decide what a copy's cut-over waits for (kept with the events, which say it).
+pub use crate::engine::events::UNDECIDED_FIX as FIX;
+
+/// What applying the decisions did to one table.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DecisionOutcome {
+    /// Values rewritten as decided.
+    pub rewritten: u64,
+    /// Values the DBA chose to keep as stored (no longer listed).
+    pub kept: u64,
+    /// Quarantined values no decision covers (still listed).
+    pub undecided: u64,
+    /// Decisions refused, one sentence each naming the value, why and the fix.
+    pub refused: Vec<String>,
+}
 
 /// How a listed value is decided: by its table, column, key and stored bytes.
 pub type Resolve<'a> = &'a dyn Fn(&str, &str, &[Vec<u8>], &[u8]) -> Applied;
