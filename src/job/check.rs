@@ -500,7 +500,7 @@ fn bigger_type(def: &TargetDef, need: u64) -> String {
 }
 
 /// Index key lengths with the targets in place, against the table's limits.
-/// An index MariaDB adapts itself on MyISAM and Aria (see `scan::target::index_risks`) is not
+/// An index MariaDB adapts itself on MyISAM and Aria (see `scan::index_risks::index_risks`) is not
 /// a problem.
 fn check_indexes(
     path: &str,

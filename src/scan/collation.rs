@@ -26,3 +26,51 @@ pub fn utf8mb4_collation(old: Option<&str>, mysql: bool) -> &'static str {
         None => "utf8mb4_general_ci",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collation_follows_the_old_ones_meaning() {
+        for (old, mariadb, mysql) in [
+            (
+                "latin1_swedish_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            (
+                "cp1251_general_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            (
+                "koi8r_general_ci",
+                "utf8mb4_general_ci",
+                "utf8mb4_general_ci",
+            ),
+            ("cp1251_bin", "utf8mb4_bin", "utf8mb4_bin"),
+            ("latin1_general_cs", "utf8mb4_bin", "utf8mb4_bin"),
+            (
+                "utf8mb3_unicode_ci",
+                "utf8mb4_unicode_ci",
+                "utf8mb4_unicode_ci",
+            ),
+            (
+                "utf8mb3_unicode_520_ci",
+                "utf8mb4_unicode_520_ci",
+                "utf8mb4_unicode_520_ci",
+            ),
+            (
+                "latin1_general_nopad_ci",
+                "utf8mb4_general_nopad_ci",
+                "utf8mb4_general_nopad_ci",
+            ),
+        ] {
+            assert_eq!(utf8mb4_collation(Some(old), false), mariadb, "{old}");
+            assert_eq!(utf8mb4_collation(Some(old), true), mysql, "{old}");
+        }
+        assert_eq!(utf8mb4_collation(None, false), "utf8mb4_general_ci");
+        assert_eq!(utf8mb4_collation(None, true), "utf8mb4_0900_ai_ci");
+    }
+}

@@ -302,7 +302,7 @@ fn table_scan(
         .filter(|r| !r.starts_with("index `"))
         .cloned()
         .collect();
-    risks.extend(target::index_risks(t, &mut columns, !mysql));
+    risks.extend(super::index_risks::index_risks(t, &mut columns, !mysql));
     let strategy = if columns.iter().any(|c| c.strategy == Strategy::Copy) {
         Strategy::Copy
     } else if columns.iter().any(|c| c.strategy == Strategy::InPlace) {
