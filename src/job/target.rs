@@ -129,18 +129,46 @@ pub fn holds_unicode(charset: &str) -> bool {
     )
 }
 
+/// Why a target cannot be read: not made of the grammar's words at all (an unknown word, a
+/// name or value that is not plain, an unbalanced quote or parenthesis), or read but not a
+/// definition the server would take (no length, a charset on a binary type).
+enum Problem {
+    /// Outside the grammar: refused when the job is loaded ([`outside_grammar`]).
+    Grammar(String),
+    /// In the grammar but wrong: `plan --check` names the fix for its column.
+    Definition(String),
+}
+
 /// Parses a target definition; the error says what is wrong in one sentence.
 pub fn parse(text: &str) -> Result<TargetDef, String> {
-    let (data_type, rest) = base_type(text.trim())?;
+    read(text).map_err(|p| match p {
+        Problem::Grammar(e) | Problem::Definition(e) => e,
+    })
+}
+
+/// Why `text` is not made of the grammar's words at all, if it is not: what `load` refuses
+/// before anything else runs. A definition in the grammar that is wrong otherwise is left to
+/// `plan --check`, which names the fix for its column.
+pub fn outside_grammar(text: &str) -> Option<String> {
+    match read(text) {
+        Err(Problem::Grammar(e)) => Some(e),
+        _ => None,
+    }
+}
+
+/// [`parse`], saying which kind of [`Problem`] stops it.
+fn read(text: &str) -> Result<TargetDef, Problem> {
+    let (data_type, rest) = base_type(text.trim()).map_err(Problem::Definition)?;
     let (length, members, rest) = type_arguments(&data_type, rest)?;
-    let length = default_length(&data_type, length)?;
+    let length = default_length(&data_type, length).map_err(Problem::Definition)?;
     let Clauses {
         charset,
         collation,
         not_null,
         mut attrs,
-    } = clauses(rest)?;
-    let charset = checked_charset(&data_type, charset, collation.as_deref())?;
+    } = clauses(rest).map_err(Problem::Grammar)?;
+    let charset =
+        checked_charset(&data_type, charset, collation.as_deref()).map_err(Problem::Definition)?;
     attrs.members = members;
     Ok(TargetDef {
         data_type,
@@ -150,23 +178,6 @@ pub fn parse(text: &str) -> Result<TargetDef, String> {
         not_null,
         attrs,
     })
-}
-
-/// Why `text` is not made of the grammar's words at all (an unknown word, a name or value
-/// that is not plain, an unbalanced quote or parenthesis), if it is not: what `load` refuses
-/// before anything else runs. A definition in the grammar that is wrong otherwise (no length,
-/// a charset on a binary type) is left to `plan --check`, which names the fix for its column.
-pub fn outside_grammar(text: &str) -> Option<String> {
-    let e = parse(text).err()?;
-    let grammar = e.contains("is not part of a column definition")
-        || e.contains("needs a name (letters")
-        || e.contains("needs a value")
-        || e.contains("needs an expression")
-        || e.contains("needs a quoted text")
-        || e.contains("unbalanced")
-        || e.contains("unterminated")
-        || e.contains("must be quoted");
-    grammar.then_some(e)
 }
 
 /// The target as the SQL builders write it: rebuilt from its parsed parts (type, length or
@@ -238,31 +249,29 @@ fn base_type(s: &str) -> Result<(String, &str), String> {
 fn type_arguments<'a>(
     data_type: &str,
     rest: &'a str,
-) -> Result<(Option<u64>, Vec<String>, &'a str), String> {
+) -> Result<(Option<u64>, Vec<String>, &'a str), Problem> {
     let enum_or_set = matches!(data_type, "enum" | "set");
     if !rest.starts_with('(') {
         if enum_or_set {
-            return Err(format!(
+            return Err(Problem::Definition(format!(
                 "{} needs its members, e.g. {}('a','b')",
                 data_type.to_uppercase(),
                 data_type.to_uppercase()
-            ));
+            )));
         }
         return Ok((None, Vec::new(), rest));
     }
-    let close = matching_paren(rest).ok_or("unbalanced parentheses")?;
+    let close =
+        matching_paren(rest).ok_or_else(|| Problem::Grammar("unbalanced parentheses".into()))?;
     let inner = &rest[1..close];
     let (mut length, mut members) = (None, Vec::new());
     if enum_or_set {
-        members =
-            crate::db::quote::members(inner).ok_or("the members must be quoted, e.g. ('a','b')")?;
+        members = crate::db::quote::members(inner)
+            .ok_or_else(|| Problem::Grammar("the members must be quoted, e.g. ('a','b')".into()))?;
     } else {
-        length = Some(
-            inner
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| format!("length '({inner})' is not a whole number"))?,
-        );
+        length = Some(inner.trim().parse::<u64>().map_err(|_| {
+            Problem::Definition(format!("length '({inner})' is not a whole number"))
+        })?);
     }
     Ok((length, members, rest[close + 1..].trim_start()))
 }
