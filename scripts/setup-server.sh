@@ -2,7 +2,9 @@
 # Makes sure what the demo and the tests need from the OS is there, installing Debian's
 # packages only for what is missing:
 #   - a MariaDB/MySQL server binary, for the throwaway test/demo server (mariadb-server);
-#   - a headless Chromium, for tests/it/html_report.rs, which renders `scan --html` (chromium).
+#   - a headless Chromium, for tests/it/html_report.rs, which renders `scan --html` (chromium);
+#   - PHP's command line with mysqli and PDO (php-cli, php-mysql), the unchanged legacy
+#     application the switch's tests drive through the cut-over (tests/it/legacy_php).
 set -euo pipefail
 have_server() {
   command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 ||
@@ -11,14 +13,19 @@ have_server() {
 have_chromium() {
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1
 }
+have_php_mysql() {
+  command -v php >/dev/null 2>&1 && php -m 2>/dev/null | grep -qx mysqli &&
+    php -m 2>/dev/null | grep -qx pdo_mysql
+}
 missing=()
 have_server || missing+=(mariadb-server)
 have_chromium || missing+=(chromium)
+have_php_mysql || missing+=(php-cli php-mysql)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "myrecode: missing ${missing[*]} and no apt-get here. Install a MariaDB or MySQL server (or start Docker, or set MYSQL_TEST_URL) and Chromium by hand." >&2
+  echo "myrecode: missing ${missing[*]} and no apt-get here. Install a MariaDB or MySQL server (or start Docker, or set MYSQL_TEST_URL) Chromium, and PHP's CLI with mysqli and pdo_mysql by hand." >&2
   exit 1
 fi
 SUDO=""
@@ -28,3 +35,4 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 have_server || { echo "myrecode: mariadb-server installed but mariadbd not found" >&2; exit 1; }
 have_chromium || { echo "myrecode: chromium installed but not found on the PATH" >&2; exit 1; }
+have_php_mysql || { echo "myrecode: php-cli and php-mysql installed but php -m lists no mysqli/pdo_mysql" >&2; exit 1; }
