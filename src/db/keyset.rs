@@ -18,6 +18,17 @@ pub enum KeyBind {
         /// Collation of the key column.
         collation: String,
     },
+    /// A copy's shadow column holding the recoded value of a key column: the bytes bound (the
+    /// original's) are read in the legacy charset `from`, then compared in the shadow's own
+    /// charset and collation, so the shadow's row is found by the original's key.
+    Recoded {
+        /// The server's name of the key column's legacy charset (`cp1251`).
+        from: String,
+        /// Charset of the shadow's column.
+        charset: String,
+        /// Collation of the shadow's column.
+        collation: String,
+    },
 }
 
 /// One column of the paging key.
@@ -40,16 +51,47 @@ impl KeyColumn {
 
     /// The bind expression for this column's value (`?`, or `?` relabelled into its charset).
     pub fn placeholder(&self) -> String {
+        self.of_bytes("?")
+    }
+
+    /// The value of this column for the key bytes `bytes` (an SQL expression of the
+    /// original's stored bytes): as they are, relabelled into the column's charset, or read
+    /// in the legacy charset and converted into the shadow's ([`KeyBind::Recoded`]).
+    pub fn of_bytes(&self, bytes: &str) -> String {
         match &self.bind {
-            KeyBind::Plain => "?".to_string(),
-            KeyBind::Text { charset, collation } => {
-                format!(
-                    "CONVERT(? USING {}) COLLATE {}",
-                    safe_word(charset),
-                    safe_word(collation)
-                )
-            }
+            KeyBind::Plain => bytes.to_string(),
+            KeyBind::Text { charset, collation } => format!(
+                "CONVERT({bytes} USING {}) COLLATE {}",
+                safe_word(charset),
+                safe_word(collation)
+            ),
+            KeyBind::Recoded {
+                from,
+                charset,
+                collation,
+            } => format!(
+                "CONVERT(CONVERT({bytes} USING {}) USING {}) COLLATE {}",
+                safe_word(from),
+                safe_word(charset),
+                safe_word(collation)
+            ),
         }
+    }
+
+    /// The original's key bytes of this column as `value` (an SQL expression of the column
+    /// in its own table) holds them: a recoded value converted back into its legacy charset.
+    pub fn bytes_of(&self, value: &str) -> String {
+        match &self.bind {
+            KeyBind::Recoded { from, .. } => {
+                format!("CAST(CONVERT({value} USING {}) AS BINARY)", safe_word(from))
+            }
+            _ => format!("CAST({value} AS BINARY)"),
+        }
+    }
+
+    /// Whether the column holds the recoded value of the original's key ([`KeyBind::Recoded`]).
+    pub fn is_recoded(&self) -> bool {
+        matches!(self.bind, KeyBind::Recoded { .. })
     }
 }
 
@@ -246,6 +288,35 @@ pub fn raw(column: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recoded_key_part_reads_the_original_bytes_in_its_legacy_charset() {
+        let k = KeyColumn {
+            name: "word".into(),
+            bind: KeyBind::Recoded {
+                from: "cp1251".into(),
+                charset: "utf8mb4".into(),
+                collation: "utf8mb4_general_ci".into(),
+            },
+        };
+        assert_eq!(
+            k.placeholder(),
+            "CONVERT(CONVERT(? USING cp1251) USING utf8mb4) COLLATE utf8mb4_general_ci"
+        );
+        assert_eq!(
+            equals(&[k.clone(), KeyColumn::plain("id")]),
+            "`word` = CONVERT(CONVERT(? USING cp1251) USING utf8mb4) COLLATE utf8mb4_general_ci AND `id` = ?"
+        );
+        assert_eq!(
+            k.bytes_of("s.`word`"),
+            "CAST(CONVERT(s.`word` USING cp1251) AS BINARY)"
+        );
+        assert_eq!(
+            KeyColumn::plain("id").bytes_of("s.`id`"),
+            "CAST(s.`id` AS BINARY)"
+        );
+        assert!(k.is_recoded() && !KeyColumn::plain("id").is_recoded());
+    }
 
     #[test]
     fn a_bound_through_an_alias_names_each_key_column_through_it() {

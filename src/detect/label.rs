@@ -112,6 +112,19 @@ pub fn parse_encoding(s: &str) -> Option<Encoding> {
 }
 
 impl Label {
+    /// The MySQL/MariaDB charset that decodes this label, where the server has one (TCVN3,
+    /// ISO-8859-5 and the rest have none: only our codecs read them).
+    pub fn server_charset(self) -> Option<&'static str> {
+        match self {
+            Label::Legacy(Encoding::Windows1251) => Some("cp1251"),
+            Label::Legacy(Encoding::Koi8R) => Some("koi8r"),
+            Label::Legacy(Encoding::Koi8U) => Some("koi8u"),
+            Label::Legacy(Encoding::Ibm866) => Some("cp866"),
+            Label::Legacy(Encoding::Latin1) => Some("latin1"),
+            _ => None,
+        }
+    }
+
     /// True when the engine would rewrite the value under this label.
     pub fn needs_recode(self) -> bool {
         matches!(self, Label::Legacy(_) | Label::Mojibake { .. })

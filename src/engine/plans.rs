@@ -90,7 +90,7 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
         refusals.extend(refusal::foreign_key_splits(&facts, tj, &job.tables));
         refusals.extend(refusal::group_splits(&facts, tj, job));
         // A key the job recodes: rows its new collation would make equal, asked of the
-        // server now (the table is small enough to rebuild, so to read whole).
+        // server now, before anything is written (one pass over the key's index).
         if refusals.is_empty() && !refusal::recoded_key_columns(&facts, tj).is_empty() {
             refusals.extend(super::collisions::find(conn, t, tj).await?);
         }
@@ -112,11 +112,14 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
 fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
     // Copy without a key, or of a key the job recodes (no row could be found by it in both
     // tables): rebuilt whole under the cut-over's lock (the rules bound its rows).
-    let recoded_key: Vec<String> = refusal::recoded_key_columns(&refusal::Facts::of_table(t), tj)
+    let facts = refusal::Facts::of_table(t);
+    let recoded_key: Vec<String> = refusal::recoded_key_columns(&facts, tj)
         .into_iter()
         .map(|(_, name)| name.to_string())
         .collect();
     let key = match key_columns(t) {
+        // Online: batches page over the original's key, the shadow finds each row by it.
+        Some(key) if refusal::recoded_key_online(&facts, tj) => key,
         Some(_) if !recoded_key.is_empty() => Vec::new(),
         Some(key) => key,
         None if tj.strategy == Strategy::Copy => Vec::new(),

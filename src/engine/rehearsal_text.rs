@@ -42,6 +42,16 @@ pub fn rehearsal(plans: &Plans, job: &Job) -> String {
                 p.batch_size,
                 p.target_batch_time
             ),
+            Strategy::Copy if !p.recoded_key.is_empty() && !p.key.is_empty() => format!(
+                "its key holds recoded column(s) {}: online copy into {} (triggers, change log, check pass; each row found there by its old key read in its legacy charset; {when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
+                p.recoded_key.join(", "),
+                crate::bookkeeping::names::names(&p.table).shadow,
+                t.estimated_rows,
+                key.join(", "),
+                cols.join(", "),
+                p.batch_size,
+                p.target_batch_time
+            ),
             Strategy::Copy if !p.recoded_key.is_empty() => format!(
                 "its key holds recoded column(s) {}: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
                 p.recoded_key.join(", "),

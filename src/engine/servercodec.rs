@@ -17,14 +17,7 @@ use sqlx::MySqlConnection;
 /// The server's name for a single-byte legacy label it can convert (none for ISO-8859-5 and
 /// TCVN3, which MySQL and MariaDB lack).
 pub fn charset_of(label: Label) -> Option<&'static str> {
-    match label {
-        Label::Legacy(Encoding::Windows1251) => Some("cp1251"),
-        Label::Legacy(Encoding::Koi8R) => Some("koi8r"),
-        Label::Legacy(Encoding::Koi8U) => Some("koi8u"),
-        Label::Legacy(Encoding::Ibm866) => Some("cp866"),
-        Label::Legacy(Encoding::Latin1) => Some("latin1"),
-        _ => None,
-    }
+    label.server_charset()
 }
 
 /// Every label with a server charset ([`charset_of`]).

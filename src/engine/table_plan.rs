@@ -31,10 +31,12 @@ pub struct TablePlan {
     /// In place, or by online copy ([`super::copy`]).
     pub strategy: crate::job::model::Strategy,
     /// Paging key; empty for a copy rebuilt under the cut-over's lock (no usable key, or
-    /// one the job recodes: [`TablePlan::recoded_key`]).
+    /// one the job recodes in a label the server lacks: [`TablePlan::recoded_key`]).
     pub key: Vec<KeyColumn>,
-    /// Copy: the columns of the table's key that the job recodes (the table is then rebuilt
-    /// under the cut-over's lock, each distinct value decided once); empty otherwise.
+    /// Copy: the columns of the table's key that the job recodes: with a `key`, the shadow
+    /// finds each row by the original's key read in its legacy charset; without one, the
+    /// table is rebuilt under the cut-over's lock, each distinct value decided once. Empty
+    /// otherwise.
     pub recoded_key: Vec<String>,
     /// Columns to recode.
     pub columns: Vec<ColumnPlan>,

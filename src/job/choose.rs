@@ -138,7 +138,13 @@ pub fn choose_in<'a>(t: &'a TableScan, tables: &[&TableScan]) -> Choice<'a> {
         }
         let tj = table_job(t, tables, strategy, &columns);
         let in_key = refusal::recoded_key_columns(&facts, &tj);
-        if !in_key.is_empty() {
+        if !in_key.is_empty() && refusal::recoded_key_online(&facts, &tj) {
+            let names: Vec<&str> = in_key.iter().map(|(_, n)| *n).collect();
+            why = format!(
+                "its key holds recoded column(s) {}: copied online, each row found in the new table by its old key read in its legacy charset (rows its new collation would make equal are refused before anything is written)",
+                names.join(", ")
+            );
+        } else if !in_key.is_empty() {
             let names: Vec<&str> = in_key.iter().map(|(_, n)| *n).collect();
             why = format!(
                 "its key holds recoded column(s) {}: its {} row(s) are rebuilt under the cut-over's lock (about {}; `keyless_max_rows` bounds it)",
@@ -372,7 +378,7 @@ mod tests {
     }
 
     #[test]
-    fn a_key_column_of_one_label_is_rebuilt_under_the_lock() {
+    fn a_key_column_of_one_label_is_copied_online() {
         let t = posts(vec![column("code", "latin1"), column("body", "latin1")]);
         let c = choose(&t);
         assert!(c.in_job() && c.refused.is_empty(), "{:?}", c.refused);
@@ -384,7 +390,7 @@ mod tests {
             .collect();
         assert_eq!(names, ["code", "body"], "{text}");
         assert!(
-            text.contains("strategy: copy   # its key holds recoded column(s) code: its 10 row(s) are rebuilt under the cut-over's lock"),
+            text.contains("strategy: copy   # its key holds recoded column(s) code: copied online, each row found in the new table by its old key read in its legacy charset"),
             "{text}"
         );
         assert_eq!(job.tables[0].columns[0].source.to_string(), "cp1251");

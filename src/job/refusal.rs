@@ -260,8 +260,9 @@ pub fn rebuilt_under_lock(t: &Facts, keyless_max_rows: u64) -> bool {
 }
 
 /// The job columns of a copy that are part of the table's paging key: their values change,
-/// so no batch or change-log entry could find a row by its key in both tables, and the table
-/// is rebuilt under the cut-over's lock instead (see [`key_columns_in_job`]).
+/// so the shadow finds a row by the original's key read in its legacy charset (online, where
+/// the server has that charset: [`recoded_key_online`]), or the table is rebuilt under the
+/// cut-over's lock (see [`key_columns_in_job`]).
 pub fn recoded_key_columns<'j>(t: &Facts, job: &'j TableJob) -> Vec<(usize, &'j str)> {
     let Some(key) = t.recode_key else {
         return Vec::new();
@@ -273,6 +274,18 @@ pub fn recoded_key_columns<'j>(t: &Facts, job: &'j TableJob) -> Vec<(usize, &'j 
         .filter(|(_, c)| key.columns.contains(&c.name))
         .map(|(j, c)| (j, c.name.as_str()))
         .collect()
+}
+
+/// Whether a copy whose key holds recoded columns copies online, batch by batch: every such
+/// column has a fixed `source:` whose label the server reads too (cp1251, KOI8-R, KOI8-U,
+/// CP866), so the shadow's key follows from the original's bytes by the server's own
+/// conversion. Otherwise (TCVN3, ISO-8859-5) the table is rebuilt under the cut-over's lock.
+pub fn recoded_key_online(t: &Facts, job: &TableJob) -> bool {
+    let in_key = recoded_key_columns(t, job);
+    !in_key.is_empty()
+        && in_key.iter().all(|(j, _)| {
+            (job.columns[*j].source.fixed()).is_some_and(|l| l.server_charset().is_some())
+        })
 }
 
 fn no_usable_key(t: &Facts, strategy: Strategy, keyless_max_rows: u64, out: &mut Vec<Refusal>) {
@@ -489,13 +502,15 @@ fn name_too_long(t: &Facts, out: &mut Vec<Refusal>) {
     }
 }
 
-/// A key column in a copy's job is recoded by rebuilding the table under the cut-over's
-/// lock, where each distinct value is decided once (the same bytes, the same new key).
-/// Refused when the column's `source:` is `auto` (a key's new value must follow from its
-/// bytes and the one label, not from a per-value guess), or when the table has more rows than
+/// A key column in a copy's job is recoded online where the server reads its label
+/// ([`recoded_key_online`]), else by rebuilding the table under the cut-over's lock, where
+/// each distinct value is decided once (the same bytes, the same new key). Refused when the
+/// column's `source:` is `auto` (a key's new value must follow from its bytes and the one
+/// label, not from a per-value guess), or when a table to rebuild has more rows than
 /// `keyless_max_rows` (the pause of that rebuild).
 fn key_columns_in_job(t: &Facts, job: &TableJob, keyless_max_rows: u64, out: &mut Vec<Refusal>) {
     let Some(key) = t.recode_key else { return };
+    let online = recoded_key_online(t, job);
     for (j, name) in recoded_key_columns(t, job) {
         let cj = &job.columns[j];
         let (reason, fix) = if cj.source.fixed().is_none() {
@@ -506,12 +521,13 @@ fn key_columns_in_job(t: &Facts, job: &TableJob, keyless_max_rows: u64, out: &mu
                 ),
                 "write the label the scan found as its `source:` (`source: cp1251`, say), or leave this column out of the job".to_string(),
             )
-        } else if t.rows > keyless_max_rows {
+        } else if !online && t.rows > keyless_max_rows {
             (
                 format!(
-                    "column '{name}' of table '{}' is part of its key ({}): a table whose key is recoded is rebuilt under the cut-over's lock, and about {} rows are more than `keyless_max_rows` ({keyless_max_rows}) (about {})",
+                    "column '{name}' of table '{}' is part of its key ({}) and its `source: {}` has no charset on the server: such a table is rebuilt under the cut-over's lock, and about {} rows are more than `keyless_max_rows` ({keyless_max_rows}) (about {})",
                     t.name,
                     key.index,
+                    cj.source,
                     t.rows,
                     crate::job::pause::pause_words(t.rows)
                 ),

@@ -1,6 +1,8 @@
 //! A key that holds legacy text (SMF's search index `log_search_subjects`, keyed by its
-//! cp1251 words): `plan` puts the key column in the job with its fixed label, the run rebuilds
-//! the table under the cut-over's lock with every write made meanwhile, and the forum's search
+//! cp1251 words): `plan` puts the key column in the job with its fixed label, the run copies
+//! the table online (more rows than `keyless_max_rows`, so no rebuild under the lock), each
+//! row found in the shadow by its old key read as cp1251, with every write made meanwhile
+//! replayed by old and new key, and the forum's search
 //! by a Cyrillic literal through a utf8mb4 connection finds the words after the swap. Rows
 //! the new collation would make equal (`ёлка`/`елка`, case) are named before anything is written.
 
@@ -149,7 +151,12 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
         "{text}"
     );
     let jobp = dir.path().join("job.yaml");
-    std::fs::write(&jobp, text.replace("cutover: manual", "cutover: auto")).unwrap();
+    // A limit below the table's rows: the lock's rebuild is no option, the copy goes online.
+    assert!(text.contains("keyless_max_rows: 10000"), "{text}");
+    let text = text
+        .replace("cutover: manual", "cutover: auto")
+        .replace("keyless_max_rows: 10000", "keyless_max_rows: 100");
+    std::fs::write(&jobp, text).unwrap();
     let jobp = jobp.to_str().unwrap();
     let (code, stdout, stderr) = run(&[
         "plan",
@@ -162,7 +169,8 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
     let (code, stdout, stderr) = run(&["run", jobp]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("log_search_subjects: its key holds recoded column(s) word: rebuilt whole into log_search_subjects_myrecode_new under the cut-over's lock"),
+        stdout.contains("log_search_subjects: its key holds recoded column(s) word: online copy into log_search_subjects_myrecode_new")
+            && stdout.contains("by key (word, id_topic)"),
         "{stdout}"
     );
 
@@ -405,4 +413,121 @@ async fn a_key_value_that_cannot_be_decided_stops_the_run_before_the_swap() {
         .await
         .unwrap();
     assert_eq!(rows, 2);
+}
+
+/// Runs `run --execute` of `job` with the forum indexing beside it; SIGKILLs it after `kill`
+/// when given (it must still run then). Returns the run's stdout and stderr, or `None` once killed.
+async fn run_beside(
+    url: &str,
+    job: &str,
+    (w, c, topics): (&mut Indexer, &mut MySqlConnection, i64),
+    kill: Option<Duration>,
+) -> Option<(String, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["run", job, "--execute"])
+        .env("MYSQL_URL", url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn myrecode");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "the run hangs"
+        );
+        if kill.is_some_and(|k| started.elapsed() >= k) {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            return None;
+        }
+        w.step(c, topics).await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        kill.is_none(),
+        "the run ended before its kill: {:?}",
+        texts(&out)
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    Some((stdout, stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_word_keyed_index_killed_mid_copy_resumes_online_and_loses_nothing() {
+    let db = test_database("key_recoded_kill");
+    let topics = 1200;
+    let rows = seed(&db.config, topics).await;
+    assert!(rows.len() > 10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let jobp = dir.path().join("job.yaml");
+    // Small batches with a pause: the copy takes seconds, so the kills land inside it. The
+    // rows are far above `keyless_max_rows`: only the online copy can take this table.
+    let job = common::copy_job(
+        &db.name,
+        "log_search_subjects",
+        "word",
+        "cp1251",
+        "VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL DEFAULT ''",
+    )
+    .replace(
+        "  cutover: auto\n",
+        "  cutover: auto\n  keyless_max_rows: 100\n  batch_size: 300\n  target_batch_time: 5ms\n  pause_between_batches: 30ms\n",
+    );
+    std::fs::write(&jobp, job).unwrap();
+    let (url, jobp) = (db.config.url_with_secret(), jobp.to_str().unwrap());
+    let mut c = db.config.connect_one().await.unwrap();
+    let mut w = Indexer {
+        rows,
+        words: words(),
+        x: 0x9E37_79B9_7F4A_7C15,
+        utf8: false,
+        writes: 0,
+    };
+    let began = Instant::now();
+    for life in [900, 1600] {
+        let killed = run_beside(
+            &url,
+            jobp,
+            (&mut w, &mut c, topics),
+            Some(Duration::from_millis(life)),
+        )
+        .await;
+        assert!(killed.is_none());
+    }
+    let copied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM log_search_subjects_myrecode_new")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert!(copied > 0, "the kills landed inside the copy");
+    let (stdout, _) = run_beside(&url, jobp, (&mut w, &mut c, topics), None)
+        .await
+        .unwrap();
+    assert!(
+        stdout.contains("cut-over: log_search_subjects now has the recoded columns"),
+        "{stdout}"
+    );
+    println!(
+        "{} writes beside the runs; {copied} rows copied before the last run; {:?} in all",
+        w.writes,
+        began.elapsed()
+    );
+    let got: BTreeSet<(String, i64)> = sqlx::query_as::<_, (String, i64)>(
+        "SELECT word, CAST(id_topic AS SIGNED) FROM log_search_subjects",
+    )
+    .fetch_all(&mut c)
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
+    let missing: Vec<_> = w.rows.difference(&got).take(5).collect();
+    let extra: Vec<_> = got.difference(&w.rows).take(5).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?} of {}",
+        got.len()
+    );
 }

@@ -33,8 +33,8 @@ const INSTALL: &[&str] = &[
 ];
 
 /// The column the plan keeps single-byte, with its reason in the plan: an indexed hex token.
-/// (`settings.variable`, the table's ASCII primary key, is recoded: the table is small, so it
-/// is rebuilt under the cut-over's lock keyed by the new values.)
+/// (`settings.variable`, the table's ASCII primary key, is recoded: copied online, each row
+/// found in the new table by its old key read in its label.)
 const KEPT: &[&str] = &["sessions.session_id"];
 
 /// Loads [`INSTALL`] as the legacy installer did: the bytes of cp1251 stored as latin1 (sent

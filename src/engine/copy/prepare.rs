@@ -18,6 +18,7 @@ use crate::engine::copy::table::parallel;
 use crate::engine::copy::table::read_sql;
 use crate::engine::copy::table::stage::create_stage;
 use crate::engine::copy::table::trailing;
+use crate::engine::copy::table::write_sql::clear_shadow_sql;
 use crate::engine::error::EngineError;
 use crate::engine::events::{Event, Events};
 use crate::engine::table_plan::TableOutcome;
@@ -153,7 +154,13 @@ async fn forget_uncheckpointed(
         .as_deref()
         .and_then(crate::bookkeeping::keycodec::unpack);
     let (cond, binds) = read_sql::key_range(&ctx.plan.key, last.as_deref(), None);
-    let delete = read_sql::delete_where_sql(&ctx.plan.schema, &ctx.names.shadow, &cond);
+    let b = ctx.plan;
+    let names = (
+        b.schema.as_str(),
+        b.table.as_str(),
+        ctx.names.shadow.as_str(),
+    );
+    let delete = clear_shadow_sql(names, &ctx.shadow_key, &cond, None);
     crate::engine::read::bind_all(sqlx::query(&delete), &binds)
         .execute(&mut *conn)
         .await

@@ -14,8 +14,9 @@ use crate::bookkeeping::keycodec;
 use crate::bookkeeping::names::Names;
 use crate::bookkeeping::quarantine::{self, quarantined};
 use crate::db::{keyset, quote};
+use crate::engine::columns::columns_of;
 use crate::engine::copy::catalog::table_exists;
-use crate::engine::copy::table::context::Ctx;
+use crate::engine::copy::table::context::{recoded_key, Ctx};
 use crate::engine::error::EngineError;
 use crate::engine::table_plan::TablePlan;
 use crate::recode::value as recode;
@@ -328,7 +329,16 @@ async fn write_shadow(
     new: Vec<u8>,
 ) -> Result<()> {
     let binary = plan.columns.iter().any(|c| c.name == col && c.binary);
-    let sql = shadow_update_sql(&plan.schema, &names.shadow, &plan.key, col);
+    // A key part the job recodes is held recoded by the shadow: found by its legacy bytes.
+    let shadow_key = if plan.recoded_key.is_empty() || plan.key.is_empty() {
+        plan.key.clone()
+    } else {
+        recoded_key(
+            plan,
+            &columns_of(&mut *tx, &plan.schema, &names.shadow).await?,
+        )?
+    };
+    let sql = shadow_update_sql(&plan.schema, &names.shadow, &shadow_key, col);
     let q = sqlx::query(&sql);
     let mut q = if binary {
         q.bind(new)

@@ -373,10 +373,18 @@ fn a_key_column_in_a_copy_job_needs_a_fixed_source_and_few_enough_rows() {
         "column 'code' of table 'posts' is part of its key (PRIMARY) and its `source: auto` decides each value by itself: a recoded key must follow from its bytes under one label, the same every time. \
          Fix: write the label the scan found as its `source:` (`source: cp1251`, say), or leave this column out of the job"
     );
-    // A fixed label: rebuilt under the cut-over's lock, up to `keyless_max_rows`.
+    // A fixed label the server reads: copied online, whatever the table's size.
     j.columns[1].source = "cp1251".into();
     assert!(refusals(&t, &j).is_empty());
     assert_eq!(recoded_key_columns(&Facts::of_table(&t), &j), [(1, "code")]);
+    assert!(recoded_key_online(&Facts::of_table(&t), &j));
+    t.estimated_rows = 50_000_000;
+    assert!(refusals(&t, &j).is_empty());
+    // One it lacks (TCVN3): rebuilt under the cut-over's lock, up to `keyless_max_rows`.
+    j.columns[1].source = "tcvn3".into();
+    assert!(!recoded_key_online(&Facts::of_table(&t), &j));
+    t.estimated_rows = 5000;
+    assert!(refusals(&t, &j).is_empty());
     t.estimated_rows = LIMIT + 1;
     let r = refusals(&t, &j);
     assert_eq!(r.len(), 1, "{r:?}");
@@ -385,7 +393,9 @@ fn a_key_column_in_a_copy_job_needs_a_fixed_source_and_few_enough_rows() {
         (Class::KeyColumnInJob, At::Column(1))
     );
     assert!(
-        r[0].reason.contains("more than `keyless_max_rows` (10000)")
+        r[0].reason
+            .contains("its `source: tcvn3` has no charset on the server")
+            && r[0].reason.contains("more than `keyless_max_rows` (10000)")
             && r[0].fix.starts_with("raise `keyless_max_rows` above 10001"),
         "{}",
         r[0]

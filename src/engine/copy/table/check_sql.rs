@@ -24,8 +24,11 @@ pub struct Compare<'a> {
     pub src: &'a str,
     /// The table they are compared with (the copy).
     pub dst: &'a str,
-    /// The paging key, the same in both.
+    /// The paging key of `src`.
     pub key: &'a [KeyColumn],
+    /// The same key as `dst` holds it: `key` itself, but for the parts the job recodes,
+    /// which `dst` holds recoded ([`KeyColumn::is_recoded`]).
+    pub dst_key: &'a [KeyColumn],
     /// Every stored column, the key's and the job's among them.
     pub all_columns: &'a [String],
     /// The job columns, in the plan's order.
@@ -182,13 +185,53 @@ impl Compare<'_> {
         )
     }
 
-    /// The join of a row of `src` (`a`) with its row in `dst` (`s`): every key column equal.
+    /// The join of a row of `src` (`a`) with its row in `dst` (`s`): every key column equal,
+    /// a recoded one as `src`'s bytes read in its legacy charset (so `dst`'s index finds it).
     fn on(&self) -> String {
-        self.key
+        self.dst_key
             .iter()
-            .map(|k| format!("a.{0} = s.{0}", quote::ident(&k.name)))
+            .map(|k| {
+                let name = quote::ident(&k.name);
+                if k.is_recoded() {
+                    format!("s.{name} = {}", k.of_bytes(&bin("a", &k.name)))
+                } else {
+                    format!("a.{name} = s.{name}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(" AND ")
+    }
+
+    /// Whether `dst` holds a key part recoded: its rows are then not in `src`'s key order,
+    /// and a key range of `src` is no range of `dst` ([`Compare::orphans_sql`]).
+    pub fn key_recoded(&self) -> bool {
+        self.dst_key.iter().any(KeyColumn::is_recoded)
+    }
+
+    /// The keys (as `src` holds them, raw bytes) of every row of `dst` that `src` lacks,
+    /// for a `dst` whose key holds a recoded part: looked for once over the whole of `dst`,
+    /// each row's key converted back into `src`'s bytes and found by `src`'s index.
+    pub fn orphans_sql(&self) -> String {
+        let keys: Vec<String> = (self.dst_key.iter())
+            .map(|k| k.bytes_of(&format!("s.{}", quote::ident(&k.name))))
+            .collect();
+        let on: Vec<String> = (self.key.iter().zip(self.dst_key).zip(&keys))
+            .map(|((k, d), bytes)| {
+                let name = quote::ident(&k.name);
+                if d.is_recoded() {
+                    format!("a.{name} = {}", k.of_bytes(bytes))
+                } else {
+                    format!("a.{name} = s.{name}")
+                }
+            })
+            .collect();
+        format!(
+            "SELECT {} FROM {} AS s WHERE NOT EXISTS (SELECT 1 FROM {} AS a WHERE {})",
+            keys.join(", "),
+            quote::table(self.schema, self.dst),
+            quote::table(self.schema, self.src),
+            on.join(" AND ")
+        )
     }
 }
 
@@ -227,6 +270,7 @@ mod tests {
             src: "t",
             dst: "t_myrecode_new",
             key: &key,
+            dst_key: &key,
             all_columns: &all,
             job: &jobs,
             target_charsets: &charsets,
@@ -264,6 +308,57 @@ mod tests {
     }
 
     #[test]
+    fn a_recoded_key_joins_by_the_originals_bytes_and_orphans_are_found_back_through_them() {
+        use crate::db::keyset::KeyBind;
+        let key = [
+            KeyColumn {
+                name: "word".into(),
+                bind: KeyBind::Text {
+                    charset: "latin1".into(),
+                    collation: "latin1_swedish_ci".into(),
+                },
+            },
+            KeyColumn::plain("id"),
+        ];
+        let dst_key = [
+            KeyColumn {
+                name: "word".into(),
+                bind: KeyBind::Recoded {
+                    from: "cp1251".into(),
+                    charset: "utf8mb4".into(),
+                    collation: "utf8mb4_general_ci".into(),
+                },
+            },
+            KeyColumn::plain("id"),
+        ];
+        let all: Vec<String> = vec!["word".into(), "id".into()];
+        let jobs = [job("word", false, None)];
+        let charsets = [Some("utf8mb4".to_string())];
+        let cmp = Compare {
+            schema: "s",
+            src: "t",
+            dst: "n",
+            key: &key,
+            dst_key: &dst_key,
+            all_columns: &all,
+            job: &jobs,
+            target_charsets: &charsets,
+        };
+        assert!(cmp.key_recoded());
+        assert!(cmp.suspects_sql("1 = 1").0.contains(
+            "LEFT JOIN `s`.`n` AS s ON s.`word` = CONVERT(CONVERT(CAST(a.`word` AS BINARY) USING cp1251) \
+             USING utf8mb4) COLLATE utf8mb4_general_ci AND a.`id` = s.`id` WHERE"
+        ));
+        assert_eq!(
+            cmp.orphans_sql(),
+            "SELECT CAST(CONVERT(s.`word` USING cp1251) AS BINARY), CAST(s.`id` AS BINARY) FROM `s`.`n` AS s \
+             WHERE NOT EXISTS (SELECT 1 FROM `s`.`t` AS a WHERE a.`word` = \
+             CONVERT(CAST(CONVERT(s.`word` USING cp1251) AS BINARY) USING latin1) COLLATE latin1_swedish_ci \
+             AND a.`id` = s.`id`)"
+        );
+    }
+
+    #[test]
     fn without_other_columns_the_rest_is_trivially_the_same() {
         let key = [KeyColumn::plain("id")];
         let all: Vec<String> = vec!["id".into(), "c".into()];
@@ -274,6 +369,7 @@ mod tests {
             src: "t",
             dst: "n",
             key: &key,
+            dst_key: &key,
             all_columns: &all,
             job: &jobs,
             target_charsets: &charsets,

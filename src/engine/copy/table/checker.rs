@@ -94,8 +94,9 @@ pub(crate) async fn compare_range(
         }
     }
     let from_src = differ.len();
-    // Rows only the copy has: looked for only when the counts say there are some.
-    if count_in(conn, ctx, dst, &range, &binds).await? != rows - missing {
+    // Rows only the copy has: looked for only when the counts say there are some (a copy
+    // whose key is recoded holds no key range of the table: [`orphans`], once at the end).
+    if !cmp.key_recoded() && count_in(conn, ctx, dst, &range, &binds).await? != rows - missing {
         let sql = cmp.only_in_dst_sql(&range);
         for r in bind_all(sqlx::query(&sql), &binds)
             .fetch_all(&mut *conn)
@@ -146,6 +147,7 @@ pub(crate) fn compare<'a>(ctx: &'a Ctx<'_>, src: &'a str, dst: &'a str) -> Compa
         src,
         dst,
         key: &b.key,
+        dst_key: &ctx.shadow_key,
         all_columns: &ctx.all_columns,
         job: &ctx.job_columns,
         target_charsets: &ctx.target_charsets,
@@ -167,6 +169,11 @@ pub(crate) async fn compare_by_sums(
     let nc = b.columns.len();
     let (range, binds) = key_range(&b.key, last, Some(upper));
     let cmp = compare(ctx, src, dst);
+    if cmp.key_recoded() {
+        // The shadow's key is recoded: a key range of the table is no range of the shadow
+        // to sum; the rows are compared through the join.
+        return compare_range(conn, ctx, (src, dst), last, Some(upper)).await;
+    }
     let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
     let sums = bind_all(sqlx::query(&cmp.sums_sql(&range)), &twice)
         .fetch_all(&mut *conn)
@@ -248,6 +255,12 @@ pub(crate) async fn check_batch(
     )
     .await?;
     queue_for_replay(&mut tx, ctx, &c.differ).await?;
+    let mut differ = c.differ.len() as u64;
+    if c.rows < size {
+        let found = orphans(&mut tx, ctx, (&b.table, &ctx.names.shadow)).await?;
+        queue_for_replay(&mut tx, ctx, &found).await?;
+        differ += found.len() as u64;
+    }
     let mut next = state.clone();
     if c.rows < size {
         next.phase = Phase::Replaying.as_str().into();
@@ -258,7 +271,30 @@ pub(crate) async fn check_batch(
     checkpoint::save(&mut tx, &b.schema, job, &b.table, &next).await?;
     tx.commit().await.context("committing a check batch")?;
     *state = next;
-    Ok(c.differ.len() as u64)
+    Ok(differ)
+}
+
+/// The keys (packed) of the rows only `dst` has, when its key is recoded (none to look for
+/// otherwise: each batch's comparison finds them in its own range). One pass over `dst`,
+/// each row found in `src` by its index; a row the copy wrote that the table no longer has
+/// (its delete logged and not yet replayed) is queued again, which is harmless.
+pub(crate) async fn orphans(
+    conn: &mut MySqlConnection,
+    ctx: &Ctx<'_>,
+    (src, dst): (&str, &str),
+) -> Result<Vec<Vec<u8>>> {
+    let cmp = compare(ctx, src, dst);
+    if !cmp.key_recoded() {
+        return Ok(Vec::new());
+    }
+    let nk = ctx.plan.key.len();
+    let rows = sqlx::query(&cmp.orphans_sql())
+        .fetch_all(&mut *conn)
+        .await
+        .with_context(|| format!("looking for rows only {dst} has"))?;
+    rows.iter()
+        .map(|r| Ok(keycodec::pack(&read_key(r, nk)?)))
+        .collect()
 }
 
 /// Queues `keys` (packed) in the change log, for replay.

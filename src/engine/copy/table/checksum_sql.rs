@@ -155,6 +155,7 @@ mod tests {
             src: "t",
             dst: "t_new",
             key: &key,
+            dst_key: &key,
             all_columns: &all,
             job: &jobs,
             target_charsets: &charsets,

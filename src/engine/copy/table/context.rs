@@ -4,8 +4,9 @@
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::decided;
 use crate::bookkeeping::names::Names;
+use crate::db::keyset::{KeyBind, KeyColumn};
 use crate::db::quote;
-use crate::engine::columns::{columns_of, key_types};
+use crate::engine::columns::{columns_of, key_types, ColumnDef};
 use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::table::decide::Decider;
 use crate::engine::copy::table::expect::{self, Target};
@@ -15,7 +16,7 @@ use crate::engine::servercodec::{self, ServerCodec};
 use crate::engine::table_plan::TablePlan;
 use crate::recode::short_values::Remembered;
 use crate::recode::value::Source;
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
 use sqlx::MySqlConnection;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +31,10 @@ pub(crate) struct Ctx<'a> {
     pub(crate) job_columns: Vec<JobColumn>,
     /// Key columns' definitions, for the staging table.
     pub(crate) key_types: Vec<String>,
+    /// The paging key as the shadow holds it: the plan's key, but for each part the job
+    /// recodes ([`TablePlan::recoded_key`]), whose bound bytes (the original's) are read in
+    /// the legacy charset, so a shadow row is found by the original's key ([`shadow_key`]).
+    pub(crate) shadow_key: Vec<KeyColumn>,
     /// Each job column's charset in the shadow (`None`: binary), for the check pass.
     pub(crate) target_charsets: Vec<Option<String>>,
     /// Decides values (shared with the read-ahead's blocking thread).
@@ -163,6 +168,7 @@ pub(crate) async fn context<'a>(
             None => Vec::new(),
         })
         .collect();
+    let shadow_key = shadow_key(plan, &job_columns, &target_charsets, &shadow_cols)?;
     let key_names: Vec<&str> = plan.key.iter().map(|k| k.name.as_str()).collect();
     let job_names: Vec<&str> = plan.columns.iter().map(|c| c.name.as_str()).collect();
     let targets = expect::targets(&target_charsets, &key_names, &job_names);
@@ -174,8 +180,88 @@ pub(crate) async fn context<'a>(
         job_columns,
         all_columns: cols.into_iter().map(|c| c.0).collect(),
         key_types,
+        shadow_key,
         target_charsets,
         decider,
         names,
     })
+}
+
+/// The plan's key as the shadow holds it: a part the job recodes is found by the original's
+/// bytes read in its legacy charset, which the server must convert exactly as our codec
+/// does (what the copy wrote for the key is then the server's conversion, the same every
+/// time); other parts are the plan's own.
+fn shadow_key(
+    plan: &TablePlan,
+    job_columns: &[JobColumn],
+    target_charsets: &[Option<String>],
+    shadow_cols: &[ColumnDef],
+) -> Result<Vec<KeyColumn>> {
+    for k in plan
+        .key
+        .iter()
+        .filter(|k| plan.recoded_key.contains(&k.name))
+    {
+        let j = job_columns.iter().position(|jc| jc.name == k.name);
+        let exact =
+            j.is_some_and(|j| job_columns[j].server.is_some() && target_charsets[j].is_some());
+        if !exact {
+            bail!(
+                "table '{}': key column '{}' is recoded, but this server does not convert its \
+                 label exactly as myrecode does, so the copy could not find its rows by key. \
+                 Fix: raise `keyless_max_rows` above the table's rows so it is rebuilt whole under \
+                 the cut-over's lock, or leave the column out of the job",
+                plan.table,
+                k.name
+            );
+        }
+    }
+    recoded_key(plan, shadow_cols)
+}
+
+/// The plan's key as a table of target definitions `cols` (the shadow, or the table once
+/// swapped) holds it: each part the job recodes ([`TablePlan::recoded_key`]) found by the
+/// original's bytes read in its `source:` label's server charset ([`KeyBind::Recoded`]).
+pub(crate) fn recoded_key(plan: &TablePlan, cols: &[ColumnDef]) -> Result<Vec<KeyColumn>> {
+    let mut out = Vec::with_capacity(plan.key.len());
+    for k in &plan.key {
+        if !plan.recoded_key.contains(&k.name) {
+            out.push(k.clone());
+            continue;
+        }
+        let from = (plan.columns.iter())
+            .find(|c| c.name == k.name)
+            .and_then(|c| match c.source {
+                Source::Fixed(l) => l.server_charset(),
+                Source::Auto => None,
+            })
+            .ok_or_else(|| {
+                anyhow!(
+                    "key column '{}' is recoded without a fixed label the server reads",
+                    k.name
+                )
+            })?;
+        let (charset, ty) = (cols.iter())
+            .find(|c| c.0 == k.name)
+            .map(|c| {
+                (
+                    c.2.clone().unwrap_or_else(|| "utf8mb4".into()),
+                    c.1.as_str(),
+                )
+            })
+            .ok_or_else(|| anyhow!("table '{}' has no column '{}'", plan.table, k.name))?;
+        let collation = ty
+            .rsplit_once(" COLLATE ")
+            .map(|(_, c)| c.trim().to_string())
+            .unwrap_or_else(|| format!("{charset}_bin"));
+        out.push(KeyColumn {
+            name: k.name.clone(),
+            bind: KeyBind::Recoded {
+                from: from.to_string(),
+                charset,
+                collation,
+            },
+        });
+    }
+    Ok(out)
 }

@@ -8,9 +8,9 @@ use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::decide::Decided;
 use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{decide_rows, expected_of, read_locked};
-use crate::engine::copy::table::read_sql::delete_where_sql;
+use crate::engine::copy::table::read_sql::any_of;
 use crate::engine::copy::table::ready::Ready;
-use crate::engine::copy::table::write_sql::{stage_delete_sql, stage_insert_sql};
+use crate::engine::copy::table::write_sql::{clear_shadow_sql, stage_delete_sql, stage_insert_sql};
 use crate::engine::error::EngineError;
 use crate::engine::read::{bind_all, Key};
 use anyhow::{Context, Result};
@@ -67,6 +67,7 @@ pub(crate) async fn write_rows(
         chosen,
         ..
     } = decided;
+    key_values_by_server(ctx, &staged, &quarantine)?;
     for chunk in staged.chunks(1000) {
         let sql = stage_insert_sql(&b.key, nc, chunk.len());
         let mut q = sqlx::query(&sql);
@@ -88,7 +89,14 @@ pub(crate) async fn write_rows(
     // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
     // REPLACE would silently delete a *different* row that collides on a unique index
     // once recoded, where INSERT stops with the duplicate, and nothing is lost.
-    let delete = delete_where_sql(&b.schema, &ctx.names.shadow, &cond);
+    let nk = b.key.len().max(1);
+    let keys_named = Some(binds.len() / nk).filter(|&n| n > 0 && cond == any_of(&b.key, n));
+    let names = (
+        b.schema.as_str(),
+        b.table.as_str(),
+        ctx.names.shadow.as_str(),
+    );
+    let delete = clear_shadow_sql(names, &ctx.shadow_key, &cond, keys_named);
     let cleared = bind_all(sqlx::query(&delete), binds)
         .execute(&mut *conn)
         .await;
@@ -110,6 +118,47 @@ pub(crate) async fn write_rows(
             }
         })?;
     quarantine::save_latest(conn, &b.schema, job, &b.table, &quarantine).await
+}
+
+/// Refuses a batch in which a key part the job recodes is not the server's conversion of its
+/// bytes: the shadow finds that row by the server's reading of its old key
+/// ([`crate::db::keyset::KeyBind::Recoded`]), so a value no reading decided (its new key
+/// would be a guess) or one our codec reads otherwise would be a row no replay finds again.
+/// The batch is rolled back; nothing is swapped.
+fn key_values_by_server(
+    ctx: &Ctx<'_>,
+    staged: &[(Key, crate::engine::copy::table::decide::StagedCells)],
+    quarantine: &[quarantine::Quarantined],
+) -> Result<()> {
+    let b = ctx.plan;
+    for (ci, c) in b.columns.iter().enumerate() {
+        if b.key.is_empty() || !b.recoded_key.contains(&c.name) {
+            continue;
+        }
+        if let Some(q) = quarantine.iter().find(|q| q.col == c.name) {
+            let hex: String = q.value.iter().map(|b| format!("{b:02X}")).collect();
+            anyhow::bail!(
+                "key column '{}' of {} holds a value that cannot be decided ({}; stored bytes X'{hex}'): its new key would be a guess. \
+                 Nothing was swapped; the original is untouched. Fix: correct that row, or leave the column out of the job",
+                c.name,
+                ctx.t(&b.table),
+                q.reason
+            );
+        }
+        if staged
+            .iter()
+            .any(|(_, values)| values.get(ci).is_some_and(|v| v.1 != 0))
+        {
+            anyhow::bail!(
+                "key column '{}' of {} holds a value this server converts otherwise than myrecode reads it: \
+                 the copy could not find its row again by key. Nothing was swapped; the original is untouched. \
+                 Fix: leave the column out of the job, or correct that row",
+                c.name,
+                ctx.t(&b.table)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What a step's write did: values recoded, newly quarantined, the keys staged (the check pass

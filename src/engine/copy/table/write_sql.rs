@@ -7,6 +7,7 @@ use crate::db::keyset::{self, KeyColumn};
 use crate::db::quote;
 use crate::engine::copy::table::job_column::{staged_expr, JobColumn};
 use crate::engine::copy::table::named_values;
+use crate::engine::copy::table::read_sql::{any_of, delete_where_sql};
 
 /// Name of the session temporary table holding a batch's recoded values.
 pub const STAGE: &str = "_myrecode_stage";
@@ -101,6 +102,46 @@ pub fn replace_select(
         quote::table(schema, shadow),
         list.join(", "),
         select.join(", "),
+    )
+}
+
+/// `DELETE` of the shadow's rows for the table's rows matching `cond` (a condition on the
+/// table's key; `named`: it names that many keys one by one, [`any_of`]), before they are
+/// copied again. Where the shadow's key is the table's, `cond` itself; where it holds a
+/// recoded part (`shadow_key`, [`KeyColumn::is_recoded`]), named keys are found by their
+/// bytes read in the legacy charset (a key the table no longer has goes too), and a key
+/// range through the table's rows in it, whose keys are recoded the same way on the server.
+pub fn clear_shadow_sql(
+    (schema, table, shadow): (&str, &str, &str),
+    shadow_key: &[KeyColumn],
+    cond: &str,
+    named: Option<usize>,
+) -> String {
+    if !shadow_key.iter().any(KeyColumn::is_recoded) {
+        return delete_where_sql(schema, shadow, cond);
+    }
+    if let Some(n) = named {
+        return delete_where_sql(schema, shadow, &any_of(shadow_key, n));
+    }
+    let dst = quote::table(schema, shadow);
+    let keys: Vec<String> = (shadow_key.iter().enumerate())
+        .map(|(i, k)| {
+            let value = if k.is_recoded() {
+                k.of_bytes(&keyset::raw(&k.name))
+            } else {
+                quote::ident(&k.name)
+            };
+            format!("{value} AS {}", stage_col('k', i))
+        })
+        .collect();
+    let on: Vec<String> = (shadow_key.iter().enumerate())
+        .map(|(i, k)| format!("{dst}.{} = x.{}", quote::ident(&k.name), stage_col('k', i)))
+        .collect();
+    format!(
+        "DELETE {dst} FROM {dst} JOIN (SELECT {} FROM {} WHERE {cond}) AS x ON {}",
+        keys.join(", "),
+        quote::table(schema, table),
+        on.join(" AND ")
     )
 }
 
@@ -225,6 +266,39 @@ mod tests {
         );
         assert_eq!(stage_truncate_sql(), "TRUNCATE TABLE `_myrecode_stage`");
         assert_eq!(stage_delete_sql(), "DELETE FROM `_myrecode_stage`");
+    }
+
+    #[test]
+    fn a_recoded_key_clears_the_shadow_by_its_legacy_bytes() {
+        let word = KeyColumn {
+            name: "word".into(),
+            bind: keyset::KeyBind::Recoded {
+                from: "cp1251".into(),
+                charset: "utf8mb4".into(),
+                collation: "utf8mb4_general_ci".into(),
+            },
+        };
+        let shadow_key = [word, k("id")];
+        let names = ("s", "t", "t_new");
+        // The shadow's key the table's: the condition itself.
+        assert_eq!(
+            clear_shadow_sql(names, &[k("id")], "`id` > ?", None),
+            "DELETE FROM `s`.`t_new` WHERE `id` > ?"
+        );
+        // Keys named one by one: each found by its bytes read as cp1251.
+        assert_eq!(
+            clear_shadow_sql(names, &shadow_key, "((`word` = ? AND `id` = ?))", Some(1)),
+            "DELETE FROM `s`.`t_new` WHERE (`word` = CONVERT(CONVERT(? USING cp1251) USING utf8mb4) \
+             COLLATE utf8mb4_general_ci AND `id` = ?)"
+        );
+        // A key range: through the table's rows in it.
+        assert_eq!(
+            clear_shadow_sql(names, &shadow_key, "`word` > ?", None),
+            "DELETE `s`.`t_new` FROM `s`.`t_new` JOIN (SELECT CONVERT(CONVERT(CAST(`word` AS BINARY) \
+             USING cp1251) USING utf8mb4) COLLATE utf8mb4_general_ci AS `_myrecode_k0`, `id` AS \
+             `_myrecode_k1` FROM `s`.`t` WHERE `word` > ?) AS x ON `s`.`t_new`.`word` = \
+             x.`_myrecode_k0` AND `s`.`t_new`.`id` = x.`_myrecode_k1`"
+        );
     }
 
     #[test]
