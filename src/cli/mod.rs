@@ -10,6 +10,7 @@ pub mod convert;
 pub mod decide;
 pub mod demo;
 pub mod detect;
+pub mod generate;
 pub mod inventory;
 pub mod plan;
 pub mod rehearse;
@@ -18,7 +19,7 @@ pub mod run;
 pub mod scan;
 pub mod status;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Exit code: the command finished and nothing needs attention.
@@ -28,11 +29,20 @@ pub const EXIT_ATTENTION: u8 = 1;
 /// Exit code: the command could not do its job.
 pub const EXIT_ERROR: u8 = 2;
 
+/// The version `--version` prints: the package's, and the commit it was built from
+/// (`build.rs`), so a report or a bug names the exact code.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("MYRECODE_COMMIT"),
+    ")"
+);
+
 /// Top-level arguments.
 #[derive(Debug, Parser)]
 #[command(
     name = "myrecode",
-    version,
+    version = VERSION,
     about = "Find legacy-encoded text (cp1251, KOI8-R, CP866, ISO-8859-5, TCVN3, mojibake) \
              in MySQL/MariaDB and recode it to UTF-8 (utf8mb4) online.",
     long_about = None,
@@ -95,6 +105,9 @@ pub enum Command {
     /// For CI: load a dump into a throwaway server, run the job (or scan → plan → run) with
     /// verify; exit code and JUnit XML say how it went, table by table.
     Rehearse(rehearse::Args),
+    /// For packagers: write the man pages, or print a shell's completion script.
+    #[command(hide = true)]
+    Generate(generate::Args),
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
@@ -129,6 +142,7 @@ pub fn main() -> ExitCode {
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Rehearse(args) => rehearse::run(args),
+        Command::Generate(args) => generate::run(args, Cli::command()),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -2,7 +2,7 @@
 //!
 //! Where a server comes from, in order:
 //! 1. `MYSQL_TEST_URL`, a server the user already runs (each test gets its own database on it);
-//! 2. testcontainers with the MySQL 8.4 image, when a Docker engine answers;
+//! 2. testcontainers with the MySQL 8.4 image (or `MYRECODE_TEST_IMAGE`'s), when a Docker engine answers;
 //! 3. a `mariadbd`/`mysqld` found on the PATH, started in a temp directory on a free loopback port.
 //!
 //! A local server is watched by a small shell watchdog that stops it and removes its directory
@@ -269,24 +269,102 @@ fn docker_may_answer() -> bool {
         .any(|p| std::os::unix::net::UnixStream::connect(p).is_ok())
 }
 
+/// A server image testcontainers can start: which module, and its tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Image {
+    /// `mysql:<tag>`.
+    Mysql(String),
+    /// `mariadb:<tag>`.
+    Mariadb(String),
+}
+
+/// The image `MYRECODE_TEST_IMAGE` names (`mysql:8.0`, `mariadb:10.6`, …; the forge's CI
+/// matrix sets it), else MySQL [`MYSQL_IMAGE_TAG`]. Pure.
+pub fn container_image(var: Option<&str>) -> Result<Image> {
+    let Some(v) = var.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(Image::Mysql(MYSQL_IMAGE_TAG.into()));
+    };
+    let (name, tag) = v.split_once(':').unwrap_or((v, "latest"));
+    let tag_ok = !tag.is_empty()
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_');
+    match name {
+        "mysql" if tag_ok => Ok(Image::Mysql(tag.into())),
+        "mariadb" if tag_ok => Ok(Image::Mariadb(tag.into())),
+        _ => bail!(
+            "MYRECODE_TEST_IMAGE={v} is not a server image the harness knows. \
+             Fix: mysql:<tag> or mariadb:<tag> (mysql:8.0, mariadb:10.11), or unset it for mysql:{MYSQL_IMAGE_TAG}"
+        ),
+    }
+}
+
 fn start_container() -> Result<ThrowawayServer> {
     use testcontainers::runners::SyncRunner;
     use testcontainers::ImageExt;
-    let container = testcontainers_modules::mysql::Mysql::default()
-        .with_tag(MYSQL_IMAGE_TAG)
-        .with_startup_timeout(Duration::from_secs(180))
-        .start()
-        .context("testcontainers could not start mysql:8.4")?;
-    let port = container
-        .get_host_port_ipv4(3306)
-        .context("the MySQL container exposes no port 3306")?;
+    let image = container_image(std::env::var("MYRECODE_TEST_IMAGE").ok().as_deref())?;
+    let wait = Duration::from_secs(180);
+    let (container, port, shown): (Box<dyn std::any::Any + Send + Sync>, u16, String) = match &image
+    {
+        Image::Mysql(tag) => {
+            let c = testcontainers_modules::mysql::Mysql::default()
+                .with_tag(tag.as_str())
+                .with_startup_timeout(wait)
+                .start()
+                .with_context(|| format!("testcontainers could not start mysql:{tag}"))?;
+            let port = c
+                .get_host_port_ipv4(3306)
+                .context("the container exposes no port 3306")?;
+            (Box::new(c), port, format!("MySQL {tag}"))
+        }
+        Image::Mariadb(tag) => {
+            let c = testcontainers_modules::mariadb::Mariadb::default()
+                .with_tag(tag.as_str())
+                .with_startup_timeout(wait)
+                .start()
+                .with_context(|| format!("testcontainers could not start mariadb:{tag}"))?;
+            let port = c
+                .get_host_port_ipv4(3306)
+                .context("the container exposes no port 3306")?;
+            (Box::new(c), port, format!("MariaDB {tag}"))
+        }
+    };
     let root = ConnectionConfig::from_url(&format!("mysql://root@127.0.0.1:{port}/"))?;
     let admin = create_test_user(&root)?;
     Ok(ThrowawayServer {
         admin,
         backing: Backing::Container {
-            _keep_alive: Box::new(container),
+            _keep_alive: container,
         },
-        description: format!("MySQL {MYSQL_IMAGE_TAG} (testcontainers, port {port})"),
+        description: format!("{shown} (testcontainers, port {port})"),
     })
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+
+    #[test]
+    fn the_test_image_is_mysql_or_mariadb_with_a_plain_tag() {
+        assert_eq!(
+            container_image(None).unwrap(),
+            Image::Mysql(MYSQL_IMAGE_TAG.into())
+        );
+        assert_eq!(
+            container_image(Some("mysql:8.0")).unwrap(),
+            Image::Mysql("8.0".into())
+        );
+        assert_eq!(
+            container_image(Some("mariadb:10.6")).unwrap(),
+            Image::Mariadb("10.6".into())
+        );
+        assert_eq!(
+            container_image(Some("mariadb")).unwrap(),
+            Image::Mariadb("latest".into())
+        );
+        for bad in ["postgres:16", "mysql:8.0; rm -rf /", "mysql:"] {
+            let e = container_image(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("Fix: mysql:<tag> or mariadb:<tag>"), "{e}");
+        }
+    }
 }

@@ -32,6 +32,7 @@ mod keyless;
 mod legacy_app;
 mod myisam_index;
 mod owned_names;
+mod package;
 mod prefix_key;
 mod refusal;
 mod rehearse;
