@@ -42,17 +42,7 @@ pub fn rehearsal(plans: &Plans, job: &Job) -> String {
                 p.batch_size,
                 p.target_batch_time
             ),
-            Strategy::Copy if !p.recoded_key.is_empty() && !p.key.is_empty() => format!(
-                "its key holds recoded column(s) {}: online copy into {} (triggers, change log, check pass; each row found there by its old key read in its legacy charset; {when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
-                p.recoded_key.join(", "),
-                crate::bookkeeping::names::names(&p.table).shadow,
-                t.estimated_rows,
-                key.join(", "),
-                cols.join(", "),
-                p.batch_size,
-                p.target_batch_time
-            ),
-            Strategy::Copy if !p.recoded_key.is_empty() => format!(
+            Strategy::Copy if p.key.is_empty() && !p.recoded_key.is_empty() => format!(
                 "its key holds recoded column(s) {}: rebuilt whole into {} under the cut-over's lock ({} rows, about {}; {when} cut-over), columns {}",
                 p.recoded_key.join(", "),
                 crate::bookkeeping::names::names(&p.table).shadow,
@@ -67,15 +57,26 @@ pub fn rehearsal(plans: &Plans, job: &Job) -> String {
                 crate::job::pause::pause_words(t.estimated_rows),
                 cols.join(", ")
             ),
-            Strategy::Copy => format!(
-                "online copy into {} (triggers, change log, check pass; {when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
-                crate::bookkeeping::names::names(&p.table).shadow,
-                t.estimated_rows,
-                key.join(", "),
-                cols.join(", "),
-                p.batch_size,
-                p.target_batch_time
-            ),
+            Strategy::Copy => {
+                // A recoded key part: the shadow finds each row by its old key's bytes.
+                let (lead, found) = if p.recoded_key.is_empty() {
+                    (String::new(), "")
+                } else {
+                    (
+                        format!("its key holds recoded column(s) {}: ", p.recoded_key.join(", ")),
+                        "each row found there by its old key read in its legacy charset; ",
+                    )
+                };
+                format!(
+                    "{lead}online copy into {} (triggers, change log, check pass; {found}{when} cut-over), ~{} rows by key ({}), columns {}, batches of {} tuned toward {:?}",
+                    crate::bookkeeping::names::names(&p.table).shadow,
+                    t.estimated_rows,
+                    key.join(", "),
+                    cols.join(", "),
+                    p.batch_size,
+                    p.target_batch_time
+                )
+            }
         };
         out.push_str(&format!("  {}: {line}\n", p.table));
     }

@@ -176,14 +176,6 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
 
     // run, with the forum indexing meanwhile.
     let mut c = db.config.connect_one().await.unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", &url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode");
     let mut w = Indexer {
         rows,
         words: words(),
@@ -191,18 +183,7 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
         utf8: false,
         writes: 0,
     };
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "the run hangs"
-        );
-        w.step(&mut c, topics).await;
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = texts(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    run_beside(&url, jobp, (&mut w, &mut c, topics), None).await;
     assert!(
         w.writes > 20,
         "the forum wrote alongside ({} writes)",
@@ -223,20 +204,7 @@ async fn a_word_keyed_search_index_is_recoded_and_searchable_after_the_swap() {
     .await
     .unwrap();
     assert_eq!(charset, "utf8mb4", "{collation}");
-    let got: BTreeSet<(String, i64)> = sqlx::query_as::<_, (String, i64)>(
-        "SELECT word, CAST(id_topic AS SIGNED) FROM log_search_subjects",
-    )
-    .fetch_all(&mut c)
-    .await
-    .unwrap()
-    .into_iter()
-    .collect();
-    let missing: Vec<_> = w.rows.difference(&got).take(5).collect();
-    let extra: Vec<_> = got.difference(&w.rows).take(5).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "missing {missing:?}, extra {extra:?}"
-    );
+    assert_index_is(&mut c, &w.rows).await;
 
     // The forum's search: a Cyrillic literal through a utf8mb4 connection (1267 before).
     let word = "москва";
@@ -415,6 +383,25 @@ async fn a_key_value_that_cannot_be_decided_stops_the_run_before_the_swap() {
     assert_eq!(rows, 2);
 }
 
+/// The search index holds exactly `want`, its words read as utf8mb4 text.
+async fn assert_index_is(c: &mut MySqlConnection, want: &BTreeSet<(String, i64)>) {
+    let got: BTreeSet<(String, i64)> = sqlx::query_as::<_, (String, i64)>(
+        "SELECT word, CAST(id_topic AS SIGNED) FROM log_search_subjects",
+    )
+    .fetch_all(c)
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
+    let missing: Vec<_> = want.difference(&got).take(5).collect();
+    let extra: Vec<_> = got.difference(want).take(5).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?} of {}",
+        got.len()
+    );
+}
+
 /// Runs `run --execute` of `job` with the forum indexing beside it; SIGKILLs it after `kill`
 /// when given (it must still run then). Returns the run's stdout and stderr, or `None` once killed.
 async fn run_beside(
@@ -515,19 +502,5 @@ async fn a_large_word_keyed_index_killed_mid_copy_resumes_online_and_loses_nothi
         w.writes,
         began.elapsed()
     );
-    let got: BTreeSet<(String, i64)> = sqlx::query_as::<_, (String, i64)>(
-        "SELECT word, CAST(id_topic AS SIGNED) FROM log_search_subjects",
-    )
-    .fetch_all(&mut c)
-    .await
-    .unwrap()
-    .into_iter()
-    .collect();
-    let missing: Vec<_> = w.rows.difference(&got).take(5).collect();
-    let extra: Vec<_> = got.difference(&w.rows).take(5).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "missing {missing:?}, extra {extra:?} of {}",
-        got.len()
-    );
+    assert_index_is(&mut c, &w.rows).await;
 }
