@@ -266,6 +266,17 @@ pub async fn refuse_foreign(conn: &mut MySqlConnection, schema: &str) -> Result<
     Ok(())
 }
 
+/// Whether bookkeeping table `table` of `schema`, which exists, is the tool's own: it has
+/// every column of its layout ([`super::ownership::layout_of`]); a name the tool does not
+/// keep is never its own. Reads only.
+pub async fn is_ours(conn: &mut MySqlConnection, schema: &str, table: &str) -> Result<bool> {
+    let Some(wanted) = super::ownership::layout_of(table) else {
+        return Ok(false);
+    };
+    let have = columns_of(conn, schema, table).await?;
+    Ok(super::ownership::missing(wanted, &have).is_empty())
+}
+
 /// Creates the tables, turning a missing privilege into an error that says which GRANT is
 /// needed; a table of the user's under one of their names is refused first.
 pub async fn ensure(conn: &mut MySqlConnection, schema: &str) -> Result<()> {

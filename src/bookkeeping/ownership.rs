@@ -30,7 +30,17 @@ pub const ENGINE_LAYOUTS: &[(&str, &[&str])] = &[
     ("_myrecode_objects", &["job", "statements"]),
     ("_myrecode_heartbeat", &["job", "beat_us"]),
     ("_myrecode_replicas", &["job", "replica"]),
+    // Where an older myrecode's `verify` kept replica checksums; `cleanup` still drops it.
+    ("_myrecode_checksums", &["job", "tbl", "cnt", "crc"]),
 ];
+
+/// The columns that tell bookkeeping table `table` from a table of the user's, if it is one
+/// of the tool's names.
+pub fn layout_of(table: &str) -> Option<&'static [&'static str]> {
+    (LAYOUTS.iter().chain(ENGINE_LAYOUTS))
+        .find(|(t, _)| *t == table)
+        .map(|(_, cols)| *cols)
+}
 
 /// The columns of `wanted` that `have` (a table's columns now) lacks: none, it is ours.
 pub fn missing<'a>(wanted: &[&'a str], have: &[String]) -> Vec<&'a str> {

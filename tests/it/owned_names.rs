@@ -202,6 +202,55 @@ async fn a_users_table_named_like_a_bookkeeping_table_is_refused_and_kept() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_and_run_keep_a_users_empty_table_named_like_an_old_bookkeeping_table() {
+    let db = test_database("own_checksums");
+    let dir = tempfile::tempdir().unwrap();
+    let job = seed_copy(&db, "coll", dir.path()).await;
+    let url = db.config.url_with_secret();
+    let out = common::myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", texts(&out));
+    // After the run, the user makes an (empty) table under the name an older `verify` used.
+    exec_script(
+        &db.config,
+        &["CREATE TABLE `_myrecode_checksums` (id INT PRIMARY KEY, note VARCHAR(20)) ENGINE=InnoDB"],
+    )
+    .await;
+    // cleanup refuses it by name, before dropping anything.
+    let out = common::myrecode(Some(&url), &["cleanup", job.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        &[
+            "`_myrecode_checksums` exists and was not created by myrecode",
+            "RENAME TABLE",
+        ],
+    );
+    let mut c = db.config.connect_one().await.unwrap();
+    let kept = scalar(
+        &mut c,
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = '_myrecode_checksums'",
+        &db.name,
+    )
+    .await;
+    assert_eq!(kept, 1, "cleanup dropped the user's table");
+    let originals = scalar(
+        &mut c,
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'coll_myrecode_old'",
+        &db.name,
+    )
+    .await;
+    assert_eq!(originals, 1, "the kept original is still there");
+    // And a new run refuses to take it for its own.
+    let out = common::myrecode(Some(&url), &["run", job.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        &[
+            "`_myrecode_checksums` exists and was not created by myrecode",
+            "RENAME TABLE",
+        ],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_column_named_like_the_stages_own_is_recoded_in_place() {
     let db = test_database("own_column");
     exec_script(

@@ -141,6 +141,14 @@ pub async fn cleanup(conn: &mut MySqlConnection, schema: &str, job: &str) -> Res
         if there.is_none() {
             continue;
         }
+        if !crate::bookkeeping::checkpoint::is_ours(conn, schema, table).await? {
+            // A table of the user's under one of our names: never emptied nor dropped.
+            tracing::warn!(
+                table,
+                "left as it is: a table of that name exists that myrecode did not create"
+            );
+            continue;
+        }
         sqlx::query(&forget_sql(schema, table))
             .bind(job)
             .execute(&mut *conn)

@@ -124,7 +124,7 @@ mod tests {
     fn the_engines_bookkeeping_tables_are_checked_under_their_names() {
         use crate::bookkeeping::ownership::ENGINE_LAYOUTS;
         use crate::engine::copy::cutover::carried::{foreign_sql, objects_sql, own_triggers_sql};
-        use crate::engine::replicas::{lag, watch};
+        use crate::engine::replicas::{checksum, lag, watch};
         let names: Vec<&str> = ENGINE_LAYOUTS.iter().map(|(t, _)| *t).collect();
         assert_eq!(
             names,
@@ -133,7 +133,8 @@ mod tests {
                 own_triggers_sql::MOVED_TRIGGERS,
                 objects_sql::OBJECTS,
                 lag::HEARTBEAT,
-                watch::REPLICA_STATE
+                watch::REPLICA_STATE,
+                checksum::CHECKSUMS
             ]
         );
     }
