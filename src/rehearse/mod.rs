@@ -10,7 +10,9 @@
 //! on a lent one the schemas the rehearsal created are dropped.
 
 pub mod dump;
+pub mod guard;
 pub mod outline;
+pub mod statements;
 pub mod verdict;
 
 use crate::db::connect::ConnectionConfig;
