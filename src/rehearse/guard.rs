@@ -36,17 +36,38 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("GRANT", "grants privileges"),
     ("REVOKE", "revokes privileges"),
     ("GLOBAL", "changes a server-wide setting (GLOBAL)"),
-    ("PREPARE", "runs SQL built at run time (PREPARE), which cannot be read before it runs"),
-    ("EXECUTE", "runs SQL built at run time (EXECUTE), which cannot be read before it runs"),
-    ("LOAD_FILE", "reads a file of the server's machine (LOAD_FILE)"),
-    ("OUTFILE", "writes a file on the server's machine (INTO OUTFILE)"),
-    ("DUMPFILE", "writes a file on the server's machine (INTO DUMPFILE)"),
+    (
+        "PREPARE",
+        "runs SQL built at run time (PREPARE), which cannot be read before it runs",
+    ),
+    (
+        "EXECUTE",
+        "runs SQL built at run time (EXECUTE), which cannot be read before it runs",
+    ),
+    (
+        "LOAD_FILE",
+        "reads a file of the server's machine (LOAD_FILE)",
+    ),
+    (
+        "OUTFILE",
+        "writes a file on the server's machine (INTO OUTFILE)",
+    ),
+    (
+        "DUMPFILE",
+        "writes a file on the server's machine (INTO DUMPFILE)",
+    ),
     ("SONAME", "loads a shared library into the server (SONAME)"),
     ("INSTALL", "installs a server plugin"),
     ("UNINSTALL", "removes a server plugin"),
     ("SHUTDOWN", "stops the server"),
-    ("DIRECTORY", "puts table files outside the server's data directory (DATA/INDEX DIRECTORY)"),
-    ("CONNECTION", "connects a table to another server (CONNECTION=)"),
+    (
+        "DIRECTORY",
+        "puts table files outside the server's data directory (DATA/INDEX DIRECTORY)",
+    ),
+    (
+        "CONNECTION",
+        "connects a table to another server (CONNECTION=)",
+    ),
 ];
 
 /// Engines that read files or other servers.
@@ -54,7 +75,9 @@ const REMOTE_ENGINES: &[&str] = &["CONNECT", "FEDERATED", "FEDERATEDX", "SPIDER"
 
 /// Client charsets in which the second byte of a character can be `\` (0x5C), so the server
 /// and the client would read string ends apart.
-const UNSAFE_CHARSETS: &[&str] = &["big5", "cp932", "gbk", "sjis", "gb18030", "ucs2", "utf16", "utf16le", "utf32"];
+const UNSAFE_CHARSETS: &[&str] = &[
+    "big5", "cp932", "gbk", "sjis", "gb18030", "ucs2", "utf16", "utf16le", "utf32",
+];
 
 /// Why a statement of an unknown kind is refused.
 const NOT_THE_DUMPS: &str = "is not a statement that creates or fills the dump's own schemas";
@@ -142,8 +165,8 @@ impl Guard {
     /// Whether one statement may run; on success the session state it sets is taken.
     pub fn statement(&mut self, text: &[u8]) -> Result<(), String> {
         let sql = String::from_utf8_lossy(text);
-        let lexed = sqltext::tokens(&sql, self.mode)
-            .map_err(|e| format!("cannot be read as SQL ({e})"))?;
+        let lexed =
+            sqltext::tokens(&sql, self.mode).map_err(|e| format!("cannot be read as SQL ({e})"))?;
         let significant: Vec<&sqltext::Token> = lexed
             .iter()
             .filter(|k| {
@@ -243,9 +266,15 @@ impl Guard {
                     let schema_ddl = ["CREATE", "DROP", "ALTER"].contains(&w.as_str())
                         && matches!(next, Some(T::Word(n)) if n == "DATABASE" || n == "SCHEMA");
                     if compound && schema_ddl {
-                        return Err("creates, alters or drops a schema inside a trigger, routine or event".into());
+                        return Err(
+                            "creates, alters or drops a schema inside a trigger, routine or event"
+                                .into(),
+                        );
                     }
-                    if compound && ["USE", "SQL_MODE", "NAMES", "CHARACTER_SET_CLIENT"].contains(&w.as_str()) {
+                    if compound
+                        && ["USE", "SQL_MODE", "NAMES", "CHARACTER_SET_CLIENT"]
+                            .contains(&w.as_str())
+                    {
                         return Err(format!("holds {w} inside a trigger, routine or event (a second statement there would change the session)"));
                     }
                 }
@@ -278,13 +307,17 @@ impl Guard {
             | "EVENT" => Ok(()),
             "DATABASE" | "SCHEMA" => {
                 let mut j = i + 1;
-                while matches!(t.get(j), Some(T::Word(w)) if ["IF", "NOT", "EXISTS"].contains(&w.as_str())) {
+                while matches!(t.get(j), Some(T::Word(w)) if ["IF", "NOT", "EXISTS"].contains(&w.as_str()))
+                {
                     j += 1;
                 }
                 match name(t, raw, j) {
                     Some(s) if self.is_own(&s) => Ok(()),
                     None if matches!(t[0], T::Word(ref w) if w == "ALTER") => Ok(()),
-                    Some(s) => Err(format!("{} schema `{s}`, which is not the dump's", verb(&t[0]))),
+                    Some(s) => Err(format!(
+                        "{} schema `{s}`, which is not the dump's",
+                        verb(&t[0])
+                    )),
                     None => Err(NOT_THE_DUMPS.into()),
                 }
             }
@@ -329,7 +362,9 @@ impl Guard {
                     let held = match value {
                         [T::Str(s)] => Held::Literal(s.clone()),
                         [T::Var(x)] if is_sql_mode_var(x) => Held::SessionMode(mode),
-                        [T::Var(x)] if x.ends_with("character_set_client") && x.starts_with("@@") => {
+                        [T::Var(x)]
+                            if x.ends_with("character_set_client") && x.starts_with("@@") =>
+                        {
                             Held::SessionCharset
                         }
                         _ => Held::Unknown,
@@ -339,7 +374,10 @@ impl Guard {
                 T::Var(v) | T::Word(v) => {
                     let v = v.to_ascii_lowercase();
                     let v = v.trim_start_matches("@@");
-                    let v = v.strip_prefix("session.").or_else(|| v.strip_prefix("local.")).unwrap_or(v);
+                    let v = v
+                        .strip_prefix("session.")
+                        .or_else(|| v.strip_prefix("local."))
+                        .unwrap_or(v);
                     let held = |x: &String| {
                         vars.iter()
                             .rev()
@@ -435,7 +473,10 @@ fn assignments(t: &[T]) -> Vec<&[T]> {
 fn mode_of(sql_mode: &str) -> Mode {
     let mut m = Mode::from_sql_mode(sql_mode);
     let combos = ["ORACLE", "DB2", "MSSQL", "POSTGRESQL", "MAXDB"];
-    if sql_mode.split(',').any(|x| combos.iter().any(|c| c.eq_ignore_ascii_case(x.trim()))) {
+    if sql_mode
+        .split(',')
+        .any(|x| combos.iter().any(|c| c.eq_ignore_ascii_case(x.trim())))
+    {
         m.ansi_quotes = true;
     }
     m

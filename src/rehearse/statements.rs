@@ -11,6 +11,10 @@
 
 use crate::db::sqltext::Mode;
 
+/// The first line mariadb-dump writes since 10.11.8: the client's `\-` (sandbox mode: no
+/// shell, no file commands) inside a comment no server runs.
+pub const SANDBOX: &[u8] = b"/*M!999999\\- enable the sandbox mode */";
+
 /// What the splitter hands on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
@@ -78,6 +82,10 @@ impl Splitter {
             }
         }
         let mut i = 0;
+        if idle && self.blank && bytes.starts_with(SANDBOX) {
+            // The client's own command, which only takes rights away; the server never sees it.
+            i = SANDBOX.len();
+        }
         while i < bytes.len() {
             let c = bytes[i];
             if let Some(q) = self.quote {
@@ -113,11 +121,16 @@ impl Splitter {
                 continue;
             }
             let next = bytes.get(i + 1).copied();
-            let line_comment =
-                c == b'#' || (c == b'-' && next == Some(b'-') && bytes.get(i + 2).is_none_or(|d| *d <= 32 || *d == 127));
+            let line_comment = c == b'#'
+                || (c == b'-'
+                    && next == Some(b'-')
+                    && bytes.get(i + 2).is_none_or(|d| *d <= 32 || *d == 127));
             if line_comment {
                 // The rest of the line is a comment (its newline still ends it).
-                let end = bytes[i..].iter().position(|b| *b == b'\n').map_or(bytes.len(), |p| i + p);
+                let end = bytes[i..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(bytes.len(), |p| i + p);
                 self.push(&bytes[i..end]);
                 i = end;
                 continue;
@@ -184,7 +197,10 @@ fn delimiter_command(line: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let arg = t[10..].trim_ascii();
-    let end = arg.iter().position(u8::is_ascii_whitespace).unwrap_or(arg.len());
+    let end = arg
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(arg.len());
     (end > 0).then(|| arg[..end].to_vec())
 }
 
@@ -221,15 +237,15 @@ mod tests {
 
     #[test]
     fn statements_are_cut_at_the_delimiter_outside_strings_names_and_comments() {
-        let dump = b"/*!40101 SET NAMES utf8mb4 */;\nINSERT INTO `a;b` VALUES ('x;y','it\\'s;'),(\"q;\");\n\
+        let dump = b"/*M!999999\\- enable the sandbox mode */ \n/*!40101 SET NAMES utf8mb4 */;\nINSERT INTO `a;b` VALUES ('x;y','it\\'s;'),(\"q;\");\n\
 -- a comment; not a cut\n# nor this;\n/* nor; this */ SELECT 1; SELECT 2;\n";
         assert_eq!(
             texts(&split(dump, Mode::default())),
             vec![
-                "1: /*!40101 SET NAMES utf8mb4 */",
-                "2: INSERT INTO `a;b` VALUES ('x;y','it\\'s;'),(\"q;\")",
-                "3: -- a comment; not a cut\n# nor this;\n/* nor; this */ SELECT 1",
-                "5: SELECT 2",
+                "2: /*!40101 SET NAMES utf8mb4 */",
+                "3: INSERT INTO `a;b` VALUES ('x;y','it\\'s;'),(\"q;\")",
+                "4: -- a comment; not a cut\n# nor this;\n/* nor; this */ SELECT 1",
+                "6: SELECT 2",
             ]
         );
     }

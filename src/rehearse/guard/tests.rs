@@ -4,7 +4,11 @@ use super::*;
 fn guard() -> Guard {
     Guard::new(
         &["forum".to_string(), "rehearsal".to_string()],
-        &["mysql".to_string(), "victim".to_string(), "Forum".to_string()],
+        &[
+            "mysql".to_string(),
+            "victim".to_string(),
+            "Forum".to_string(),
+        ],
         Mode::default(),
     )
 }
@@ -140,7 +144,10 @@ fn statements_hidden_in_one_packet_are_refused() {
     // With the default delimiter the client cuts there itself: two statements, each read.
     let v = verdicts("SELECT 1; DROP DATABASE victim;\n");
     assert_eq!(v.len(), 2, "{v:?}");
-    assert!(v[1].ends_with("drops schema `victim`, which is not the dump's"), "{v:?}");
+    assert!(
+        v[1].ends_with("drops schema `victim`, which is not the dump's"),
+        "{v:?}"
+    );
 }
 
 #[test]
@@ -148,17 +155,26 @@ fn the_sql_mode_is_followed_so_strings_end_where_the_server_ends_them() {
     // Under NO_BACKSLASH_ESCAPES the string ends at the second quote and the DROP is a statement.
     let v = verdicts("SET sql_mode = 'NO_BACKSLASH_ESCAPES';\nINSERT INTO t VALUES ('\\'), (1); DROP DATABASE victim; -- ');\n");
     assert_eq!(v.len(), 4, "{v:?}");
-    assert!(v[1].ends_with("=> ok") && v[2].ends_with("drops schema `victim`, which is not the dump's"), "{v:?}");
+    assert!(
+        v[1].ends_with("=> ok") && v[2].ends_with("drops schema `victim`, which is not the dump's"),
+        "{v:?}"
+    );
     // Through a variable the guard can follow, and back.
     let v = verdicts("SET @m = 'NO_BACKSLASH_ESCAPES', @old = @@sql_mode;\nSET sql_mode = @m;\nINSERT INTO t VALUES ('\\');\nSET sql_mode = @old;\nINSERT INTO t VALUES ('\\'');\n");
     assert!(v.iter().all(|l| l.ends_with("=> ok")), "{v:#?}");
     // A charset through a variable it cannot follow.
     let v = verdicts("SET @c = 'sjis';\nSET character_set_client = @c;\n");
-    assert!(v[1].ends_with("in which a `\\` byte can end a character"), "{v:?}");
+    assert!(
+        v[1].ends_with("in which a `\\` byte can end a character"),
+        "{v:?}"
+    );
 }
 
 #[test]
 fn a_delimiter_inside_a_statement_is_refused() {
     let v = verdicts("INSERT INTO t VALUES (1)\nDELIMITER $$\n;\n");
-    assert!(v[0].contains("comes inside an unfinished statement"), "{v:?}");
+    assert!(
+        v[0].contains("comes inside an unfinished statement"),
+        "{v:?}"
+    );
 }
