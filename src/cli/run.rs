@@ -235,7 +235,14 @@ fn ran(
             Ok(ControlFlow::Break(EXIT_ATTENTION))
         }
         // Nothing was written, so there is nothing to resume: the refusals say what to fix.
-        Err(e) if matches!(error::find(&e), Some(EngineError::Refused(_))) => Err(e),
+        Err(e)
+            if matches!(
+                error::find(&e),
+                Some(EngineError::Refused(_) | EngineError::JobMismatch(_))
+            ) =>
+        {
+            Err(e)
+        }
         Err(e) => Err(anyhow::anyhow!(
             "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",
             crate::db::redact::redact_error(&e)

@@ -242,6 +242,15 @@ fn bad_arguments_are_refused_before_any_work() {
         format!("version: 1\nschema: {}\ntables:\n  - name: t\n    strategy: in-place\n    columns:\n      - name: a\n        source: cp1251>latin1\n        target: TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci\n", db.name),
     )
     .unwrap();
+    // A job naming a table the schema lacks: nothing to resume, so no "resume with".
+    let out = myrecode(Some(&url), &["run", job.to_str().unwrap(), "--execute"]);
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("table 't' in the job no longer exists")
+            && !stderr.to_lowercase().contains("resume with"),
+        "{stderr}"
+    );
     let long = "j".repeat(65);
     for cmd in ["run", "status", "verify"] {
         assert_one_line_error(
