@@ -232,6 +232,8 @@ async fn no_connection_of_the_tool_reads_a_local_file() {
 
 /// Runs `myrecode rehearse --dump dump` (no server given) and returns its exit code, stderr
 /// and peak resident memory in KiB, read by `wait4` for this one child.
+// wait4 below reaps the child (with its rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn rehearse_measured(dump: &Path) -> (i32, String, i64) {
     let err = dump.with_extension("stderr");
     let child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
