@@ -155,9 +155,10 @@ impl ConnectionConfig {
         .await;
         match attempt {
             Ok(Ok(mut conn)) => {
+                // The driver's own error, so a run judges a connection lost here as it
+                // judges one lost on any statement (and retries it).
                 conn.execute(super::sqlmode::clean_session_sql().as_str())
-                    .await
-                    .map_err(|e| explain_connect_error(self, &e))?;
+                    .await?;
                 Ok(conn)
             }
             Ok(Err(e)) => Err(explain_connect_error(self, &e)),
