@@ -68,3 +68,50 @@ pub fn split_list(values: &[String]) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .collect()
 }
+
+/// Refuses, before any work, an output file `flag` could not be written to: its directory
+/// missing, or the path itself a directory.
+pub fn check_output(flag: &str, path: &std::path::Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if path.is_dir() {
+        anyhow::bail!(
+            "{flag} {} is a directory, not a file. Fix: give a file name, e.g. {}",
+            path.display(),
+            path.join("report").display()
+        );
+    }
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "the directory of {flag} {} does not exist. Fix: create it, or write the report elsewhere",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+
+    #[test]
+    fn an_output_path_is_a_file_in_an_existing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_output("--json", &dir.path().join("scan.json")).is_ok());
+        let e = check_output("--junit", dir.path()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--junit ")
+                && e.contains("is a directory, not a file. Fix: give a file name"),
+            "{e}"
+        );
+        let e = check_output("--html", &dir.path().join("no/such/x.html"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the directory of --html") && e.contains("does not exist. Fix: create it"),
+            "{e}"
+        );
+    }
+}

@@ -49,7 +49,7 @@ async fn open(args: &JobArgs, job: &Job) -> Result<(String, MySqlConnection)> {
     let cfg = args.conn.resolve()?.with_database(Some(&job.schema));
     let mut conn = cfg.connect_one().await?;
     checkpoint::ensure(&mut conn, &job.schema).await?;
-    Ok((job_id(&args.job, &args.job_id), conn))
+    Ok((job_id(&args.job, &args.job_id)?, conn))
 }
 
 /// Sends a command to the job; `abort` also makes sure the copy objects are gone.

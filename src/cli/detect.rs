@@ -31,9 +31,9 @@ fn read_values(input: &[u8], hex: bool) -> anyhow::Result<Vec<Vec<u8>>> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if hex {
             let s = std::str::from_utf8(line)
-                .with_context(|| format!("line {}: hex must be ASCII", n + 1))?;
+                .map_err(|_| anyhow::anyhow!("line {} of stdin is not ASCII, and --hex reads hex digits. Fix: give each value as hex digits (e.g. cff0e8e2e5f2), or drop --hex to give the values themselves", n + 1))?;
             let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-            out.push(hex::decode(&s).with_context(|| format!("line {}: not hex: {s:?}", n + 1))?);
+            out.push(hex::decode(&s).map_err(|e| anyhow::anyhow!("line {} of stdin is not hex ({e}): {s:?}. Fix: give each value as an even number of hex digits (e.g. cff0e8e2e5f2), or drop --hex to give the values themselves", n + 1))?);
         } else {
             out.push(line.to_vec());
         }

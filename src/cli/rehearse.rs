@@ -4,7 +4,7 @@
 use super::common::block_on;
 use crate::engine::runner;
 use crate::rehearse::{self, dump, verdict};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 
 /// Arguments of `rehearse`.
@@ -49,16 +49,7 @@ pub fn run(args: Args) -> Result<u8> {
 
 fn rehearse_and_report(args: Args) -> Result<u8> {
     if let Some(path) = &args.junit {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            bail!(
-                "the directory of --junit {} does not exist. Fix: create it, or write the report elsewhere",
-                path.display()
-            );
-        }
+        super::common::check_output("--junit", path)?;
     }
     // Every input is checked before a server is started.
     drop(dump::open(&args.dump)?);

@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
-    let id = job_id(&args.job, &args.job_id);
+    let id = job_id(&args.job, &args.job_id)?;
     let tables: Vec<String> = job.tables.iter().map(|t| t.name.clone()).collect();
     let values = block_on(async {
         let mut conn = cfg.with_database(Some(&job.schema)).connect_one().await?;

@@ -64,16 +64,28 @@ pub struct VerifyArgs {
     pub pause_replicas: bool,
 }
 
-/// The job's name: `--job-id`, else the job file's name.
-pub fn job_id(path: &std::path::Path, given: &Option<String>) -> String {
-    given.clone().unwrap_or_else(|| {
+/// The longest job name: the bookkeeping tables keep it in a `VARCHAR(64)`.
+pub const JOB_ID_MAX: usize = 64;
+
+/// The job's name: `--job-id`, else the job file's name (cut to [`JOB_ID_MAX`] characters);
+/// a longer `--job-id` is refused before anything is sent.
+pub fn job_id(path: &std::path::Path, given: &Option<String>) -> anyhow::Result<String> {
+    if let Some(id) = given {
+        let n = id.chars().count();
+        if n > JOB_ID_MAX || n == 0 {
+            anyhow::bail!(
+                "--job-id has {n} characters; a job's name holds 1 to {JOB_ID_MAX}. Fix: give a shorter --job-id, or leave it out to use the job file's name"
+            );
+        }
+    }
+    Ok(given.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "job".into())
             .chars()
-            .take(64)
+            .take(JOB_ID_MAX)
             .collect()
-    })
+    }))
 }
 
 /// A progress bar per table on a terminal; a log line every few seconds otherwise.
@@ -134,7 +146,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let opts = RunOptions {
         execute: args.execute,
-        job_id: job_id(&args.job, &args.job_id),
+        job_id: job_id(&args.job, &args.job_id)?,
         retry_for: Duration::from_secs(args.retry_for),
     };
     // Checked before the first write: a bad decision file stops nothing half-done.
@@ -223,7 +235,14 @@ fn ran(
             Ok(ControlFlow::Break(EXIT_ATTENTION))
         }
         // Nothing was written, so there is nothing to resume: the refusals say what to fix.
-        Err(e) if matches!(error::find(&e), Some(EngineError::Refused(_))) => Err(e),
+        Err(e)
+            if matches!(
+                error::find(&e),
+                Some(EngineError::Refused(_) | EngineError::JobMismatch(_))
+            ) =>
+        {
+            Err(e)
+        }
         Err(e) => Err(anyhow::anyhow!(
             "{}\nFinished batches are checkpointed; nothing is lost. Once the cause is fixed, resume with: {resume}",
             crate::db::redact::redact_error(&e)
@@ -305,7 +324,7 @@ pub fn verify(args: VerifyArgs) -> anyhow::Result<u8> {
     let args = args.job;
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
-    let id = job_id(&args.job, &args.job_id);
+    let id = job_id(&args.job, &args.job_id)?;
     let (f, copies, replicas) = block_on(async {
         if pause {
             // Not while a replica stands paused: it is started again first.
@@ -383,7 +402,7 @@ fn copied_tables(job: &crate::job::model::Job) -> Vec<String> {
 pub fn rollback(args: JobArgs) -> anyhow::Result<u8> {
     let job = runner::load_job(&args.job)?;
     let cfg = args.conn.resolve()?;
-    let id = job_id(&args.job, &args.job_id);
+    let id = job_id(&args.job, &args.job_id)?;
     let copied = copied_tables(&job);
     let f = block_on(async {
         let (mut conn, tables) = job_tables(&cfg, &job.schema).await?;

@@ -103,6 +103,16 @@ impl Progress for ScanProgress {
 
 /// Runs `scan`; exit 1 when anything needs recoding, a risk was found, or values are undecided.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    // The reports' paths are checked before the scan, which may take hours.
+    for (flag, path) in [
+        ("--json", &args.json),
+        ("--markdown", &args.markdown),
+        ("--html", &args.html),
+    ] {
+        if let Some(p) = path {
+            super::common::check_output(flag, p)?;
+        }
+    }
     let cfg = args.conn.resolve()?;
     let mut schemas = split_list(&args.schemas);
     if schemas.is_empty() {

@@ -21,7 +21,7 @@ pub struct Args {
 /// Prints the job's status; exit 0 whatever it is (2 when it cannot be read).
 pub fn run(args: Args) -> Result<u8> {
     let job = runner::load_job(&args.job.job)?;
-    let id = job_id(&args.job.job, &args.job.job_id);
+    let id = job_id(&args.job.job, &args.job.job_id)?;
     let cfg = args.job.conn.resolve()?.with_database(Some(&job.schema));
     let s = block_on(async {
         let mut conn = cfg.connect_one().await?;

@@ -8,7 +8,7 @@ use super::settings::{Key, Settings};
 use super::tls::{self, TlsSettings};
 use anyhow::{anyhow, Result};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::{ConnectOptions, Connection, MySqlConnection, MySqlPool};
+use sqlx::{ConnectOptions, Connection, Executor, MySqlConnection, MySqlPool};
 use std::fmt;
 use std::time::Duration;
 
@@ -154,7 +154,13 @@ impl ConnectionConfig {
         )
         .await;
         match attempt {
-            Ok(Ok(conn)) => Ok(conn),
+            Ok(Ok(mut conn)) => {
+                // The driver's own error, so a run judges a connection lost here as it
+                // judges one lost on any statement (and retries it).
+                conn.execute(super::sqlmode::clean_session_sql().as_str())
+                    .await?;
+                Ok(conn)
+            }
             Ok(Err(e)) => Err(explain_connect_error(self, &e)),
             Err(_) => Err(Unreachable(format!(
                 "cannot reach the MySQL server at {}:{}: no answer within 15 s. Fix: check host and port in --url, and that a firewall lets you through",
@@ -170,6 +176,13 @@ impl ConnectionConfig {
         let probe = self.connect_one().await?;
         probe.close().await.ok();
         MySqlPoolOptions::new()
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(super::sqlmode::clean_session_sql().as_str())
+                        .await
+                        .map(|_| ())
+                })
+            })
             .max_connections(size)
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(self.options())

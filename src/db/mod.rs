@@ -11,6 +11,7 @@ pub mod packet;
 pub mod quote;
 pub mod redact;
 pub mod settings;
+pub mod sqlmode;
 pub mod sqltext;
 pub(crate) mod testuser;
 pub mod throwaway;

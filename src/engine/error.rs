@@ -6,6 +6,10 @@ use thiserror::Error;
 /// A failure a retry cannot outlive: the run stops, its progress checkpointed, and says how to go on.
 #[derive(Debug, Error)]
 pub enum EngineError {
+    /// The job names what the schema does not hold (a table, a column, a key, a label):
+    /// found before anything is written, so there is nothing to resume.
+    #[error("{0}")]
+    JobMismatch(String),
     /// The refusal rules ([`crate::job::refusal`]) said no before anything was written.
     #[error(transparent)]
     Refused(#[from] crate::job::refusal::Refused),

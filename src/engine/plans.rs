@@ -2,6 +2,7 @@
 //! copy, [`TablePlan`]) or why the refusal rules refuse it. The run, its rehearsal, `plan
 //! --check`, `verify` and the rehearse command all start from these.
 
+use super::error::EngineError;
 use super::table_plan::{ColumnPlan, TablePlan};
 use crate::bookkeeping::checkpoint;
 use crate::detect::DEFAULT_THRESHOLD;
@@ -10,7 +11,7 @@ use crate::inventory::{self, Scope};
 use crate::job::model::{Cutover, Job, Strategy, TableJob};
 use crate::job::refusal::{self, Refusal, Refused};
 use crate::scan::read::key_columns;
-use anyhow::{anyhow, bail, Result};
+use anyhow::Result;
 use sqlx::MySqlConnection;
 
 /// One table of the job: its plan against the live table, or why it is refused.
@@ -78,12 +79,13 @@ pub async fn plans(conn: &mut MySqlConnection, job: &Job) -> Result<Plans> {
     let mut entries = Vec::new();
     for tj in &job.tables {
         let Some(t) = inv.tables.iter().find(|t| t.name == tj.name) else {
-            bail!(
+            return Err(EngineError::JobMismatch(format!(
                 "table '{}' in the job no longer exists in schema '{}' (or has no text column left). \
                  Fix: remove it from the job, or restore the table",
                 tj.name,
                 job.schema
-            );
+            ))
+            .into());
         };
         let mut refusals = refusal::refusals(t, tj, job.defaults.keyless_max_rows);
         let facts = refusal::Facts::of_table(t);
@@ -123,19 +125,22 @@ fn table_plan(job: &Job, tj: &TableJob, t: &Table) -> Result<TablePlan> {
         Some(_) if !recoded_key.is_empty() => Vec::new(),
         Some(key) => key,
         None if tj.strategy == Strategy::Copy => Vec::new(),
-        None => bail!(
-            "table '{}' has no key to page over. Fix: add a primary key",
-            tj.name
-        ),
+        None => {
+            return Err(EngineError::JobMismatch(format!(
+                "table '{}' has no key to page over. Fix: add a primary key",
+                tj.name
+            ))
+            .into())
+        }
     };
     let mut columns = Vec::new();
     for cj in &tj.columns {
         let col = t.columns.iter().find(|c| c.name == cj.name).ok_or_else(|| {
-            anyhow!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name)
+            EngineError::JobMismatch(format!("table '{}' has no column '{}' (named in the job). Fix: correct the name in the job", tj.name, cj.name))
         })?;
         let binary = col.kind == ColumnKind::Binary;
         let source = cj.source.source().cloned().ok_or_else(|| {
-            anyhow!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source)
+            EngineError::JobMismatch(format!("{}.{}: unknown source label '{}'. Fix: `myrecode plan --check` lists the valid ones", tj.name, cj.name, cj.source))
         })?;
         columns.push(ColumnPlan {
             name: cj.name.clone(),

@@ -35,6 +35,12 @@ pub async fn take(conn: &mut MySqlConnection, scope: &Scope) -> Result<Inventory
         existing
     } else {
         for s in &scope.schemas {
+            if read::is_system_schema(s) {
+                bail!(
+                    "'{s}' is a system schema of the server, which myrecode never reads or recodes. Fix: name the application's schema with --schema (or in --url); the server has: {}",
+                    existing.join(", ")
+                );
+            }
             if !existing.iter().any(|e| e == s) {
                 bail!(
                     "schema '{s}' does not exist on this server. Fix: check --schema (or the database in --url); the server has: {}",

@@ -81,6 +81,12 @@ pub struct RawForeignKey {
 /// Schemas that hold the server's own tables, never ours to recode.
 pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "information_schema", "performance_schema", "sys"];
 
+/// Whether `name` is one of the server's [`SYSTEM_SCHEMAS`] (the server reads their names
+/// without case).
+pub fn is_system_schema(name: &str) -> bool {
+    SYSTEM_SCHEMAS.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
+
 /// Lists user schemas on the server.
 pub async fn list_schemas(conn: &mut MySqlConnection) -> Result<Vec<String>> {
     let rows =

@@ -16,6 +16,16 @@ pub(crate) fn check_settings(job: &Job) -> Vec<Finding> {
             format!("write `version: {JOB_VERSION}` (the only layout so far)"),
         ));
     }
+    if crate::inventory::read::is_system_schema(&job.schema) {
+        out.push(Finding::new(
+            "schema",
+            format!(
+                "'{}' is a system schema of the server, which myrecode never recodes",
+                job.schema
+            ),
+            "name the application's schema (the one its tables are in)",
+        ));
+    }
     if job.defaults.batch_size == 0 {
         out.push(Finding::new(
             "defaults.batch_size",

@@ -5,8 +5,11 @@
 //! The password goes to the client in a private option file, never on its command line
 //! (where `ps` shows it) nor in its environment.
 
+use super::guard::{Guard, Refusal};
 use super::outline::{Outline, Outliner};
+use super::statements::Splitter;
 use crate::db::connect::ConnectionConfig;
+use crate::db::sqltext::Mode;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,26 +37,80 @@ pub fn open(path: &Path) -> Result<Box<dyn Read + Send>> {
     })
 }
 
+/// The longest line (and statement) a dump may have: mysqldump and mariadb-dump write rows
+/// in lines of at most `--net-buffer-length` (1 MiB by default), and the client sends no
+/// statement over its `max_allowed_packet` (16 MiB by default); a longer one is refused after
+/// this many bytes, so a small gzip holding one endless line cannot fill the memory.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// Reads the lines of the dump at `path` (unpacking gzip) into `f`, each with its newline,
+/// none longer than `max` bytes: a longer one stops the reading with an error naming it.
+pub fn each_line(path: &Path, max: usize, mut f: impl FnMut(&[u8])) -> Result<()> {
+    let mut reader = BufReader::new(open(path)?);
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    let broken = || {
+        format!(
+            "reading the dump {} failed. Fix: check that the file is whole (gzip -t for a .gz)",
+            path.display()
+        )
+    };
+    loop {
+        line.clear();
+        number += 1;
+        loop {
+            let buf = reader.fill_buf().with_context(broken)?;
+            if buf.is_empty() {
+                break;
+            }
+            let (take, ends) = match buf.iter().position(|b| *b == b'\n') {
+                Some(p) => (p + 1, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take > max {
+                bail!(too_long(path, number, max));
+            }
+            line.extend_from_slice(&buf[..take]);
+            reader.consume(take);
+            if ends {
+                break;
+            }
+        }
+        if line.is_empty() {
+            return Ok(());
+        }
+        f(&line);
+    }
+}
+
+/// Why a dump with a line over `max` bytes is refused.
+pub fn too_long(path: &Path, line: usize, max: usize) -> String {
+    format!(
+        "the dump {} has a line longer than {} MiB (line {line}), more than mysqldump or mariadb-dump write and than the client sends; \
+         it was not read further and nothing was sent. Fix: dump again with mysqldump/mariadb-dump (its default --net-buffer-length keeps rows apart), \
+         and leave out a value that large",
+        path.display(),
+        max >> 20
+    )
+}
+
 /// Reads the whole dump (unpacking gzip) into an [`Outline`] without sending anything anywhere;
 /// tables before any `USE` count as `default`'s.
 pub fn outline(path: &Path, default: &str) -> Result<Outline> {
-    let mut reader = BufReader::new(open(path)?);
     let mut outliner = Outliner::new(default);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = reader.read_until(b'\n', &mut line).with_context(|| {
-            format!(
-                "reading the dump {} failed. Fix: check that the file is whole (gzip -t for a .gz)",
-                path.display()
-            )
-        })?;
-        if n == 0 {
-            break;
-        }
-        outliner.line(&line);
-    }
+    each_line(path, MAX_LINE, |line| outliner.line(line))?;
     Ok(outliner.finish())
+}
+
+/// Reads the whole dump through the [`Guard`], as the client would cut it, for a server
+/// rehearse did not start: what it refuses, statement by statement (nothing is sent).
+pub fn guard(path: &Path, own: &[String], others: &[String]) -> Result<Vec<Refusal>> {
+    let mut guard = Guard::new(own, others, Mode::default());
+    let mut splitter = Splitter::new(Mode::default(), MAX_LINE);
+    let mut emit = |p| guard.piece(p);
+    each_line(path, MAX_LINE, |line| splitter.line(line, &mut emit))?;
+    splitter.finish(&mut emit);
+    Ok(guard.refused)
 }
 
 /// The client program to load dumps with, or an error saying how to get one.
@@ -67,7 +124,10 @@ pub fn client() -> Result<PathBuf> {
 }
 
 /// Streams `dump` into `database` on the server of `admin`; the dump's own `USE` statements
-/// may load other schemas too.
+/// may load other schemas too. The client reads no local file (`--local-infile=0`), does not
+/// reconnect (a new session would lose the state the guard followed), and starts in the
+/// server's sql_mode without the modes that change how quotes are read, as the guard reads
+/// the dump.
 pub fn load(admin: &ConnectionConfig, database: &str, dump: &Path) -> Result<()> {
     let client = client()?;
     let mut reader = open(dump)?;
@@ -80,6 +140,12 @@ pub fn load(admin: &ConnectionConfig, database: &str, dump: &Path) -> Result<()>
         .arg(format!("--defaults-file={}", cnf.display()))
         .arg("--binary-mode")
         .arg("--batch")
+        .arg("--local-infile=0")
+        .arg("--skip-reconnect")
+        .arg(format!(
+            "--init-command={}",
+            crate::db::sqlmode::clean_session_sql()
+        ))
         .arg("--default-character-set=utf8mb4")
         .arg(database)
         .stdin(Stdio::piped())

@@ -5,12 +5,15 @@
 //! runner as `run --execute`, proven with the same `verify`, and a verdict per table
 //! ([`verdict`]). The dump is read first ([`outline`]): one cut short, or creating no table,
 //! is refused; a lent server (`MYSQL_TEST_URL`) is used only when none of the dump's schemas
-//! is on it, and after the load every table the dump creates must be there. The server goes
+//! is on it and the [`guard`] lets every statement through (only creating and filling the
+//! dump's own schemas), and after the load every table the dump creates must be there. The server goes
 //! when the rehearsal ends, however it ends: a local one is stopped and its directory removed;
 //! on a lent one the schemas the rehearsal created are dropped.
 
 pub mod dump;
+pub mod guard;
 pub mod outline;
+pub mod statements;
 pub mod verdict;
 
 use crate::db::connect::ConnectionConfig;
@@ -99,7 +102,10 @@ pub async fn rehearse(opts: &Options) -> Result<Rehearsal> {
         Ok(before) => {
             let clash = clashes(before, &wanted);
             if clash.is_empty() {
-                on_server(&admin, opts, &outline, before).await
+                match guarded(lent, &opts.dump, &wanted, before, &admin.to_string()).await {
+                    Ok(()) => on_server(&admin, opts, &outline, before).await,
+                    Err(e) => Err(e),
+                }
             } else {
                 Err(anyhow!(clash_message(
                     &description,
@@ -134,6 +140,49 @@ pub async fn rehearse(opts: &Options) -> Result<Rehearsal> {
         server: description,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// On a server rehearse did not start, reads the whole dump through the [guard](guard) before a
+/// statement of it is sent: anything but creating and filling the dump's own schemas (`own`)
+/// refuses the rehearsal, every such statement named with its line.
+async fn guarded(
+    lent: bool,
+    dump: &Path,
+    own: &[String],
+    others: &[String],
+    server: &str,
+) -> Result<()> {
+    if !lent {
+        return Ok(());
+    }
+    let (path, own_, others_) = (dump.to_path_buf(), own.to_vec(), others.to_vec());
+    let refused = tokio::task::spawn_blocking(move || dump::guard(&path, &own_, &others_))
+        .await
+        .context("the dump reading task failed")??;
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow!(refusal_message(dump, server, &refused)))
+    }
+}
+
+/// How many refused statements a message lists before counting the rest.
+const LISTED: usize = 10;
+
+/// Why a dump is not loaded into a server rehearse did not start: each statement refused,
+/// with its line, and the fix; one line.
+pub fn refusal_message(dump: &Path, server: &str, refused: &[guard::Refusal]) -> String {
+    let mut listed: Vec<String> = refused.iter().take(LISTED).map(|r| r.to_string()).collect();
+    if refused.len() > LISTED {
+        listed.push(format!("and {} more", refused.len() - LISTED));
+    }
+    format!(
+        "the dump {} holds {} statement(s) that do more than create and fill its own schemas, which rehearse does not run on {server}; nothing of the dump was sent: {}. \
+         Fix: remove them from the dump (a plain mysqldump --databases NAME holds none), or unset MYSQL_TEST_URL so rehearse starts a throwaway server of its own",
+        dump.display(),
+        refused.len(),
+        listed.join("; ")
+    )
 }
 
 /// Refuses a dump that was cut short (no `-- Dump completed` line, unless `partial_ok`;
@@ -562,6 +611,33 @@ mod tests {
         );
         let m = clash_message("s", true, &["rehearsal".to_string()], "rehearsal");
         assert!(m.ends_with("or pass --database NAME with a name not in use for what the dump loads outside any USE (now 'rehearsal')"), "{m}");
+    }
+
+    #[test]
+    fn a_refused_dump_is_one_line_naming_each_statement_and_the_fix() {
+        let refused: Vec<guard::Refusal> = (1..=12)
+            .map(|line| guard::Refusal {
+                line,
+                head: "SET GLOBAL max_connections = 1".into(),
+                reason: "changes a server-wide setting (GLOBAL)".into(),
+            })
+            .collect();
+        let m = refusal_message(Path::new("d.sql"), "mysql://root@db:3306/", &refused[..1]);
+        assert_eq!(
+            m,
+            "the dump d.sql holds 1 statement(s) that do more than create and fill its own schemas, which rehearse does not run on mysql://root@db:3306/; \
+             nothing of the dump was sent: line 1: `SET GLOBAL max_connections = 1` changes a server-wide setting (GLOBAL). \
+             Fix: remove them from the dump (a plain mysqldump --databases NAME holds none), or unset MYSQL_TEST_URL so rehearse starts a throwaway server of its own"
+        );
+        let m = refusal_message(Path::new("d.sql"), "s", &refused);
+        assert!(
+            m.contains("holds 12 statement(s)")
+                && m.contains("line 10: ")
+                && !m.contains("line 11: ")
+                && m.contains("; and 2 more. Fix:"),
+            "{m}"
+        );
+        assert!(!m.contains('\n'));
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct Outline {
     pub tables: Vec<Qualified>,
     /// Tables the dump names without creating them (a dump cut before their `CREATE TABLE`).
     pub never_created: Vec<Qualified>,
+    /// Views the dump creates (mysqldump drops a view's name as a table first).
+    pub views: Vec<Qualified>,
     /// Whether the last non-blank line is the [`TRAILER`].
     pub complete: bool,
 }
@@ -81,7 +83,7 @@ impl Outliner {
         self.out.never_created = self
             .named
             .into_iter()
-            .filter(|t| !self.out.tables.contains(t))
+            .filter(|t| !self.out.tables.contains(t) && !self.out.views.contains(t))
             .collect();
         self.out
     }
@@ -115,6 +117,25 @@ impl Outliner {
             if let Some(s) = name_at(t, 1) {
                 self.add_schema(&s);
                 self.current = Some(s);
+            }
+            return;
+        }
+        // A view: `CREATE [OR REPLACE] [ALGORITHM=…] [DEFINER=…] [SQL SECURITY …] VIEW name`,
+        // which mysqldump spreads over lines, the last starting `/*!50001 VIEW name`.
+        let view_at = if kw(0, "VIEW") {
+            Some(0)
+        } else if kw(0, "CREATE") {
+            (1..t.len().min(24))
+                .take_while(|k| !kw(*k, "AS") && !kw(*k, "TABLE"))
+                .find(|k| kw(*k, "VIEW"))
+        } else {
+            None
+        };
+        if let Some(v) = view_at {
+            if let Some(q) = self.qualified(t, v + 1) {
+                if !self.out.views.contains(&q) {
+                    self.out.views.push(q);
+                }
             }
             return;
         }
@@ -324,6 +345,20 @@ CREATE TEMPORARY TABLE tmp (a INT);\n/*!50001 CREATE VIEW `v` AS SELECT 1 AS `a`
         assert!(o.tables.is_empty(), "{o:?}");
         assert!(o.schemas.is_empty(), "{o:?}");
         assert!(o.complete);
+    }
+
+    #[test]
+    fn a_view_dropped_as_a_table_first_is_created_not_missing() {
+        let o = outline_text(
+            b"USE `f`;\nCREATE TABLE `p` (a INT);\n-- Temporary table structure for view `v`\nDROP TABLE IF EXISTS `v`;\n\
+/*!50001 DROP VIEW IF EXISTS `v`*/;\n/*!50001 CREATE VIEW `v` AS SELECT\n 1 AS `a` */;\n\
+/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`localhost` SQL SECURITY DEFINER */\n\
+/*!50001 VIEW `v` AS select `p`.`a` AS `a` from `p` */;\nCREATE OR REPLACE VIEW w AS SELECT 1;\n-- Dump completed\n",
+            "d",
+        );
+        assert_eq!(o.tables, vec![q("f", "p")]);
+        assert_eq!(o.views, vec![q("f", "v"), q("f", "w")]);
+        assert!(o.never_created.is_empty(), "{o:?}");
     }
 
     #[test]

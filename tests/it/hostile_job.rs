@@ -240,3 +240,110 @@ async fn a_value_over_max_allowed_packet_is_named_not_passed_over() {
         .unwrap();
     assert!(body == text, "recoded once the setting allows it");
 }
+
+/// What a column's DEFAULT and COMMENT and its table's COMMENT are, exactly.
+async fn definitions(cfg: &myrecode::db::connect::ConnectionConfig, schema: &str) -> Vec<String> {
+    let mut c = cfg.connect_one().await.unwrap();
+    sqlx::query_scalar(
+        "SELECT CAST(CONCAT_WS(' | ', c.TABLE_NAME, c.CHARACTER_SET_NAME, c.COLUMN_DEFAULT, c.COLUMN_COMMENT, t.TABLE_COMMENT) AS CHAR) \
+         FROM information_schema.COLUMNS c JOIN information_schema.TABLES t USING (TABLE_SCHEMA, TABLE_NAME) \
+         WHERE c.TABLE_SCHEMA = ? AND c.TABLE_NAME IN ('cp', 'ip') AND c.COLUMN_NAME = 'name' ORDER BY c.TABLE_NAME",
+    )
+    .bind(schema)
+    .fetch_all(&mut c)
+    .await
+    .unwrap()
+}
+
+/// A server whose sql_mode is NO_BACKSLASH_ESCAPES and ANSI_QUOTES (issue 44 item 4): a copy
+/// and an in-place run keep a DEFAULT, a column COMMENT and a table COMMENT holding
+/// backslashes and both quotes exactly (a copy doubled every backslash there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quote_modes_of_the_server_leave_defaults_and_comments_exact() {
+    let server = myrecode::db::throwaway::ThrowawayServer::start_local_with(&[
+        "--sql-mode=NO_BACKSLASH_ESCAPES,ANSI_QUOTES,STRICT_TRANS_TABLES".to_string(),
+    ])
+    .unwrap_or_else(|e| {
+        panic!("this test starts its own server: it needs mariadbd on the PATH ({e:#})")
+    });
+    let db = server.fresh_database("modes").unwrap();
+    let mut c = server.admin().connect_one().await.unwrap();
+    let global: String = sqlx::query_scalar("SELECT @@GLOBAL.sql_mode")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert!(
+        global.contains("NO_BACKSLASH_ESCAPES") && global.contains("ANSI_QUOTES"),
+        "{global}"
+    );
+    // Written as the application would, under the server's own sql_mode.
+    let mut app = db.config.connect_one().await.unwrap();
+    app.execute("SET SESSION sql_mode = @@GLOBAL.sql_mode")
+        .await
+        .unwrap();
+    for s in [
+        r#"CREATE TABLE cp (id INT PRIMARY KEY, name VARCHAR(100) CHARACTER SET latin1 NOT NULL DEFAULT 'a\b ''q'' "d"' COMMENT 'col \ ''x'' "y"') ENGINE=InnoDB DEFAULT CHARSET=latin1 COMMENT='tbl \\ ''z'' "w"'"#,
+        r#"CREATE TABLE ip (id INT PRIMARY KEY, name VARCHAR(100) CHARACTER SET utf8mb4 NOT NULL DEFAULT 'a\b ''q'' "d"' COMMENT 'col \ ''x'' "y"') ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='tbl \\ ''z'' "w"'"#,
+    ] {
+        app.execute(s).await.unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    let comment: String = sqlx::query_scalar(
+        "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'cp'",
+    )
+    .bind(&db.name)
+    .fetch_one(&mut app)
+    .await
+    .unwrap();
+    assert_eq!(comment, r#"tbl \\ 'z' "w""#);
+    use crate::common::legacy::{bytes, insert_raw, insert_text, mojibake, RUSSIAN};
+    use myrecode::codec::Encoding;
+    let raw: Vec<(i64, Vec<u8>)> = (0..RUSSIAN.len())
+        .map(|i| (i as i64 + 1, bytes(Encoding::Windows1251, RUSSIAN[i])))
+        .collect();
+    insert_raw(&db.config, "cp", "name", &raw).await;
+    let moji: Vec<(i64, String)> = (0..RUSSIAN.len())
+        .map(|i| {
+            (
+                i as i64 + 1,
+                mojibake(Encoding::Windows1251, Encoding::Latin1, RUSSIAN[i]),
+            )
+        })
+        .collect();
+    insert_text(&db.config, "ip", "name", &moji).await;
+    let before = definitions(&db.config, &db.name).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = db.config.url_with_secret();
+    let (_, planned, text) = common::scan_and_plan(&url, dir.path());
+    assert!(
+        text.contains("strategy: copy") && text.contains("strategy: in-place"),
+        "{text}"
+    );
+    // Nobody is here to type `myrecode cutover`.
+    std::fs::write(&planned, text.replace("cutover: manual", "cutover: auto")).unwrap();
+    let p = planned.to_str().unwrap();
+    let (code, out, err) = common::cli(&url, &["plan", "--check", p]);
+    assert!(code <= 1, "{out}\n{err}");
+    let (code, out, err) = common::cli(&url, &["run", p, "--execute"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let after = definitions(&db.config, &db.name).await;
+    let strip = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|l| l.replacen(" | latin1 | ", " | utf8mb4 | ", 1))
+            .collect()
+    };
+    assert_eq!(strip(&after), strip(&before), "before: {before:#?}");
+    assert!(
+        after.iter().all(|l| l.contains(" | utf8mb4 | ")),
+        "{after:#?}"
+    );
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM cp ORDER BY id")
+        .fetch_all(&mut app)
+        .await
+        .unwrap();
+    assert_eq!(names, RUSSIAN);
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM ip ORDER BY id")
+        .fetch_all(&mut app)
+        .await
+        .unwrap();
+    assert_eq!(names, RUSSIAN);
+}

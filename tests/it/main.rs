@@ -24,6 +24,7 @@ mod faults;
 mod groups;
 mod harness;
 mod hostile_job;
+mod hostile_rehearse;
 mod html_report;
 mod inventory;
 mod job_check;
