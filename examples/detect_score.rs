@@ -15,7 +15,93 @@
 //! `--by-shape` makes each (label, language, shape) one column (`data/stress_units.tsv`: a
 //! column of prices, one of addresses).
 
+use myrecode::detect::{detect_column, Label, Verdict};
 use myrecode::testkit::eval;
+use std::collections::BTreeMap;
+
+/// Right, undecided, kept or rewritten wrongly, and of those rewritten: one column's count.
+#[derive(Default)]
+struct Count {
+    right: usize,
+    undecided: usize,
+    wrong: usize,
+    rewritten: usize,
+    /// The wrong values: expected label, answer, text, the answer's text.
+    wrongs: Vec<String>,
+}
+
+impl Count {
+    fn add(&mut self, row: &eval::Row, v: &Verdict) {
+        let label = v.label.to_string();
+        let koi8 = |l: &str| l.starts_with("koi8-");
+        let same = label == row.expected || (koi8(&label) && koi8(&row.expected));
+        let text_ok = !v.actionable() || v.decoded.as_deref() == Some(row.text.as_str());
+        if same && text_ok {
+            self.right += 1;
+        } else if v.label == Label::Unknown {
+            self.undecided += 1;
+        } else {
+            self.wrong += 1;
+            self.rewritten += usize::from(v.actionable());
+            self.wrongs.push(format!(
+                "{}\t{} {:.2}\t{}\t{}\t{}",
+                row.expected,
+                v.label,
+                v.confidence,
+                row.text,
+                v.decoded.as_deref().unwrap_or("-"),
+                v.reasons.join("; ")
+            ));
+        }
+    }
+}
+
+/// Issue 42's columns: every language's cp1251 and KOI8-R rows as one column, half and half
+/// and each table with a tenth of the other's rows; right / undecided / wrong (kept or
+/// rewritten wrongly: silent) / rewritten wrongly.
+/// `major`'s rows with one of `minor`'s after every ninth.
+fn tenth<'a>(major: &[&'a eval::Row], minor: &[&'a eval::Row]) -> Vec<&'a eval::Row> {
+    let mut col = Vec::new();
+    let mut m = minor.iter();
+    for (i, r) in major.iter().enumerate() {
+        col.push(*r);
+        if i % 9 == 8 {
+            col.extend(m.next().copied());
+        }
+    }
+    col
+}
+
+fn mixed_cp1251_koi8(rows: &[eval::Row]) -> BTreeMap<String, Count> {
+    let mut by_lang: BTreeMap<&str, (Vec<&eval::Row>, Vec<&eval::Row>)> = BTreeMap::new();
+    for r in rows {
+        match r.expected.as_str() {
+            "cp1251" => by_lang.entry(&r.lang).or_default().0.push(r),
+            "koi8-r" | "koi8-u" => by_lang.entry(&r.lang).or_default().1.push(r),
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (lang, (a, b)) in by_lang {
+        if a.is_empty() || b.is_empty() {
+            continue;
+        }
+        let half: Vec<&eval::Row> = a.iter().zip(&b).flat_map(|(x, y)| [*x, *y]).collect();
+        for (name, col) in [
+            ("half and half", half),
+            ("cp1251 + 10% KOI8", tenth(&a, &b)),
+            ("KOI8 + 10% cp1251", tenth(&b, &a)),
+        ] {
+            let values: Vec<&[u8]> = col.iter().map(|r| r.bytes.as_slice()).collect();
+            let mut c = Count::default();
+            for (r, v) in col.iter().zip(detect_column(&values)) {
+                c.add(r, &v);
+            }
+            out.insert(format!("{lang}: {name} ({} values)", col.len()), c);
+        }
+    }
+    out
+}
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +143,18 @@ fn main() -> anyhow::Result<()> {
         print!("{}", report.render());
         print!("{}", report.calibration_alone.render("alone"));
         print!("{}", report.calibration_column.render("per column"));
+        let mut silent = 0;
+        for (column, c) in mixed_cp1251_koi8(&rows) {
+            println!(
+                "mixed cp1251/KOI8 column {column}: right {} undecided {} wrong {} (rewritten {})",
+                c.right, c.undecided, c.wrong, c.rewritten
+            );
+            silent += c.wrong;
+            for w in &c.wrongs {
+                println!("mixed wrong\t{w}");
+            }
+        }
+        println!("mixed cp1251/KOI8 columns: {silent} values silently wrong");
         if mistakes {
             for (exp, got, text) in &report.mistakes {
                 println!("{exp}\t{got}\t{text}");

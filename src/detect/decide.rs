@@ -27,6 +27,16 @@ pub(crate) fn posteriors(cands: &[Cand], prior: Option<&ColumnPrior>, out: &mut 
 
 /// Turns an analysis into a verdict under a column prior and threshold.
 pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict {
+    let v = decide_scored(bytes, analysis, ctx);
+    if v.label == Label::Utf8 {
+        // Never kept as UTF-8 in silence when a lone letter is also a legacy word.
+        return lookalike::lone_letter_word(bytes, ctx).unwrap_or(v);
+    }
+    v
+}
+
+/// [`decide`] before its last check on values kept as UTF-8.
+fn decide_scored(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict {
     let (cands, utf8) = match analysis {
         Analysis::Fixed(v) if v.label == Label::Utf8 && ctx.prior.is_some() => {
             return lookalike::in_legacy_column(bytes, ctx).unwrap_or(v)
@@ -43,7 +53,8 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         return utf8_reads_best(bytes, &cands, best, conf, runner, reasons, ctx);
     }
     let against = against_column(&cands[best], utf8, ctx);
-    if conf >= ctx.threshold && clears_the_bars(&cands, best, ctx) && !against {
+    let doubt = present_rival(&cands, &cands[best], ctx);
+    if conf >= ctx.threshold && clears_the_bars(&cands, best, ctx) && !against && !doubt {
         if let Some(decoded) = label.repair(bytes) {
             return Verdict {
                 label,
@@ -65,6 +76,11 @@ pub(crate) fn decide(bytes: &[u8], analysis: Analysis, ctx: &Context) -> Verdict
         if let Some(v) = clear_lead(bytes, &cands, best) {
             return v;
         }
+    }
+    if doubt {
+        reasons.push(Cow::Borrowed(
+            "another table the column holds reads it as well-formed text too",
+        ));
     }
     if let Some(v) = column_decides(bytes, &cands, ctx) {
         return v;
@@ -167,6 +183,43 @@ fn against_column(c: &Cand, utf8: bool, ctx: &Context) -> bool {
                 && !column::same_family(l, label)
                 && (c.score < AGAINST_COLUMN || (l == Label::Utf8 && utf8 && label.is_legacy()))
         })
+}
+
+/// True when a column holds rows of another table (at least [`PRESENT_SHARE`] of them) and
+/// that table reads the value as well-formed text with its own evidence no more than
+/// [`PRESENT_MARGIN`] behind `c`'s: KOI8-R "не" in a cp1251 column with a tenth of KOI8-R
+/// rows reads "ОЕ" through cp1251. The column's share is no evidence between two tables it
+/// holds both of: only the value's own can tell them, and where it does not the value is
+/// listed (issue 42: such values had been rewritten as the majority's reading).
+pub(super) fn present_rival(cands: &[Cand], c: &Cand, ctx: &Context) -> bool {
+    let Some(prior) = ctx.prior else {
+        return false;
+    };
+    // KOI8-R and KOI8-U count as one table: a KOI8-U row without its eight letters is read
+    // as KOI8-R.
+    let family_share = |l: Label| match l {
+        Label::Legacy(Encoding::Koi8R | Encoding::Koi8U) => {
+            prior.share(Label::Legacy(Encoding::Koi8R))
+                + prior.share(Label::Legacy(Encoding::Koi8U))
+        }
+        _ => prior.share(l),
+    };
+    // Upper-case abbreviations ("ГБ", "ГФМТ") score far below a wrong table's lower-case
+    // reading of their bytes ("зв", "зжнф"): for short values the margin is wider.
+    let margin = if c.text.word_letters <= UNIFORM_SHORT_LETTERS {
+        PRESENT_MARGIN_SHORT
+    } else {
+        PRESENT_MARGIN
+    };
+    cands.iter().any(|o| {
+        o.label.needs_recode()
+            && !column::same_family(o.label, c.label)
+            && o.text.odd_symbols == 0
+            && o.text.mixed_words == 0
+            && o.text.non_ascii_letters > 0
+            && o.score >= c.score - margin
+            && family_share(o.label) >= PRESENT_SHARE
+    })
 }
 
 /// Whether the best reading's own evidence and lead are enough to decide the value.
@@ -463,7 +516,7 @@ pub(super) fn column_decides(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Opt
         })
         .map(|o| o.score + prior.bonus(o.label))
         .fold(f32::MIN, f32::max);
-    if rival - (c.score + prior.bonus(label)) > UNIFORM_MARGIN {
+    if rival - (c.score + prior.bonus(label)) > UNIFORM_MARGIN || present_rival(cands, c, ctx) {
         return None;
     }
     let decoded = label.repair(bytes)?;

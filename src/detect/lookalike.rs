@@ -138,6 +138,85 @@ pub(crate) fn doubt_in_column(bytes: &[u8], cands: &[Cand], ctx: &Context) -> Op
     })
 }
 
+/// Legacy tables whose reading of a lone letter may be a word (`lone_letter_word`).
+const WORD_TABLES: [Encoding; 5] = [
+    Encoding::Windows1251,
+    Encoding::Koi8R,
+    Encoding::Koi8U,
+    Encoding::Ibm866,
+    Encoding::Iso8859_5,
+];
+
+/// Valid UTF-8 about to be kept as UTF-8 outside a UTF-8 column, whose UTF-8 reading is one
+/// letter of Latin Extended-A or -B standing alone ("Ũ", "ţ.") while a legacy table reads the
+/// same bytes as a frequent Cyrillic word of one to four letters in regular case (cp1251 "ЕЁ",
+/// KOI8-R "её"): `unknown`, listed. Two readings, one a word and the other a letter no
+/// Western text holds alone: nothing in the value tells them, and keeping it as UTF-8 was
+/// silently wrong for the legacy word. A lone Latin-1 letter ("ó", "ü"), Greek or Cyrillic
+/// letter stays: those stand alone in honest text (initials, units, grades), and in a legacy
+/// column [`in_legacy_column`] weighs them first.
+pub(crate) fn lone_letter_word(bytes: &[u8], ctx: &Context) -> Option<Verdict> {
+    if bytes.len() > 8 {
+        return None;
+    }
+    let utf8_column = ctx
+        .prior
+        .and_then(|p| p.dominant())
+        .is_some_and(|(l, share)| l == Label::Utf8 && share >= UNIFORM_SHARE);
+    if utf8_column {
+        return None;
+    }
+    let s = std::str::from_utf8(bytes).ok()?;
+    // One non-ASCII letter; the rest ASCII punctuation or spaces (no ASCII letter or digit).
+    let mut letter = None;
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || (!c.is_ascii() && letter.replace(c).is_some()) {
+            return None;
+        }
+    }
+    let c = letter?;
+    if !(0x100..=0x24F).contains(&(c as u32)) || !chars::is_alphabetic(c) {
+        return None;
+    }
+    let word = WORD_TABLES.into_iter().find_map(|enc| {
+        let t = crate::codec::decode(enc, bytes).ok()?;
+        frequent_short_word(&t).then_some((enc, t))
+    })?;
+    let (enc, text) = word;
+    Some(Verdict {
+        label: Label::Unknown,
+        confidence: 0.0,
+        decoded: None,
+        runner_up: Some((Label::Legacy(enc), 0.5)),
+        reasons: vec![Cow::Owned(format!(
+            "valid UTF-8 of one letter alone, \"{s}\", that {} reads as the word \"{}\": \
+             neither reading is sure",
+            Label::Legacy(enc),
+            text.trim_matches(|c: char| c.is_ascii()),
+        ))],
+    })
+}
+
+/// True when `t`'s one Cyrillic word (ASCII punctuation around it) has one to four letters in
+/// lower, Title or UPPER case and is among the frequent short words (`model::cyr_short`).
+fn frequent_short_word(t: &str) -> bool {
+    let w = t.trim_matches(|c: char| c.is_ascii_punctuation() || c == ' ');
+    let n = w.chars().count();
+    if !(1..=4).contains(&n) || w.chars().any(|c| model::cyr_index(c).is_none()) {
+        return false;
+    }
+    let upper = w.chars().filter(|&c| chars::is_uppercase(c)).count();
+    let first_upper = w.chars().next().is_some_and(chars::is_uppercase);
+    if !(upper == 0 || upper == n || (upper == 1 && first_upper)) {
+        return false;
+    }
+    let hash = w
+        .chars()
+        .filter_map(model::cyr_index)
+        .fold(model::WORD_HASH0, model::word_hash);
+    model::cyr_short(hash)
+}
+
 /// Letters up to which a UTF-8 reading is no evidence of its own.
 const SHORT_LETTERS: u32 = 2;
 /// Toll (nats) on the UTF-8 reading per letter or symbol outside the scripts our models know

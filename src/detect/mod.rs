@@ -99,6 +99,16 @@ const CLEAR_LEAD: f32 = 6.0;
 /// costs two nats or more per letter.
 const LEAD_PER_LETTER: f32 = -1.0;
 
+/// Share of a column's rows from which another table counts as held by the column: its
+/// readings then compete with the column's on the value's own evidence
+/// (`decide::present_rival`).
+const PRESENT_SHARE: f32 = 0.03;
+/// How far (nats) such a table's well-formed reading may be behind the best reading's own
+/// evidence and still leave the value undecided.
+const PRESENT_MARGIN: f32 = 3.0;
+/// The same for a value of up to [`UNIFORM_SHORT_LETTERS`] letters.
+const PRESENT_MARGIN_SHORT: f32 = 8.0;
+
 /// Own evidence (nats) a reading other than the one a uniform column shares needs.
 const AGAINST_COLUMN: f32 = 8.0;
 /// Lead (nats) a value of one to three letters needs over every other reading, alone.
