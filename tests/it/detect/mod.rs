@@ -6,5 +6,6 @@ mod columns;
 mod corpus;
 mod fast;
 mod heldout;
+mod mixed;
 mod props;
 mod run_as_scan;
