@@ -26,6 +26,7 @@ pub mod db;
 pub mod demo;
 pub mod detect;
 pub mod engine;
+pub mod fleet;
 pub mod inventory;
 pub mod job;
 pub mod recode;
