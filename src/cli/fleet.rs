@@ -3,7 +3,7 @@
 use super::common::{block_on, resolve};
 use super::{EXIT_ATTENTION, EXIT_OK};
 use crate::db::credentials::Request;
-use crate::fleet::{file, render, rollup, scan};
+use crate::fleet::{file, html, render, rollup, scan};
 use crate::scan::read;
 use anyhow::{bail, Context};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub struct Args {
 enum Command {
     /// Scan every schema the fleet file selects, within each server's concurrency, into
     /// DIR/<server>/<schema>.json (resumable), then one roll-up: terminal, DIR/fleet.json,
-    /// DIR/fleet.md, with the tables the server's counters call unused.
+    /// DIR/fleet.md, DIR/fleet.html, with the tables the server's counters call unused.
     Scan(ScanArgs),
 }
 
@@ -90,18 +90,21 @@ fn scan_fleet(a: ScanArgs) -> anyhow::Result<u8> {
     };
     let say = |line: String| eprintln!("{line}");
     let outcome = block_on(scan::run(&targets, &opts, &say))?;
-    let (json, md) = scan::rollup_paths(&a.out);
+    let (json, md, page) = scan::rollup_paths(&a.out);
     std::fs::write(&json, render::to_json(&outcome.rollup))
         .with_context(|| format!("cannot write {}", json.display()))?;
     std::fs::write(&md, render::to_markdown(&outcome.rollup))
         .with_context(|| format!("cannot write {}", md.display()))?;
+    std::fs::write(&page, html::to_html(&outcome.rollup))
+        .with_context(|| format!("cannot write {}", page.display()))?;
     print!("{}", render::to_text(&outcome.rollup));
     eprintln!(
-        "fleet scan: {} schemas scanned by this run, {} kept from an earlier one; roll-up in {} and {}",
+        "fleet scan: {} schemas scanned by this run, {} kept from an earlier one; roll-up in {}, {} and {}",
         outcome.scanned,
         outcome.kept,
         json.display(),
-        md.display()
+        md.display(),
+        page.display()
     );
     if !outcome.failed.is_empty() {
         bail!(

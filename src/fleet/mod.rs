@@ -7,13 +7,14 @@
 //! - `usage` (whether a table looks used: the counters' SQL and the classification, pure)
 //!   and `snapshot` (reading those counters from a server, the I/O);
 //! - `rollup` (per-schema scan reports and usage into one report, pure) and `render`
-//!   (terminal, JSON, Markdown);
+//!   (terminal, JSON, Markdown) and `html` (one self-contained page);
 //! - `store` (where each report lives under `--out`, what counts as complete) and `scan`
 //!   (the run: every schema scanned by `crate::scan`, within each server's limit).
 //!
 //! Only `crate::cli` imports this module.
 
 pub mod file;
+pub mod html;
 pub mod pattern;
 pub mod render;
 pub mod rollup;

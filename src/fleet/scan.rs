@@ -18,6 +18,7 @@ use crate::scan::read::{self, Silent};
 use anyhow::Result;
 use futures_util::{future, stream, StreamExt};
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -121,10 +122,10 @@ async fn server(t: &Target, opts: &Options, say: &dyn Fn(String)) -> ServerResul
             "fleet scan: {name}/{s}: complete report kept from an earlier run"
         ));
     }
-    let outcomes: Vec<(String, Result<()>)> = stream::iter(pending.iter())
-        .map(|s| async move { ((*s).clone(), schema(t, s, opts, say).await) })
-        .buffer_unordered(t.server.concurrency)
-        .collect()
+    let outcomes: Vec<(String, Result<()>)> =
+        bounded(pending, t.server.concurrency, |s| async move {
+            (s.clone(), schema(t, s, opts, say).await)
+        })
         .await;
     let mut scanned = 0;
     for (s, r) in outcomes {
@@ -215,7 +216,55 @@ async fn schema(t: &Target, schema: &str, opts: &Options, say: &dyn Fn(String)) 
     Ok(())
 }
 
-/// Where the roll-up is written: `DIR/fleet.json` and `DIR/fleet.md`.
-pub fn rollup_paths(out: &Path) -> (PathBuf, PathBuf) {
-    (out.join("fleet.json"), out.join("fleet.md"))
+/// Runs `f` over `items`, never more than `limit` at once, on the caller's task: the one
+/// place a server's concurrency is enforced.
+pub async fn bounded<T, R, Fut: Future<Output = R>>(
+    items: impl IntoIterator<Item = T>,
+    limit: usize,
+    f: impl FnMut(T) -> Fut,
+) -> Vec<R> {
+    stream::iter(items)
+        .map(f)
+        .buffer_unordered(limit.max(1))
+        .collect()
+        .await
+}
+
+/// Where the roll-up is written: `DIR/fleet.json`, `DIR/fleet.md` and `DIR/fleet.html`.
+pub fn rollup_paths(out: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    (
+        out.join("fleet.json"),
+        out.join("fleet.md"),
+        out.join("fleet.html"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    #[test]
+    fn never_more_than_the_limit_at_once() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for limit in [1, 2, 3] {
+            let (now, peak) = (Cell::new(0), Cell::new(0));
+            let done = rt.block_on(bounded(0..7, limit, |i| {
+                let (now, peak) = (&now, &peak);
+                async move {
+                    now.set(now.get() + 1);
+                    peak.set(peak.get().max(now.get()));
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    now.set(now.get() - 1);
+                    i
+                }
+            }));
+            assert_eq!(done.len(), 7);
+            assert_eq!(peak.get(), limit, "limit {limit}");
+        }
+    }
 }

@@ -171,8 +171,12 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
     }
     // The seeding wrote every table; the counters start now, as after a restart.
     exec(a.admin(), "FLUSH TABLE_STATISTICS");
-    use_posts(a.admin(), "shop_1");
-    use_posts(b.admin(), "shop_1");
+    for s in ["shop_1", "shop_2", "shop_3"] {
+        use_posts(a.admin(), s);
+    }
+    for s in ["shop_1", "shop_2"] {
+        use_posts(b.admin(), s);
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let a_cnf = option_file(dir.path(), "a", a.admin());
@@ -300,15 +304,12 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
         );
         assert!(ev.contains("UPDATE_TIME"), "{ev}");
     }
-    let posts = table(0, 0, "posts");
-    assert_eq!(posts["usage"]["verdict"], "used", "{posts}");
-    assert!(
-        !posts["usage"]["evidence"]
-            .as_str()
-            .unwrap()
-            .contains(" 0 rows read, 0 changed"),
-        "{posts}"
-    );
+    for schema in 0..3 {
+        let posts = table(0, schema, "posts");
+        assert_eq!(posts["usage"]["verdict"], "used", "{posts}");
+        let ev = posts["usage"]["evidence"].as_str().unwrap();
+        assert!(!ev.contains(" 0 rows read, 0 changed"), "{ev}");
+    }
     for schema in 0..2 {
         for t in ["posts", "archive"] {
             let x = table(1, schema, t);
@@ -328,6 +329,13 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
     );
     let md = std::fs::read_to_string(out.join("fleet.md")).unwrap();
     assert!(md.contains("| shop_2 | archive | body: cp1251 |"), "{md}");
+
+    let page = std::fs::read_to_string(out.join("fleet.html")).unwrap();
+    assert!(
+        page.contains("data-schema=\"shop_3\" data-table=\"archive\""),
+        "{page}"
+    );
+    assert_eq!(page.matches("data-usage=\"unused\"").count(), 3, "{page}");
 
     // 3. An uninterrupted run ends with the same figures.
     let fresh = dir.path().join("fresh");
