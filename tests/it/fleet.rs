@@ -349,3 +349,49 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
         began.elapsed()
     );
 }
+
+/// Bad input is refused before anything connects, in one line with the fix and no secret;
+/// a server that cannot be reached fails the run (exit 2) after the roll-up of the rest.
+#[test]
+fn a_bad_fleet_file_stops_before_anything_runs_and_an_unreachable_server_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.yaml");
+    let out = dir.path().join("out");
+    std::fs::write(
+        &fleet,
+        "servers:\n  - name: db1\n    url: mysql://dba:hunter2@127.0.0.1:1\n    schemas: [shop_*]\n",
+    )
+    .unwrap();
+    let o = fleet_scan(&fleet, &out).output().unwrap();
+    let (stdout, stderr) = texts(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("holds a password") && stderr.contains("Fix:"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("hunter2") && !stdout.contains("hunter2"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!out.exists(), "nothing ran, nothing was written");
+
+    // Port 1 on the loopback: nothing listens there.
+    std::fs::write(
+        &fleet,
+        "servers:\n  - name: gone\n    url: mysql://dba@127.0.0.1:1\n    schemas: ['*']\n",
+    )
+    .unwrap();
+    let o = fleet_scan(&fleet, &out).output().unwrap();
+    let (stdout, stderr) = texts(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("gone/*: "), "{stderr}");
+    assert!(
+        stderr.contains("Fix: correct what each names and run the same command again"),
+        "{stderr}"
+    );
+    let rollup = json(&out.join("fleet.json"));
+    assert_eq!(rollup["servers"][0]["name"], "gone");
+    assert!(rollup["servers"][0]["failed"]["*"].is_string(), "{rollup}");
+    assert_eq!(rollup["totals"]["tables"], 0);
+}
