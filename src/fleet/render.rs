@@ -29,7 +29,7 @@ fn verdict(v: &Verdict) -> &'static str {
 
 fn totals_line(t: &Totals) -> String {
     format!(
-        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows, ~{} MiB",
+        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows, ~{}",
         t.tables,
         t.legacy_tables,
         t.legacy_values,
@@ -37,7 +37,7 @@ fn totals_line(t: &Totals) -> String {
         t.blocked_tables,
         t.unused_tables,
         t.estimated_rows,
-        t.bytes / (1 << 20)
+        super::usage::human_bytes(t.bytes)
     )
 }
 

@@ -14,15 +14,16 @@ pub async fn take(
 ) -> Result<ServerUsage> {
     let mysql = flavor == "MySQL";
     let counters = which_counters(conn, mysql).await;
-    let uptime_sql = if mysql {
-        usage::UPTIME_SQL_MYSQL
-    } else {
-        usage::UPTIME_SQL
-    };
-    let uptime_secs: u64 = sqlx::query_scalar(uptime_sql)
+    let uptime: String = sqlx::query(usage::UPTIME_SQL)
         .fetch_one(&mut *conn)
         .await
+        .context("reading the server's uptime")?
+        .try_get(1)
         .context("reading the server's uptime")?;
+    let uptime_secs = uptime
+        .trim()
+        .parse()
+        .with_context(|| format!("the server's Uptime is not a number: {uptime:?}"))?;
     let taken_at: String = sqlx::query_scalar(usage::NOW_SQL)
         .fetch_one(&mut *conn)
         .await

@@ -88,13 +88,9 @@ pub struct Usage {
     pub evidence: String,
 }
 
-/// `SHOW GLOBAL STATUS LIKE 'Uptime'` as a query: the counters' age.
-pub const UPTIME_SQL: &str =
-    "SELECT CAST(VARIABLE_VALUE AS UNSIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'";
-
-/// MySQL 8 keeps status in performance_schema only.
-pub const UPTIME_SQL_MYSQL: &str =
-    "SELECT CAST(VARIABLE_VALUE AS UNSIGNED) FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime'";
+/// The counters' age: seconds since the server started (MariaDB and MySQL alike; the
+/// second column, `Value`, holds it).
+pub const UPTIME_SQL: &str = "SHOW GLOBAL STATUS LIKE 'Uptime'";
 
 /// Whether MariaDB's `userstat` is on (1) or off (0).
 pub const USERSTAT_SQL: &str = "SELECT @@GLOBAL.userstat";
@@ -123,6 +119,21 @@ pub const PERFORMANCE_SCHEMA_TABLES_SQL: &str =
     "SELECT CAST(OBJECT_NAME AS CHAR), CAST(COUNT_READ AS UNSIGNED), \
 CAST(COUNT_WRITE AS UNSIGNED) FROM performance_schema.table_io_waits_summary_by_table \
 WHERE OBJECT_TYPE = 'TABLE' AND OBJECT_SCHEMA = ?";
+
+/// "16 KiB", "3 MiB", "12 GiB": sizes a DBA reads at a glance.
+pub fn human_bytes(n: u64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut i) = (n as f64, 0);
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{v:.0} {}", units[i])
+    }
+}
 
 /// "3d 4h", "2h 5m", "40s": an uptime a DBA reads at a glance.
 pub fn human_duration(secs: u64) -> String {
@@ -247,6 +258,9 @@ mod tests {
         assert_eq!(human_duration(125), "2m 5s");
         assert_eq!(human_duration(7500), "2h 5m");
         assert_eq!(human_duration(90_000), "1d 1h");
+        assert_eq!(human_bytes(512), "512 bytes");
+        assert_eq!(human_bytes(16384), "16 KiB");
+        assert_eq!(human_bytes(3 << 30), "3 GiB");
     }
 
     #[test]
