@@ -3,7 +3,8 @@
 //! written before the scan, one left untouched. A fleet scan killed midway and run again
 //! scans only what was left; its roll-up's figures equal each schema's own report and an
 //! uninterrupted run's; the untouched tables are named unused with their evidence, on the
-//! server that counts, and "no counters" on the one that does not.
+//! server that counts, and "no counters" on the one that does not; the two tables of a
+//! foreign key across schemas are blocked with `plan`'s refusal.
 
 use crate::common::legacy::{bytes, RUSSIAN};
 use crate::common::texts;
@@ -35,15 +36,15 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// A schema with `posts` and `archive`, each `ROWS` rows of cp1251 text in a latin1 column.
-fn seed(admin: &ConnectionConfig, schema: &str) {
+/// A schema with `tables`, each `ROWS` rows of cp1251 text in a latin1 column.
+fn seed(admin: &ConnectionConfig, schema: &str, tables: &[&str]) {
     rt().block_on(async {
         let mut c = admin.connect_one().await.unwrap();
         let db = quote::ident(schema);
         c.execute(format!("CREATE DATABASE {db} CHARACTER SET latin1").as_str())
             .await
             .unwrap();
-        for t in ["posts", "archive"] {
+        for &t in tables {
             c.execute(
                 format!(
                     "CREATE TABLE {} (id INT PRIMARY KEY AUTO_INCREMENT, body TEXT CHARACTER SET latin1) ENGINE=InnoDB",
@@ -164,11 +165,17 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
     let (a, b) = (start(&["--userstat=1"]), start(&[]));
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     for s in ["shop_1", "shop_2", "shop_3", "other"] {
-        seed(a.admin(), s);
+        seed(a.admin(), s, &["posts", "archive"]);
     }
-    for s in ["shop_1", "shop_2"] {
-        seed(b.admin(), s);
-    }
+    seed(b.admin(), "shop_1", &["posts", "archive"]);
+    seed(b.admin(), "shop_2", &["posts", "archive", "orders"]);
+    // A foreign key across schemas: `plan` refuses both its tables (one cut-over moves the
+    // constraints of one schema).
+    exec(
+        b.admin(),
+        "ALTER TABLE `shop_2`.`orders` ADD COLUMN post_id INT, \
+         ADD FOREIGN KEY (post_id) REFERENCES `shop_1`.`posts` (id)",
+    );
     // The seeding wrote every table; the counters start now, as after a restart.
     exec(a.admin(), "FLUSH TABLE_STATISTICS");
     for s in ["shop_1", "shop_2", "shop_3"] {
@@ -281,7 +288,7 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
         }
     }
     assert_eq!(schemas_seen, total);
-    assert_eq!(rollup["totals"]["tables"], 2 * total as u64);
+    assert_eq!(rollup["totals"]["tables"], 2 * total as u64 + 1);
 
     // Unused tables with their evidence: the counters were read before the first run's scans
     // and kept for the second (else the tables the killed run scanned would look used).
@@ -326,6 +333,22 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
             );
         }
     }
+    // What blocks is what `plan` would refuse, in its words.
+    for (schema, name) in [(0, "posts"), (1, "orders")] {
+        let t = table(1, schema, name);
+        let blocks = t["blocks"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1, "{t}");
+        let why = blocks[0].as_str().unwrap();
+        assert!(
+            why.contains("across schemas") && why.contains("Fix:"),
+            "{why}"
+        );
+    }
+    assert_eq!(rollup["totals"]["blocked_tables"], 2);
+    assert!(
+        stdout.contains("blocked shop_2.orders: table 'orders'"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("unused shop_1.archive: TABLE_STATISTICS: 0 rows read"),
         "{stdout}"
