@@ -12,7 +12,8 @@
 //! 4. `scan` (what each column holds) and `review` (the values left undecided);
 //! 5. `job` (the job model, its checks and refusal rules, written from a scan);
 //! 6. `engine` (runs a job: in place, or by an online copy and its cut-over);
-//! 7. `status`, `rehearse`, `report`, `demo`, and `cli` on top.
+//! 7. `status`, `rehearse`, `report`, `demo`, `fleet` (many servers at once; only `cli`
+//!    imports it), and `cli` on top.
 //!
 //! Pure logic (codecs, detection, recoding, planning, refusal rules, SQL building) does no
 //! I/O; reading and writing a server sits at the edges of each floor (`db`, `inventory`'s
@@ -26,6 +27,7 @@ pub mod db;
 pub mod demo;
 pub mod detect;
 pub mod engine;
+pub mod fleet;
 pub mod inventory;
 pub mod job;
 pub mod recode;

@@ -10,6 +10,7 @@ pub mod convert;
 pub mod decide;
 pub mod demo;
 pub mod detect;
+pub mod fleet;
 pub mod generate;
 pub mod inventory;
 pub mod plan;
@@ -105,6 +106,9 @@ pub enum Command {
     /// For CI: load a dump into a throwaway server, run the job (or scan → plan → run) with
     /// verify; exit code and JUnit XML say how it went, table by table.
     Rehearse(rehearse::Args),
+    /// Many servers and schemas from one fleet file: `fleet scan` scans them all within
+    /// each server's limit (resumable) and writes one roll-up, unused tables included.
+    Fleet(fleet::Args),
     /// For packagers: write the man pages, or print a shell's completion script.
     #[command(hide = true)]
     Generate(generate::Args),
@@ -142,6 +146,7 @@ pub fn main() -> ExitCode {
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Rehearse(args) => rehearse::run(args),
+        Command::Fleet(args) => fleet::run(args),
         Command::Generate(args) => generate::run(args, Cli::command()),
     };
     match result {

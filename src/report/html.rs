@@ -60,7 +60,8 @@ fn colour(label: &str) -> &'static str {
     }
 }
 
-const STYLE: &str = "\
+/// The page's inline style, shared with the other HTML reports (the fleet's roll-up).
+pub const STYLE: &str = "\
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:75em;padding:0 1em;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}\
 code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}\

@@ -21,6 +21,7 @@ mod detect;
 mod engine_errors;
 mod examples;
 mod faults;
+mod fleet;
 mod groups;
 mod harness;
 mod hostile_job;
