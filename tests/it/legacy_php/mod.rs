@@ -4,6 +4,7 @@
 //! and PDO. `today.rs` shows what the cut-over does to it without the bridge; `bridge.rs`
 //! what the job's bridge keeps working.
 
+mod bridge;
 mod today;
 
 use crate::common::legacy::RUSSIAN;
@@ -98,7 +99,16 @@ impl Shop {
     /// The application started with `api` (`mysqli`, `pdo`), `charset` (`none`, `utf8mb4`,
     /// `latin1`) and `connection` (`fresh`, `keep`).
     pub fn app(&self, api: &str, charset: &str, connection: &str) -> Php {
-        Php::start(self, api, charset, connection)
+        self.launcher().app(api, charset, connection)
+    }
+
+    /// What starts the application, to hand to another thread.
+    pub fn launcher(&self) -> Launcher {
+        Launcher {
+            port: self.db.config.port,
+            user: self.user.clone(),
+            db: self.db.name.clone(),
+        }
     }
 
     /// The seeded posts, written by the legacy application itself.
@@ -140,6 +150,21 @@ pub fn legacy(text: &str) -> Vec<u8> {
     codec::encode(Encoding::Windows1251, text).unwrap()
 }
 
+/// Starts the application against the shop (sendable to a thread).
+#[derive(Clone)]
+pub struct Launcher {
+    port: u16,
+    user: (String, String),
+    db: String,
+}
+
+impl Launcher {
+    /// The application started with `api`, `charset` and `connection` (see [`Shop::app`]).
+    pub fn app(&self, api: &str, charset: &str, connection: &str) -> Php {
+        Php::start(self, api, charset, connection)
+    }
+}
+
 /// One running application process, answering requests.
 pub struct Php {
     child: Child,
@@ -148,15 +173,14 @@ pub struct Php {
 }
 
 impl Php {
-    fn start(shop: &Shop, api: &str, charset: &str, connection: &str) -> Php {
-        let cfg = &shop.db.config;
+    fn start(l: &Launcher, api: &str, charset: &str, connection: &str) -> Php {
         let mut child = Command::new("php")
             .args([APP, api, charset, connection])
             .env("APP_HOST", "127.0.0.1")
-            .env("APP_PORT", cfg.port.to_string())
-            .env("APP_USER", &shop.user.0)
-            .env("APP_PASSWORD", &shop.user.1)
-            .env("APP_DB", &shop.db.name)
+            .env("APP_PORT", l.port.to_string())
+            .env("APP_USER", &l.user.0)
+            .env("APP_PASSWORD", &l.user.1)
+            .env("APP_DB", &l.db)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -203,7 +227,6 @@ impl Php {
     }
 
     /// Updates post `id`'s title; the answer.
-    #[allow(dead_code)] // used by the bridge tests
     pub fn set(&mut self, id: i64, title: &[u8]) -> String {
         self.ask(&format!("set {id} {}", hex::encode(title)))
     }
