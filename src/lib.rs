@@ -22,6 +22,7 @@
 
 pub mod bookkeeping;
 pub mod cli;
+pub mod clients;
 pub mod codec;
 pub mod db;
 pub mod demo;

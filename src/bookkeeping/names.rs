@@ -20,6 +20,9 @@ pub struct Names {
     /// tables: before update, before delete; each event has two names, so a stale trigger is
     /// replaced by one under the other name before it is dropped (never a moment without one).
     pub cascade: [[String; 2]; 2],
+    /// The bridge's triggers (before insert, before update), created on the shadow under
+    /// the cut-over's lock and carried to the live name by the rename.
+    pub bridge: [String; 2],
 }
 
 /// `<base>_myrecode_<suffix>`, at most 64 characters: a long base is cut and a hash of it
@@ -47,12 +50,15 @@ pub fn names(table: &str) -> Names {
             [fit(table, "bup"), fit(table, "bup2")],
             [fit(table, "bde"), fit(table, "bde2")],
         ],
+        bridge: [fit(table, "bri"), fit(table, "bru")],
     }
 }
 
-/// Suffixes of the triggers a copy creates: the change log's three, and the four names of
-/// the two that log cascaded rows.
-const TRIGGER_SUFFIXES: [&str; 7] = [
+/// Suffixes of the triggers a copy creates: the bridge's two, the change log's three, and
+/// the four names of the two that log cascaded rows.
+const TRIGGER_SUFFIXES: [&str; 9] = [
+    "_myrecode_bri",
+    "_myrecode_bru",
     "_myrecode_ins",
     "_myrecode_upd",
     "_myrecode_del",

@@ -7,3 +7,5 @@ pub const CHECKPOINT: &str = "_myrecode_checkpoint";
 pub const BACKUP: &str = "_myrecode_backup";
 /// Quarantine table name: values left alone because no reading was safe.
 pub const QUARANTINE: &str = "_myrecode_quarantine";
+/// The bridge's record: what it added to `init_connect`, and the swap's last session id.
+pub const BRIDGE: &str = "_myrecode_bridge";

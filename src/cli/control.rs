@@ -177,6 +177,42 @@ async fn refuse_undecided(
     )
 }
 
+/// Removes the job's bridge (its part of `init_connect`, its triggers) once no session of the
+/// application opened before the swap is live (each would lose the triggers that read its
+/// writes right); says so either way. Whether it was removed.
+async fn remove_bridge(
+    conn: &mut sqlx::MySqlConnection,
+    job: &crate::job::model::Job,
+    id: &str,
+) -> Result<bool> {
+    use crate::engine::bridge;
+    let Some(r) = bridge::recorded(conn, &job.schema, id).await? else {
+        return Ok(false);
+    };
+    if r.removed {
+        return Ok(false);
+    }
+    let (before, _) = bridge::sessions(conn, &job.schema, &r).await?;
+    if before > 0 {
+        println!(
+            "bridge kept: {before} session(s) of the application opened before the swap are live. \
+             Fix: end them (they reconnect bridged), then run cleanup again"
+        );
+        return Ok(true);
+    }
+    let copied: Vec<String> = (job.tables.iter())
+        .filter(|t| t.strategy == Strategy::Copy)
+        .map(|t| t.name.clone())
+        .collect();
+    bridge::remove(conn, &job.schema, id, &copied).await?;
+    println!(
+        "removed the bridge (its init_connect part and triggers): latin1 sessions of the application now read '?' \
+         where they read {}",
+        r.legacy
+    );
+    Ok(true)
+}
+
 /// Drops the originals kept by finished copies (and their drained change logs), and once
 /// the job is done the replicas' bookkeeping tables.
 pub fn cleanup(args: JobArgs) -> Result<u8> {
@@ -209,6 +245,7 @@ pub fn cleanup(args: JobArgs) -> Result<u8> {
                 println!("dropped {dropped} (the replicas' bookkeeping)");
                 any = true;
             }
+            any |= remove_bridge(&mut conn, &job, &id).await?;
         }
         if !any {
             println!("nothing to clean up for job '{id}'");

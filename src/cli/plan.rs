@@ -153,9 +153,11 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
     let cfg = conn.resolve()?;
     let schema = loaded.job.schema.clone();
     let limit = loaded.job.defaults.keyless_max_rows;
-    let live = block_on(async {
+    let (live, clients) = block_on(async {
         let mut c = cfg.connect_one().await?;
-        live::read(&mut c, &schema, limit).await
+        let live = live::read(&mut c, &schema, limit).await?;
+        let clients = crate::clients::read::read(&mut c, &schema).await?;
+        anyhow::Ok((live, clients))
     })?;
     let mut findings = check::check_loaded(&loaded, &live, report.as_ref());
     if findings.is_empty() {
@@ -163,6 +165,11 @@ fn run_check(job_path: &Path, report: Option<&Path>, conn: &ConnectArgs) -> Resu
         for f in &mut findings {
             f.line = loaded.locator.line(&f.path);
         }
+    }
+    // The clients the switch would leave broken: said before the cut-over, with the fix.
+    for mut f in crate::job::clients_check::uncovered(&loaded.job, &clients) {
+        f.line = loaded.locator.line(&f.path);
+        findings.push(f);
     }
     if findings.is_empty() {
         println!(

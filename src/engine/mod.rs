@@ -10,6 +10,7 @@
 //! ask for.
 
 pub mod batch;
+pub mod bridge;
 pub mod collisions;
 pub mod columns;
 pub mod control;

@@ -295,6 +295,7 @@ mod tests {
             mode: "full".into(),
             sample_rows: None,
             objects: Vec::new(),
+            clients: Vec::new(),
             tables: vec![t.clone()],
         };
         let text = generate(&report, None, "scan.json").unwrap();

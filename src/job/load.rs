@@ -5,7 +5,9 @@
 
 use super::finding::Finding;
 use super::locate::Locator;
-use super::model::{Job, COLUMN_KEYS, DEFAULTS_KEYS, GROUP_KEYS, JOB_KEYS, TABLE_KEYS};
+use super::model::{
+    Job, CLIENTS_KEYS, COLUMN_KEYS, DEFAULTS_KEYS, GROUP_KEYS, JOB_KEYS, TABLE_KEYS,
+};
 use super::suggest;
 use serde_yaml::Value;
 use std::path::Path;
@@ -121,6 +123,9 @@ fn unknown_keys(root: &Value, out: &mut Vec<Finding>) {
                 }
             }
         }
+    }
+    if let Some(c) = root.get("clients") {
+        check_keys(c, "clients", CLIENTS_KEYS, out);
     }
     if let Some(Value::Sequence(groups)) = root.get("cutover_groups") {
         for (i, g) in groups.iter().enumerate() {

@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod choose;
+pub mod clients_check;
 pub mod context;
 pub mod definition;
 pub mod duration;
@@ -18,6 +19,7 @@ pub mod locate;
 pub mod model;
 pub mod pause;
 pub mod plan;
+pub mod plan_clients;
 pub mod refusal;
 pub mod scan_target;
 pub mod settings;

@@ -25,7 +25,14 @@ use serde::{Deserialize, Serialize};
 pub const JOB_VERSION: u32 = 1;
 
 /// Keys allowed at the top level (kept in step with [`Job`] by a test).
-pub const JOB_KEYS: &[&str] = &["version", "schema", "defaults", "tables", "cutover_groups"];
+pub const JOB_KEYS: &[&str] = &[
+    "version",
+    "schema",
+    "defaults",
+    "tables",
+    "cutover_groups",
+    "clients",
+];
 /// Keys allowed under `defaults:` (kept in step with [`Defaults`] by a test).
 pub const DEFAULTS_KEYS: &[&str] = &[
     "batch_size",
@@ -53,6 +60,8 @@ pub const TABLE_KEYS: &[&str] = &[
 pub const COLUMN_KEYS: &[&str] = &["name", "source", "target", "undecidable", "redefine"];
 /// Keys allowed in a cut-over group entry (kept in step with [`CutoverGroup`] by a test).
 pub const GROUP_KEYS: &[&str] = &["name", "tables"];
+/// Keys allowed under `clients:` (kept in step with [`Clients`] by a test).
+pub const CLIENTS_KEYS: &[&str] = &["bridge", "legacy", "users"];
 
 /// A whole job: which columns of which tables of one schema to recode, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +80,33 @@ pub struct Job {
     /// in this order; empty (the default): the whole job is one group, one instant.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cutover_groups: Vec<CutoverGroup>,
+    /// The application's clients through the switch: the bridge that keeps its
+    /// latin1-handshake sessions working (docs/switching-clients.md); absent: no bridge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Clients>,
+}
+
+/// The `clients:` section: the bridge the job installs before its copy and turns on at its
+/// cut-over ([`crate::clients::bridge_sql`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clients {
+    /// Whether the job installs the bridge.
+    #[serde(default)]
+    pub bridge: bool,
+    /// The legacy charset the bridged sessions talk (cp1251, koi8r, koi8u, cp866).
+    pub legacy: String,
+    /// The application's user names whose sessions are bridged (empty: every user without
+    /// SUPER whose session's default database is the job's schema).
+    #[serde(default)]
+    pub users: Vec<String>,
+}
+
+impl Job {
+    /// The bridge's settings, when the job turns it on.
+    pub fn bridge(&self) -> Option<&Clients> {
+        self.clients.as_ref().filter(|c| c.bridge)
+    }
 }
 
 /// Copied tables swapped together, at one instant of their own (see [`super::groups`]).
@@ -389,6 +425,10 @@ mod tests {
                 "version: 1\nschema: s\ntables: []\ncutover_groups: [{name: g, tables: [], zzz: 1}]\n"
             ),
             k(GROUP_KEYS)
+        );
+        assert_eq!(
+            expected_keys("version: 1\nschema: s\ntables: []\nclients: {legacy: cp1251, zzz: 1}\n"),
+            k(CLIENTS_KEYS)
         );
     }
 

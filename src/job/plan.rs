@@ -92,6 +92,12 @@ pub fn generate(report: &ScanReport, schema: Option<&str>, report_name: &str) ->
     }
     if !copied.is_empty() {
         objects_block(&mut o, report, &schema);
+        let columns: Vec<&ColumnScan> = copied
+            .iter()
+            .flat_map(|(_, c)| c.columns.iter().copied())
+            .collect();
+        o.push('\n');
+        super::plan_clients::clients_block(&mut o, report, &schema, &columns);
     }
     Ok(o)
 }
@@ -605,7 +611,7 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// Comments are one line: no newlines.
-fn comment_safe(s: &str) -> String {
+pub(crate) fn comment_safe(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 

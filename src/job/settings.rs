@@ -51,6 +51,7 @@ pub(crate) fn check_settings(job: &Job) -> Vec<Finding> {
             }
         }
     }
+    out.extend(clients(job));
     for (i, t) in job.tables.iter().enumerate() {
         if t.batch_size == Some(0) {
             out.push(Finding::new(
@@ -59,6 +60,39 @@ pub(crate) fn check_settings(job: &Job) -> Vec<Finding> {
                 "use a positive number of rows, or remove it to use defaults.batch_size",
             ));
         }
+    }
+    out
+}
+
+/// The `clients:` section: a legacy charset the bridge can give a session, plain user names,
+/// and one cut-over (a session talks one charset, so the bridge turns on at one instant).
+fn clients(job: &Job) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(c) = &job.clients else {
+        return out;
+    };
+    if crate::clients::model::bridge_charset(&c.legacy).is_none() {
+        out.push(Finding::new(
+            "clients.legacy",
+            format!("'{}' is not a charset the bridge can give a session", c.legacy),
+            "write the legacy charset the application's bytes are in: cp1251, koi8r, koi8u or cp866",
+        ));
+    }
+    for (i, u) in c.users.iter().enumerate() {
+        if u.is_empty() || u.contains('@') || u.chars().any(char::is_control) {
+            out.push(Finding::new(
+                format!("clients.users[{i}]"),
+                format!("'{u}' is not a user name"),
+                "write the application's user names alone, without a host (shop, not shop@10.0.0.5)",
+            ));
+        }
+    }
+    if c.bridge && !job.cutover_groups.is_empty() {
+        out.push(Finding::new(
+            "clients.bridge",
+            "the bridge turns a session's charset at one instant, and this job names cut-over groups",
+            "remove cutover_groups (one cut-over), or set clients: bridge: false and switch each group's connections yourself",
+        ));
     }
     out
 }

@@ -25,6 +25,10 @@ pub struct ScanReport {
     /// Views, routines and events holding legacy text, as a copy's cut-over would recreate them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<ObjectScan>,
+    /// Per schema, the application's clients seen on it while scanning (the switch's
+    /// `clients:` section of the plan): empty where none could be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<crate::clients::model::ClientsSeen>,
 }
 
 /// A view, routine or event the cut-over recreates in UTF-8.

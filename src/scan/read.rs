@@ -113,7 +113,15 @@ pub async fn scan(
             });
         }
     }
+    let mut clients = Vec::new();
+    for schema in &inv.schemas {
+        // Read-only and best effort, as the objects: a scan is not refused for it.
+        if let Ok(c) = crate::clients::read::read(conn, schema).await {
+            clients.push(c);
+        }
+    }
     Ok(ScanReport {
+        clients,
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         server: inv.server.clone(),

@@ -222,6 +222,29 @@ pub struct JobStatus {
     pub groups: Vec<GroupStatus>,
     /// The job's replicas, each with its lag and state as last sampled (none: no replicas).
     pub replicas: Vec<ReplicaStatus>,
+    /// The job's bridge (docs/switching-clients.md), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<BridgeStatus>,
+}
+
+/// Where the job's bridge stands, and the application's live sessions on either side of
+/// the swap.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BridgeStatus {
+    /// The legacy charset bridged sessions talk.
+    pub legacy: String,
+    /// The application's users (empty: every user without SUPER).
+    pub users: Vec<String>,
+    /// Whether the swap is done (the bridge on).
+    pub on: bool,
+    /// Whether `cleanup` removed it.
+    pub removed: bool,
+    /// Live sessions of the application opened before the swap (all of them before it):
+    /// never bridged, they read '?' after it until they reconnect.
+    pub legacy_sessions: i64,
+    /// Live sessions opened after the swap: bridged, or talking utf8mb4 (MariaDB cannot
+    /// say which).
+    pub sessions_after: i64,
 }
 
 /// Where one cut-over group is.
@@ -338,6 +361,7 @@ pub fn build(job: &Job, job_id: &str, f: &Facts) -> JobStatus {
         tables,
         groups: group_states,
         replicas: f.replicas.clone(),
+        bridge: None,
     }
 }
 

@@ -103,7 +103,21 @@ pub async fn read(conn: &mut MySqlConnection, job: &Job, job_id: &str) -> Result
             facts.undecided.insert(t.name.clone(), n.max(0) as u64);
         }
     }
-    Ok(build(job, job_id, &facts))
+    let mut status = build(job, job_id, &facts);
+    if let Some(r) = crate::engine::bridge::recorded(conn, schema, job_id).await? {
+        let (before, after) = crate::engine::bridge::sessions(conn, schema, &r)
+            .await
+            .context("counting the application's sessions")?;
+        status.bridge = Some(super::BridgeStatus {
+            legacy: r.legacy,
+            users: r.users,
+            on: r.swap_mark.is_some(),
+            removed: r.removed,
+            legacy_sessions: before,
+            sessions_after: after,
+        });
+    }
+    Ok(status)
 }
 
 /// This job's checkpoint rows, whatever columns the table has so far.

@@ -72,6 +72,9 @@ pub fn text(s: &JobStatus) -> String {
             r.sampled_at.as_deref().unwrap_or("?")
         ));
     }
+    if let Some(b) = &s.bridge {
+        out.push_str(&bridge_line(b));
+    }
     if let Some(w) = &s.waiting {
         match w.seconds {
             Some(secs) => out.push_str(&format!("now: {} (for {})\n", w.reason, duration(secs))),
@@ -99,6 +102,29 @@ pub fn text(s: &JobStatus) -> String {
 }
 
 /// One group's line: its tables and where it stands.
+/// The bridge's line: whether it is on, and the application's sessions either side of the swap.
+fn bridge_line(b: &super::BridgeStatus) -> String {
+    let users = if b.users.is_empty() {
+        "the application's".to_string()
+    } else {
+        b.users.join(", ")
+    };
+    if b.removed {
+        return "bridge: removed by cleanup\n".to_string();
+    }
+    if !b.on {
+        return format!(
+            "bridge: installed, off until the swap ({users} sessions talking latin1 will talk {}); {} live session(s) of {users}\n",
+            b.legacy, b.legacy_sessions
+        );
+    }
+    format!(
+        "bridge: on ({users} sessions talking latin1 talk {}); live sessions of {users}: {} opened before the swap (legacy, not bridged: \
+         they read '?' until they reconnect), {} after it\n",
+        b.legacy, b.legacy_sessions, b.sessions_after
+    )
+}
+
 fn group_line(g: &GroupStatus, s: &JobStatus) -> String {
     let state = if g.swapped {
         "swapped".to_string()

@@ -280,6 +280,7 @@ fn report_for(schema: &str, max_chars_after: u64, max_bytes_after: u64) -> Strin
         mode: "full".into(),
         sample_rows: None,
         objects: Vec::new(),
+        clients: Vec::new(),
         tables: vec![TableScan {
             schema: schema.into(),
             name: "legacy".into(),

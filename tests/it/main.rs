@@ -32,6 +32,7 @@ mod job_check;
 mod key_recoded;
 mod keyless;
 mod legacy_app;
+mod legacy_php;
 mod myisam_index;
 mod owned_names;
 mod package;

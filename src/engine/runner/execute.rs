@@ -39,6 +39,7 @@ pub(super) async fn begin<'a>(
     surveyed: Surveyed,
 ) -> Result<Session<'a>> {
     checkpoint::ensure(conn, &job.schema).await?;
+    crate::engine::bridge::install(conn, job, &opts.job_id).await?;
     let watch = replicas::watch(conn, &cfg, job, &opts.job_id, surveyed).await?;
     let pacer = Pacer::new(
         &job.schema,

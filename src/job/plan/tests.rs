@@ -99,6 +99,7 @@ pub(crate) fn sample_report() -> ScanReport {
         mode: "full".into(),
         sample_rows: None,
         objects: Vec::new(),
+        clients: Vec::new(),
         tables: vec![
             table(
                 "customers",

@@ -216,6 +216,7 @@ fn grouped(posts_cols: &[&str], groups: &[(&str, &[&str])]) -> crate::job::model
                 tables: tables.iter().map(|t| t.to_string()).collect(),
             })
             .collect(),
+        clients: None,
     }
 }
 

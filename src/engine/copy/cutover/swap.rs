@@ -145,6 +145,11 @@ pub(crate) async fn try_cut_over(
     let mut locker = cfg.connect_one().await?;
     let maps = keyless_maps(&mut locker, ctxs).await?;
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
+    // A bridged login waits on this until the rename is done (crate::clients::bridge_sql::lock_name).
+    sqlx::query("DO GET_LOCK(?, 0)")
+        .bind(crate::clients::bridge_sql::lock_name(schema))
+        .execute(&mut renamer)
+        .await?;
     lock(&mut locker, schema, &tables, &also).await?;
     let paused = Instant::now();
     let under_lock = (&carried, &cut, closes);
@@ -166,6 +171,10 @@ pub(crate) async fn try_cut_over(
     let release = release(conn, &mut locker, renamer_id, &tables, under_lock);
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
+    let _ = sqlx::query("DO RELEASE_LOCK(?)")
+        .bind(crate::clients::bridge_sql::lock_name(schema))
+        .execute(&mut renamer)
+        .await;
     if renamed.is_ok() {
         let swapped: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
         record_pause(&mut renamer, cfg, schema, job, &swapped, pause).await;

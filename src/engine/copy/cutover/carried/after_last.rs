@@ -39,6 +39,7 @@ pub(crate) async fn after_last(
         plans,
         ..Cut::of(schema, job)
     };
+    crate::engine::bridge::mark_swap(conn, schema, job).await?;
     Objects::settle(conn, &cut).await?;
     SchemaDefault::settle(conn, &cut).await?;
     Ok(())

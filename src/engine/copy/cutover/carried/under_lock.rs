@@ -4,6 +4,7 @@
 
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::Names;
+use crate::engine::copy::cutover::carried::bridge::BridgeTriggers;
 use crate::engine::copy::cutover::carried::cascade::logging::CascadeLogging;
 use crate::engine::copy::cutover::carried::class::{planned, Carried, Cut};
 use crate::engine::copy::cutover::carried::foreign::ForeignKeys;
@@ -20,6 +21,8 @@ pub(crate) struct UnderLock {
     own: OwnTriggers,
     /// The cascade logging the group's cut-over rewrites.
     cascades: CascadeLogging,
+    /// The bridge's triggers, put on the shadows before the tables' own.
+    bridge: BridgeTriggers,
 }
 
 impl UnderLock {
@@ -41,10 +44,12 @@ impl UnderLock {
             CascadeLogging::default()
         };
         let own = planned::<OwnTriggers>(conn, cut).await?;
+        let bridge = planned::<BridgeTriggers>(conn, cut).await?;
         Ok(UnderLock {
             foreign,
             own,
             cascades,
+            bridge,
         })
     }
 
@@ -80,7 +85,8 @@ impl UnderLock {
     }
 
     /// Under the lock, after the drains and before the rename, in order: the foreign keys,
-    /// the tables' own triggers, then the cascade logging (last: the fewer milliseconds a
+    /// the bridge's triggers, the tables' own triggers (after the bridge's: they fire in
+    /// that order), then the cascade logging (last: the fewer milliseconds a
     /// kill could find the group's children without their cascades logged, the better).
     pub(crate) async fn apply(
         &self,
@@ -88,6 +94,7 @@ impl UnderLock {
         cut: &Cut<'_, '_>,
     ) -> Result<()> {
         self.foreign.apply(locker, cut).await?;
+        self.bridge.apply(locker, cut).await?;
         self.own.apply(locker, cut).await?;
         self.cascades.apply(locker, cut).await
     }
