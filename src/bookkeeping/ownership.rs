@@ -19,6 +19,10 @@ pub const LAYOUTS: &[(&str, &[&str])] = &[
     (super::tables::QUARANTINE, &["job", "tbl", "col", "value"]),
     (super::control_table::CONTROL, &["job", "command"]),
     (super::decided::DECIDED, &["job", "tbl", "col", "label"]),
+    (
+        super::tables::BRIDGE,
+        &["job", "segment", "legacy", "users"],
+    ),
 ];
 
 /// The engine's bookkeeping tables (the cut-over's records of what it moved, the replica

@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(e.len(), 3, "{e:#?}");
         assert_eq!(
             e[0],
-            "job.yaml:2: cutover: unknown key 'cutover'. Fix: remove it (valid keys here: version, schema, defaults, tables, cutover_groups)"
+            "job.yaml:2: cutover: unknown key 'cutover'. Fix: remove it (valid keys here: version, schema, defaults, tables, cutover_groups, clients)"
         );
         assert!(e[1].starts_with("job.yaml:7: tables[0].batchsize: unknown key 'batchsize'. Fix: did you mean 'batch_size'?"), "{}", e[1]);
         assert!(e[2].starts_with("job.yaml:10: tables[0].columns[0].sorce: unknown key 'sorce'. Fix: did you mean 'source'?"), "{}", e[2]);

@@ -44,11 +44,16 @@ pub fn clients_block(o: &mut String, report: &ScanReport, schema: &str, columns:
     let handshake = seen.map(|s| s.server_handshake.as_str());
     let latin1_clients = seen.is_some_and(|s| {
         s.seen.iter().any(|c| {
-            crate::clients::model::kinds(c, &s.server_handshake).contains(&Kind::Latin1Handshake)
+            !c.privileged
+                && crate::clients::model::kinds(c, &s.server_handshake)
+                    .contains(&Kind::Latin1Handshake)
         })
     });
-    let bridge = match (&legacy, handshake) {
-        (Ok(cs), Some(h)) if h == "latin1" || latin1_clients => Some(*cs),
+    // On only where the scan saw the legacy setup itself: a client without SUPER talking
+    // latin1 to the schema. A latin1 server default alone proves no such application (a
+    // global init_connect and triggers for nobody would be load and risk for nothing).
+    let bridge = match &legacy {
+        Ok(cs) if latin1_clients => Some(*cs),
         _ => None,
     };
     let _ = writeln!(
@@ -79,8 +84,8 @@ pub fn clients_block(o: &mut String, report: &ScanReport, schema: &str, columns:
         (Ok(_), None) => {
             let _ = writeln!(
                 o,
-                "# bridge: false: clients get the server's {} unless they declare a charset, not latin1.",
-                comment_safe(handshake.unwrap_or("default"))
+                "# bridge: false: no client was seen talking latin1 to this schema (the server's default handshake is {}); set `bridge: true` if the application does.",
+                comment_safe(handshake.unwrap_or("unknown"))
             );
         }
     }
