@@ -59,46 +59,15 @@ impl Count {
 /// Issue 42's columns: every language's cp1251 and KOI8-R rows as one column, half and half
 /// and each table with a tenth of the other's rows; right / undecided / wrong (kept or
 /// rewritten wrongly: silent) / rewritten wrongly.
-/// `major`'s rows with one of `minor`'s after every ninth.
-fn tenth<'a>(major: &[&'a eval::Row], minor: &[&'a eval::Row]) -> Vec<&'a eval::Row> {
-    let mut col = Vec::new();
-    let mut m = minor.iter();
-    for (i, r) in major.iter().enumerate() {
-        col.push(*r);
-        if i % 9 == 8 {
-            col.extend(m.next().copied());
-        }
-    }
-    col
-}
-
 fn mixed_cp1251_koi8(rows: &[eval::Row]) -> BTreeMap<String, Count> {
-    let mut by_lang: BTreeMap<&str, (Vec<&eval::Row>, Vec<&eval::Row>)> = BTreeMap::new();
-    for r in rows {
-        match r.expected.as_str() {
-            "cp1251" => by_lang.entry(&r.lang).or_default().0.push(r),
-            "koi8-r" | "koi8-u" => by_lang.entry(&r.lang).or_default().1.push(r),
-            _ => {}
-        }
-    }
     let mut out = BTreeMap::new();
-    for (lang, (a, b)) in by_lang {
-        if a.is_empty() || b.is_empty() {
-            continue;
+    for (name, col) in eval::mixed::cp1251_koi8_columns(rows) {
+        let values: Vec<&[u8]> = col.iter().map(|r| r.bytes.as_slice()).collect();
+        let mut c = Count::default();
+        for (r, v) in col.iter().zip(detect_column(&values)) {
+            c.add(r, &v);
         }
-        let half: Vec<&eval::Row> = a.iter().zip(&b).flat_map(|(x, y)| [*x, *y]).collect();
-        for (name, col) in [
-            ("half and half", half),
-            ("cp1251 + 10% KOI8", tenth(&a, &b)),
-            ("KOI8 + 10% cp1251", tenth(&b, &a)),
-        ] {
-            let values: Vec<&[u8]> = col.iter().map(|r| r.bytes.as_slice()).collect();
-            let mut c = Count::default();
-            for (r, v) in col.iter().zip(detect_column(&values)) {
-                c.add(r, &v);
-            }
-            out.insert(format!("{lang}: {name} ({} values)", col.len()), c);
-        }
+        out.insert(name, c);
     }
     out
 }

@@ -4,6 +4,7 @@
 //! Pure: takes parsed rows, returns numbers and a rendered table.
 
 pub mod calibration;
+pub mod mixed;
 pub mod stress;
 
 use crate::detect::{detect, detect_column, Context, Label, Verdict};

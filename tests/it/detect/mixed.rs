@@ -12,51 +12,23 @@ fn set(name: &str) -> Vec<eval::Row> {
     eval::parse_corpus(&std::fs::read_to_string(path).expect("corpus")).expect("parse")
 }
 
-/// `major`'s rows with one of `minor`'s after every ninth.
-fn tenth<'a>(major: &[&'a eval::Row], minor: &[&'a eval::Row]) -> Vec<&'a eval::Row> {
-    let mut col = Vec::new();
-    let mut m = minor.iter();
-    for (i, r) in major.iter().enumerate() {
-        col.push(*r);
-        if i % 9 == 8 {
-            col.extend(m.next().copied());
-        }
-    }
-    col
-}
-
 /// The values of `rows`' mixed columns detected wrongly (another table, or another text),
 /// with how many values were detected in all.
 fn silently_wrong(rows: &[eval::Row]) -> (Vec<String>, usize) {
     let koi8 = |l: &str| l.starts_with("koi8-");
-    let mut langs: Vec<&str> = rows.iter().map(|r| r.lang.as_str()).collect();
-    langs.sort_unstable();
-    langs.dedup();
     let (mut wrong, mut seen) = (Vec::new(), 0);
-    for lang in langs {
-        let a: Vec<&eval::Row> = (rows.iter())
-            .filter(|r| r.lang == lang && r.expected == "cp1251")
-            .collect();
-        let b: Vec<&eval::Row> = (rows.iter())
-            .filter(|r| r.lang == lang && matches!(r.expected.as_str(), "koi8-r" | "koi8-u"))
-            .collect();
-        if a.is_empty() || b.is_empty() {
-            continue;
-        }
-        let half: Vec<&eval::Row> = a.iter().zip(&b).flat_map(|(x, y)| [*x, *y]).collect();
-        for col in [half, tenth(&a, &b), tenth(&b, &a)] {
-            let values: Vec<&[u8]> = col.iter().map(|r| r.bytes.as_slice()).collect();
-            for (r, v) in col.iter().zip(detect_column(&values)) {
-                seen += 1;
-                let label = v.label.to_string();
-                let same = label == r.expected || (koi8(&label) && koi8(&r.expected));
-                let text_ok = !v.actionable() || v.decoded.as_deref() == Some(r.text.as_str());
-                if v.label != Label::Unknown && !(same && text_ok) {
-                    wrong.push(format!(
-                        "{lang}: {} read as {label}: {:?}",
-                        r.expected, r.text
-                    ));
-                }
+    for (name, col) in eval::mixed::cp1251_koi8_columns(rows) {
+        let values: Vec<&[u8]> = col.iter().map(|r| r.bytes.as_slice()).collect();
+        for (r, v) in col.iter().zip(detect_column(&values)) {
+            seen += 1;
+            let label = v.label.to_string();
+            let same = label == r.expected || (koi8(&label) && koi8(&r.expected));
+            let text_ok = !v.actionable() || v.decoded.as_deref() == Some(r.text.as_str());
+            if v.label != Label::Unknown && !(same && text_ok) {
+                wrong.push(format!(
+                    "{name}: {} read as {label}: {:?}",
+                    r.expected, r.text
+                ));
             }
         }
     }
