@@ -16,6 +16,8 @@ pub const PARSE_ERROR: u16 = 1064;
 pub const DUP_FIELDNAME: u16 = 1060;
 /// `ER_DUP_ENTRY`: a unique index would hold two equal keys.
 pub const DUP_ENTRY: u16 = 1062;
+/// A value longer than its column allows, under strict mode (`Data too long for column`).
+pub const DATA_TOO_LONG: u16 = 1406;
 /// `ER_TOO_LONG_KEY`: an index key longer than the engine allows.
 pub const TOO_LONG_KEY: u16 = 1071;
 /// `ER_TOO_BIG_ROWSIZE`: the row's declared size passes the limit.

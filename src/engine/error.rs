@@ -50,6 +50,18 @@ pub enum EngineError {
         /// The server's message (which index, which value).
         detail: String,
     },
+    /// A value is longer once recoded than the job's `target:` for its column allows.
+    #[error(
+        "copying rows of '{table}': a value is longer than its column's `target:` allows ({detail}). \
+         Nothing is lost: the batch was rolled back. Fix: widen that column's `target:` in the job \
+         (`myrecode plan --check JOB --report SCAN` names the longest value each column holds once recoded), then run again"
+    )]
+    TargetTooShort {
+        /// Table.
+        table: String,
+        /// The server's message (which column).
+        detail: String,
+    },
     /// With the job's targets an index or the row would be too large.
     #[error(
         "table '{table}': with the job's targets an index or the row would be too large ({detail}). Nothing was changed. \

@@ -347,3 +347,42 @@ async fn quote_modes_of_the_server_leave_defaults_and_comments_exact() {
         .unwrap();
     assert_eq!(names, RUSSIAN);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_too_short_for_the_data_is_named_with_its_fix_mid_copy() {
+    let db = test_database("hostile_short");
+    let mut c = db.config.connect_one().await.unwrap();
+    c.execute(
+        "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(40) CHARACTER SET latin1) ENGINE=InnoDB",
+    )
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO t VALUES (1, ?), (2, ?)")
+        .bind(myrecode::codec::encode(myrecode::codec::Encoding::Windows1251, "Мир").unwrap())
+        .bind(
+            myrecode::codec::encode(myrecode::codec::Encoding::Windows1251, "Привет, мир").unwrap(),
+        )
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.yaml");
+    let target = "VARCHAR(5) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci";
+    std::fs::write(&path, job(&db.name, target, "")).unwrap();
+    let url = db.config.url_with_secret();
+    let out = common::myrecode(Some(&url), &["run", path.to_str().unwrap(), "--execute"]);
+    let (stdout, stderr) = common::texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr
+            .contains("copying rows of 't': a value is longer than its column's `target:` allows")
+            && stderr.contains("Fix: widen that column's `target:` in the job"),
+        "{stderr}"
+    );
+    // Nothing of the original changed.
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t WHERE CHARACTER_LENGTH(name) > 5")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+}

@@ -112,6 +112,12 @@ pub(crate) async fn write_rows(
                     detail: e.to_string(),
                 }
                 .into()
+            } else if errno::of(&e) == Some(errno::DATA_TOO_LONG) {
+                EngineError::TargetTooShort {
+                    table: b.table.clone(),
+                    detail: e.to_string(),
+                }
+                .into()
             } else {
                 anyhow::Error::new(e)
                     .context(format!("copying rows of {} into the shadow table", b.table))
