@@ -115,3 +115,36 @@ mod output_tests {
         );
     }
 }
+
+/// How much of each table a scan reads, and how gently: `scan`'s and `fleet scan`'s options.
+#[derive(Debug, clap::Args)]
+pub struct ReadArgs {
+    /// Read this many rows per table, spread over the key range.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        conflicts_with = "full"
+    )]
+    pub sample: u64,
+    /// Read every row (the counts are then exact).
+    #[arg(long)]
+    pub full: bool,
+    /// Rows per batch.
+    #[arg(long, default_value_t = 1000, value_name = "ROWS")]
+    pub batch_size: usize,
+    /// Pause between batches in milliseconds, so production does not feel the scan.
+    #[arg(long, default_value_t = 5, value_name = "MS")]
+    pub pause_ms: u64,
+}
+
+impl ReadArgs {
+    /// The scan's read options: every row with `--full`, at least one row per batch.
+    pub fn options(&self) -> crate::scan::read::Options {
+        crate::scan::read::Options {
+            sample: (!self.full).then_some(self.sample),
+            batch_size: self.batch_size.max(1),
+            pause: std::time::Duration::from_millis(self.pause_ms),
+        }
+    }
+}

@@ -1,13 +1,11 @@
 //! `myrecode fleet`: many servers and schemas from one fleet file (`fleet scan`).
 
-use super::common::{block_on, resolve};
+use super::common::{block_on, resolve, ReadArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
 use crate::db::credentials::Request;
 use crate::fleet::{file, html, render, rollup, scan};
-use crate::scan::read;
 use anyhow::{bail, Context};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Arguments of `fleet`.
 #[derive(Debug, clap::Args)]
@@ -36,23 +34,9 @@ struct ScanArgs {
     /// what the first left unfinished.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Read this many rows per table, spread over the key range.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 10_000,
-        conflicts_with = "full"
-    )]
-    sample: u64,
-    /// Read every row (the counts are then exact).
-    #[arg(long)]
-    full: bool,
-    /// Rows per batch.
-    #[arg(long, default_value_t = 1000, value_name = "ROWS")]
-    batch_size: usize,
-    /// Pause between batches in milliseconds, so production does not feel the scan.
-    #[arg(long, default_value_t = 5, value_name = "MS")]
-    pause_ms: u64,
+    /// How much of each table to read, and how gently.
+    #[command(flatten)]
+    read: ReadArgs,
 }
 
 /// Runs `fleet`.
@@ -81,11 +65,7 @@ fn scan_fleet(a: ScanArgs) -> anyhow::Result<u8> {
         });
     }
     let opts = scan::Options {
-        scan: read::Options {
-            sample: (!a.full).then_some(a.sample),
-            batch_size: a.batch_size.max(1),
-            pause: Duration::from_millis(a.pause_ms),
-        },
+        scan: a.read.options(),
         out: a.out.clone(),
     };
     let say = |line: String| eprintln!("{line}");

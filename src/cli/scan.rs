@@ -1,10 +1,10 @@
 //! `myrecode scan`: the dry-run report of what each column really holds.
 
-use super::common::{block_on, split_list, ConnectArgs};
+use super::common::{block_on, split_list, ConnectArgs, ReadArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
 use crate::inventory::{self, Scope};
 use crate::report;
-use crate::scan::read::{self, Options, Progress};
+use crate::scan::read::{self, Progress};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -23,23 +23,9 @@ pub struct Args {
     /// Only these tables (comma-separated or repeated).
     #[arg(long = "tables", value_name = "TABLE")]
     tables: Vec<String>,
-    /// Read this many rows per table, spread over the key range.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 10_000,
-        conflicts_with = "full"
-    )]
-    sample: u64,
-    /// Read every row (the counts are then exact).
-    #[arg(long)]
-    full: bool,
-    /// Rows per batch.
-    #[arg(long, default_value_t = 1000, value_name = "ROWS")]
-    batch_size: usize,
-    /// Pause between batches in milliseconds, so production does not feel the scan.
-    #[arg(long, default_value_t = 5, value_name = "MS")]
-    pause_ms: u64,
+    /// How much of each table to read, and how gently.
+    #[command(flatten)]
+    read: ReadArgs,
     /// Also write the report as JSON (versioned layout; input of `plan --report`).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -122,11 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         schemas,
         tables: split_list(&args.tables),
     };
-    let opts = Options {
-        sample: (!args.full).then_some(args.sample),
-        batch_size: args.batch_size.max(1),
-        pause: Duration::from_millis(args.pause_ms),
-    };
+    let opts = args.read.options();
     let mut progress = ScanProgress::new();
     if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(1);
