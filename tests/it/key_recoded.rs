@@ -7,6 +7,8 @@
 //! the new collation would make equal (`ёлка`/`елка`, case) are named before anything is written.
 
 use crate::common;
+// The groups tests' way of starting `run --execute` in the background.
+use crate::groups::run::spawn_run;
 use common::legacy::*;
 use common::{exec_script, myrecode, texts};
 use myrecode::codec::Encoding::*;
@@ -16,7 +18,6 @@ use myrecode::job::load::load_str;
 use myrecode::job::model::Strategy;
 use sqlx::MySqlConnection;
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The distinct lower-case words of the seed texts (no `ё`: under utf8mb4_unicode_ci it
@@ -410,14 +411,7 @@ async fn run_beside(
     (w, c, topics): (&mut Indexer, &mut MySqlConnection, i64),
     kill: Option<Duration>,
 ) -> Option<(String, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", job, "--execute"])
-        .env("MYSQL_URL", url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode");
+    let mut child = spawn_run(url, job, None);
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         assert!(

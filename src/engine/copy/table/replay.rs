@@ -109,7 +109,7 @@ async fn replay_keys(
             });
         }
     };
-    let (_, q) = copy_rows(conn, ctx, job, &present, &cond, &binds).await?;
+    let (_, q) = copy_rows(conn, ctx, job, &present, (&cond, keys.len()), &binds).await?;
     state.rows_quarantined += q;
     state.rows_conflicted += keys.len() as u64;
     Ok(())

@@ -8,7 +8,6 @@ use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::decide::Decided;
 use crate::engine::copy::table::expect::Expected;
 use crate::engine::copy::table::locked_read::{decide_rows, expected_of, read_locked};
-use crate::engine::copy::table::read_sql::any_of;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::write_sql::{clear_shadow_sql, stage_delete_sql, stage_insert_sql};
 use crate::engine::error::EngineError;
@@ -16,8 +15,9 @@ use crate::engine::read::{bind_all, Key};
 use anyhow::{Context, Result};
 use sqlx::mysql::MySqlRow;
 use sqlx::MySqlConnection;
-/// Copies the rows matching `cond` (its `?`s bound to `binds`) into the shadow, with the
-/// recoded values of `rows` (read as `key…, job columns…`) staged first. Returns (recoded, quarantined).
+/// Copies the rows of `named` keys named one by one by `cond` ([`any_of`], its `?`s bound to
+/// `binds`) into the shadow, with the recoded values of `rows` (read as `key…, job columns…`)
+/// staged first. Returns (recoded, quarantined).
 ///
 /// The staging table must be empty: callers empty it with [`clear_stage`] after their commit
 /// (a rollback empties it too).
@@ -26,12 +26,12 @@ pub(crate) async fn copy_rows(
     ctx: &Ctx<'_>,
     job: &str,
     rows: &[MySqlRow],
-    cond: &str,
+    (cond, named): (&str, usize),
     binds: &[Vec<u8>],
 ) -> Result<(u64, u64)> {
     let ready = Ready::gather(ctx, &decide_rows(ctx, rows)?, (None, cond));
     let changed = ready.decided.changed;
-    let quarantined = write_rows(conn, ctx, job, ready, binds, || ()).await?;
+    let quarantined = write_rows(conn, ctx, job, (ready, Some(named)), binds, || ()).await?;
     Ok((changed, quarantined))
 }
 
@@ -42,14 +42,15 @@ pub(crate) fn staged_keys(decided: &Decided) -> Vec<Key> {
 }
 
 /// Stages a batch's decided values, copies the rows of its key range (`ready` was made for
-/// it; its `?`s bound to `binds`) into the shadow, and lists the undecidable values, calling
-/// `copying` once the rows' `INSERT … SELECT` is all that is left (or the write failed
-/// before it). Returns how many were newly quarantined.
+/// it; its `?`s bound to `binds`; `keys_named`: its condition names that many keys one by one
+/// instead) into the shadow, and lists the undecidable values, calling `copying` once the
+/// rows' `INSERT … SELECT` is all that is left (or the write failed before it). Returns how
+/// many were newly quarantined.
 pub(crate) async fn write_rows(
     conn: &mut MySqlConnection,
     ctx: &Ctx<'_>,
     job: &str,
-    ready: Ready,
+    (ready, keys_named): (Ready, Option<usize>),
     binds: &[Vec<u8>],
     copying: impl FnOnce(),
 ) -> Result<u64> {
@@ -89,8 +90,6 @@ pub(crate) async fn write_rows(
     // ahead of the copy, or an earlier version of it), so a plain INSERT can follow: a
     // REPLACE would silently delete a *different* row that collides on a unique index
     // once recoded, where INSERT stops with the duplicate, and nothing is lost.
-    let nk = b.key.len().max(1);
-    let keys_named = Some(binds.len() / nk).filter(|&n| n > 0 && cond == any_of(&b.key, n));
     let names = (
         b.schema.as_str(),
         b.table.as_str(),
@@ -202,7 +201,7 @@ pub(crate) async fn write_step(
         // Test hook: widen the window in which a row read ahead can change before its write.
         tokio::time::sleep(hold).await;
     }
-    let number = match write_rows(conn, ctx, job, ready, binds, copying).await {
+    let number = match write_rows(conn, ctx, job, (ready, None), binds, copying).await {
         Ok(quarantined) => {
             return Ok(Written {
                 changed,
@@ -230,7 +229,7 @@ pub(crate) async fn write_step(
     let ready = Ready::gather(ctx, &rows, (after.as_deref(), &cond));
     let (changed, staged) = (ready.decided.changed, staged_keys(&ready.decided));
     Ok(Written {
-        quarantined: write_rows(conn, ctx, job, ready, binds, || ()).await?,
+        quarantined: write_rows(conn, ctx, job, (ready, None), binds, || ()).await?,
         changed,
         staged,
         expected: expected_of(ctx, &rows).filter(|_| sum),
