@@ -12,6 +12,7 @@ pub mod demo;
 pub mod detect;
 pub mod fleet;
 pub mod generate;
+pub mod guard;
 pub mod inventory;
 pub mod plan;
 pub mod rehearse;
@@ -112,11 +113,19 @@ pub enum Command {
     /// For packagers: write the man pages, or print a shell's completion script.
     #[command(hide = true)]
     Generate(generate::Args),
+    /// A run's cut-over guard: settles the cut-over if the run dies inside it (started by
+    /// the run itself).
+    #[command(hide = true, name = "cutover-guard")]
+    CutoverGuard,
 }
 
 /// Parses arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Ok(me) = std::env::current_exe() {
+        // A cut-over this process runs starts its guard from this very binary.
+        crate::engine::copy::cutover::guard::use_program(me);
+    }
     // Parsed: the arguments live on as owned strings, so the password can leave `ps`.
     argv::hide_url_passwords();
     if cli.verbose {
@@ -148,6 +157,7 @@ pub fn main() -> ExitCode {
         Command::Rehearse(args) => rehearse::run(args),
         Command::Fleet(args) => fleet::run(args),
         Command::Generate(args) => generate::run(args, Cli::command()),
+        Command::CutoverGuard => guard::run(),
     };
     match result {
         Ok(code) => ExitCode::from(code),

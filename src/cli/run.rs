@@ -238,7 +238,11 @@ fn ran(
         Err(e)
             if matches!(
                 error::find(&e),
-                Some(EngineError::Refused(_) | EngineError::JobMismatch(_))
+                Some(
+                    EngineError::Refused(_)
+                        | EngineError::JobMismatch(_)
+                        | EngineError::JobBusy { .. }
+                )
             ) =>
         {
             Err(e)

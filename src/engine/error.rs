@@ -10,6 +10,18 @@ pub enum EngineError {
     /// found before anything is written, so there is nothing to resume.
     #[error("{0}")]
     JobMismatch(String),
+    /// Another session holds the job's lock: a run of it is going on (or a killed run's
+    /// cut-over guard is settling). Nothing was written.
+    #[error(
+        "another run of job '{job}' on schema '{schema}' is going on (it holds the job's lock): one run of a job writes at a time. \
+         Fix: let it end (`myrecode status` shows it), or stop it (Ctrl-C, or `myrecode pause`) before running again"
+    )]
+    JobBusy {
+        /// The job's schema.
+        schema: String,
+        /// The job's id.
+        job: String,
+    },
     /// The refusal rules ([`crate::job::refusal`]) said no before anything was written.
     #[error(transparent)]
     Refused(#[from] crate::job::refusal::Refused),

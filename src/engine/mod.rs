@@ -19,6 +19,7 @@ pub mod decisions;
 pub mod error;
 pub mod events;
 pub mod inplace;
+pub mod job_lock;
 pub mod plans;
 pub mod priors;
 pub mod privileges;

@@ -40,6 +40,20 @@ pub fn after_rename_hold() -> Option<Duration> {
 }
 
 /// The pause a hook's variable `name` asks for, in milliseconds (unset or not a number: none).
+/// `MYRECODE_TEST_BEFORE_LOCK_HOLD_MS`: a cut-over holds this long once its sentries are
+/// placed and what it carries recorded, before its lock (`copy/cutover/swap.rs`).
+/// `tests/it/cutover_guard.rs` kills runs there.
+pub fn before_lock_hold() -> Option<Duration> {
+    millis("MYRECODE_TEST_BEFORE_LOCK_HOLD_MS")
+}
+
+/// `MYRECODE_TEST_NO_GUARD=1`: no cut-over starts its guard, as when the run's host is lost
+/// with it (`copy/cutover/guard/`). `tests/it/torn_cutover.rs`: the tables then stay closed
+/// until the next run settles them.
+pub fn no_guard() -> bool {
+    std::env::var_os("MYRECODE_TEST_NO_GUARD").is_some()
+}
+
 fn millis(name: &str) -> Option<Duration> {
     std::env::var(name)
         .ok()

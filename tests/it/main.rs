@@ -16,6 +16,7 @@ mod codec;
 mod copy;
 mod copy_choices;
 mod credentials;
+mod cutover_guard;
 mod demo;
 mod detect;
 mod engine_errors;

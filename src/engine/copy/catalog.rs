@@ -160,6 +160,11 @@ pub fn kill_query_sql(id: u64) -> String {
     format!("KILL QUERY {id}")
 }
 
+/// Ends connection `id` (its statement and its session: its locks go with it).
+pub fn kill_connection_sql(id: u64) -> String {
+    format!("KILL CONNECTION {id}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +176,6 @@ mod tests {
             "SHOW CREATE TABLE `s`.`order`"
         );
         assert_eq!(kill_query_sql(42), "KILL QUERY 42");
+        assert_eq!(kill_connection_sql(42), "KILL CONNECTION 42");
     }
 }

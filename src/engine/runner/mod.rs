@@ -43,6 +43,7 @@ pub async fn run(
         plans,
         tables,
         surveyed,
+        job_lock: _held,
     } = preflight(cfg, job, opts).await?;
     if !opts.execute {
         return dry_run(&mut conn, job, &planned, &plans, &surveyed.0, events).await;

@@ -11,6 +11,7 @@ use crate::db::connect::ConnectionConfig;
 use crate::db::quote;
 use crate::engine::copy;
 use crate::engine::error::EngineError;
+use crate::engine::job_lock;
 use crate::engine::plans::{plans, Plans};
 use crate::engine::replicas::{self, Surveyed};
 use crate::engine::table_plan::TablePlan;
@@ -33,6 +34,8 @@ pub(super) struct Preflight {
     pub tables: Vec<Table>,
     /// The replicas found and named, with their settings.
     pub surveyed: Surveyed,
+    /// The connection holding the job's lock for the run's life (`--execute` only).
+    pub job_lock: Option<MySqlConnection>,
 }
 
 /// Checks the job against the live schema and the servers; an error when it may not run
@@ -46,9 +49,13 @@ pub(super) async fn preflight(
     let mut conn = cfg.connect_one().await?;
     // A table of the user's under a bookkeeping table's name is never read or written as ours.
     checkpoint::refuse_foreign(&mut conn, &job.schema).await?;
-    if opts.execute {
+    let job_lock = if opts.execute {
+        let held = hold_job_lock(&cfg, &job.schema, &opts.job_id).await?;
         settle_interrupted_cutover(&mut conn, job, &opts.job_id).await?;
-    }
+        Some(held)
+    } else {
+        None
+    };
     let mut planned = plans(&mut conn, job).await?;
     lift_finished(&mut conn, &job.schema, &mut planned, &opts.job_id).await?;
     // Refused before anything that writes: the checkpoint tables, a shadow, a trigger.
@@ -69,7 +76,30 @@ pub(super) async fn preflight(
         plans,
         tables,
         surveyed,
+        job_lock,
     })
+}
+
+/// Seconds a run waits for the job's lock: a cut-over's guard settling a killed run holds
+/// it about a second.
+const JOB_LOCK_WAIT_S: u32 = 30;
+
+/// The job's lock, on a connection of its own kept for the run's life: one run of a job
+/// writes at a time, and a killed run's cut-over guard never settles under this one.
+async fn hold_job_lock(
+    cfg: &ConnectionConfig,
+    schema: &str,
+    job_id: &str,
+) -> Result<MySqlConnection> {
+    let mut conn = cfg.connect_one().await?;
+    if !job_lock::take(&mut conn, schema, job_id, JOB_LOCK_WAIT_S).await? {
+        return Err(EngineError::JobBusy {
+            schema: schema.to_string(),
+            job: job_id.to_string(),
+        }
+        .into());
+    }
+    Ok(conn)
 }
 
 /// Settles a cut-over a killed run left half-moved: read so, the schema would be planned

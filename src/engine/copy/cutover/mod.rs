@@ -4,6 +4,7 @@
 pub mod carried;
 pub mod finish;
 pub mod group;
+pub mod guard;
 pub mod leftover;
 pub mod rebuild;
 pub mod rebuild_sql;

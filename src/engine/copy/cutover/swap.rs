@@ -10,6 +10,7 @@ use crate::engine::copy::catalog::{is_sentry, table_exists};
 use crate::engine::copy::cutover::carried::cascade::logging::CascadeLogging;
 use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::cutover::carried::under_lock::{self, UnderLock};
+use crate::engine::copy::cutover::guard::Guard;
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::rebuild::Maps;
 use crate::engine::copy::cutover::rebuild::{prepare_maps, rebuild};
@@ -19,7 +20,7 @@ use crate::engine::copy::cutover::swap_sql::{
 };
 use crate::engine::copy::cutover::swap_sql::{close_logs_sql, spare_log_ddl};
 use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
-use crate::engine::copy::setup::sql::{lock_wait_timeout_sql, UNLOCK_TABLES};
+use crate::engine::copy::setup::sql::{lock_wait_timeout_sql, wait_timeout_sql, UNLOCK_TABLES};
 use crate::engine::copy::table::check_again::check_now;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::replay::{log_len, replay_chunk, replay_some};
@@ -34,6 +35,21 @@ use std::time::{Duration, Instant};
 
 /// How long the queued rename may wait for the lock connection before giving up, in seconds.
 pub(crate) const RENAME_LOCK_WAIT: u32 = 20;
+/// Seconds the server keeps the lock connection when the run sends nothing: the run talks
+/// to it every few milliseconds under the lock, so only a run whose host vanished (no guard
+/// left to end it) stays silent that long, and the application waits no longer for it.
+const LOCKER_IDLE_LIMIT: u32 = 10;
+
+/// [`LOCKER_IDLE_LIMIT`], plus the pauses tests ask the locked window to hold.
+fn locker_idle_limit() -> u32 {
+    let hooks = [
+        crate::engine::test_hooks::cutover_hold(),
+        crate::engine::test_hooks::closed_hold(),
+    ];
+    let held: u64 = hooks.iter().flatten().map(|d| d.as_secs()).sum();
+    LOCKER_IDLE_LIMIT.saturating_add(u32::try_from(held).unwrap_or(u32::MAX))
+}
+
 /// Cut-over attempts before the run stops (resumably).
 pub(crate) const CUTOVER_ATTEMPTS: u32 = 6;
 
@@ -51,9 +67,32 @@ pub(crate) async fn cut_over(
     logged: &[TablePlan],
 ) -> Result<Option<Duration>> {
     let schema = ctxs[0].plan.schema.as_str();
+    // Killed from here on, the run leaves its guard to settle what it moved (`guard/`).
+    let mut guarded: Vec<&str> = ctxs.iter().map(|c| c.plan.table.as_str()).collect();
+    for p in logged {
+        if !guarded.contains(&p.table.as_str()) {
+            guarded.push(&p.table);
+        }
+    }
+    let mut guard = Guard::arm(cfg, schema, job, &guarded);
+    guard.watch(
+        sqlx::query_scalar(CONNECTION_ID_SQL)
+            .fetch_one(&mut *conn)
+            .await?,
+    );
     let mut attempt = 0;
     loop {
-        let e = match try_cut_over(conn, cfg, ctxs, job, foreign_keys, states, logged).await {
+        let tried = try_cut_over(
+            conn,
+            cfg,
+            ctxs,
+            job,
+            foreign_keys,
+            states,
+            logged,
+            &mut guard,
+        );
+        let e = match tried.await {
             Ok(d) => return Ok(Some(d)),
             // Values undecided: no retry swaps them in.
             Err(e) if matches!(error::find(&e), Some(EngineError::Undecided { .. })) => {
@@ -112,6 +151,7 @@ pub fn auto_increment_of(create: &str) -> Option<u64> {
 /// One try of the cut-over (see the module docs): the sentries placed, what is carried
 /// across recorded, the tables locked and drained, the rename queued behind the lock, what
 /// is carried moved, the lock released. Returns how long the tables were locked.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn try_cut_over(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
@@ -120,6 +160,7 @@ pub(crate) async fn try_cut_over(
     foreign_keys: bool,
     states: &mut [State],
     logged: &[TablePlan],
+    guard: &mut Guard,
 ) -> Result<Duration> {
     let schema = ctxs[0].plan.schema.as_str();
     // A replay since the group was ready (between tries) may have listed a value.
@@ -142,9 +183,19 @@ pub(crate) async fn try_cut_over(
         make_spare_logs(conn, ctxs).await?;
     }
     let also = carried.also_locked(schema, &tables);
+    if let Some(hold) = crate::engine::test_hooks::before_lock_hold() {
+        // Test hook: kill tests land with the sentries placed and the moves recorded.
+        tokio::time::sleep(hold).await;
+    }
     let mut locker = cfg.connect_one().await?;
+    guard.watch(
+        sqlx::query_scalar(CONNECTION_ID_SQL)
+            .fetch_one(&mut locker)
+            .await?,
+    );
     let maps = keyless_maps(&mut locker, ctxs).await?;
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
+    guard.watch(renamer_id);
     // A bridged login waits on this until the rename is done (crate::clients::bridge_sql::lock_name).
     sqlx::query("DO GET_LOCK(?, 0)")
         .bind(crate::clients::bridge_sql::lock_name(schema))
@@ -275,6 +326,9 @@ async fn lock(
 ) -> Result<()> {
     locker
         .execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
+        .await?;
+    locker
+        .execute(wait_timeout_sql(locker_idle_limit()).as_str())
         .await?;
     // With autocommit off, COMMIT ends each drain chunk without releasing the table locks.
     locker.execute(AUTOCOMMIT_OFF).await?;

@@ -24,6 +24,12 @@ pub fn lock_wait_timeout_sql(seconds: u32) -> String {
     format!("SET SESSION lock_wait_timeout = {seconds}")
 }
 
+/// How long the server keeps a session that sends nothing: the cut-over's lock connection
+/// says a few seconds, so a run whose host vanishes holds its lock no longer.
+pub fn wait_timeout_sql(seconds: u32) -> String {
+    format!("SET SESSION wait_timeout = {seconds}")
+}
+
 /// `CREATE TABLE shadow LIKE table`: the shadow starts with the table's every definition.
 pub fn create_like_sql(schema: &str, table: &str, shadow: &str) -> String {
     format!(

@@ -1,0 +1,58 @@
+//! The job's lock: a server user lock a run of the job holds for its whole life (on a
+//! connection of its own), and which the cut-over's guard takes before it settles what a
+//! killed run left. So a guard never settles under a run that has begun meanwhile, and two
+//! runs of one job never write at once. The server releases it with the session that holds
+//! it: a run that dies frees it by itself.
+
+use crate::bookkeeping::checkpoint::fingerprint;
+use anyhow::{Context, Result};
+use sqlx::MySqlConnection;
+
+/// The lock's name for `job` on `schema`: at most 64 characters, as the server requires.
+pub fn name(schema: &str, job: &str) -> String {
+    // A separator no schema name holds keeps ("a", "bc") and ("ab", "c") apart.
+    let key = format!("{schema}\u{0}{job}");
+    format!("myrecode_job_{}", fingerprint(&key))
+}
+
+/// Takes the job's lock on `conn`, waiting up to `wait_s` seconds; `false` when another
+/// session still holds it then.
+pub async fn take(
+    conn: &mut MySqlConnection,
+    schema: &str,
+    job: &str,
+    wait_s: u32,
+) -> Result<bool> {
+    let got: Option<i64> = sqlx::query_scalar("SELECT GET_LOCK(?, ?)")
+        .bind(name(schema, job))
+        .bind(wait_s)
+        .fetch_one(&mut *conn)
+        .await
+        .context("taking the job's lock")?;
+    Ok(got == Some(1))
+}
+
+/// Gives the job's lock back (it also goes with the session).
+pub async fn release(conn: &mut MySqlConnection, schema: &str, job: &str) -> Result<()> {
+    sqlx::query("DO RELEASE_LOCK(?)")
+        .bind(name(schema, job))
+        .execute(&mut *conn)
+        .await
+        .context("releasing the job's lock")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_the_server_and_keep_jobs_apart() {
+        let long = "ш".repeat(64);
+        let n = name(&long, &long);
+        assert!(n.chars().count() <= 64, "{n}");
+        assert_ne!(name("a", "bc"), name("ab", "c"));
+        assert_eq!(name("shop", "job1"), name("shop", "job1"));
+        assert_ne!(name("shop", "job1"), name("shop", "job2"));
+    }
+}
