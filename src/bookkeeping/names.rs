@@ -23,6 +23,12 @@ pub struct Names {
     /// The bridge's triggers (before insert, before update), created on the shadow under
     /// the cut-over's lock and carried to the live name by the rename.
     pub bridge: [String; 2],
+    /// The back log, `<t>_myrecode_back`: the keys the application writes after the swap,
+    /// for `myrecode revert` to bring the kept original up to date from.
+    pub back_log: String,
+    /// The back log's triggers (after insert, update, delete), put on the shadow under the
+    /// cut-over's lock and carried to the live name by the rename.
+    pub back_triggers: [String; 3],
 }
 
 /// `<base>_myrecode_<suffix>`, at most 64 characters: a long base is cut and a hash of it
@@ -51,12 +57,17 @@ pub fn names(table: &str) -> Names {
             [fit(table, "bde"), fit(table, "bde2")],
         ],
         bridge: [fit(table, "bri"), fit(table, "bru")],
+        back_log: fit(table, "back"),
+        back_triggers: [fit(table, "rvi"), fit(table, "rvu"), fit(table, "rvd")],
     }
 }
 
-/// Suffixes of the triggers a copy creates: the bridge's two, the change log's three, and
-/// the four names of the two that log cascaded rows.
-const TRIGGER_SUFFIXES: [&str; 9] = [
+/// Suffixes of the triggers a copy creates: the bridge's two, the change log's three, the
+/// four names of the two that log cascaded rows, and the back log's three.
+const TRIGGER_SUFFIXES: [&str; 12] = [
+    "_myrecode_rvi",
+    "_myrecode_rvu",
+    "_myrecode_rvd",
     "_myrecode_bri",
     "_myrecode_bru",
     "_myrecode_ins",
@@ -108,6 +119,8 @@ mod tests {
         assert_ne!(n.shadow, names(&"ы".repeat(63)).shadow);
         assert!(n.cascade.iter().flatten().all(|c| is_copy_trigger(c)));
         assert!(is_copy_trigger("posts_myrecode_bde2") && !is_copy_trigger("audit_bup"));
+        assert!(n.back_triggers.iter().all(|c| is_copy_trigger(c)));
+        assert_eq!(names("posts").back_log, "posts_myrecode_back");
         let ascii_long = "a".repeat(60);
         assert!(sorts_after(&ascii_long, &names(&ascii_long).shadow));
     }

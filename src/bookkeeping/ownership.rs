@@ -36,6 +36,11 @@ pub const ENGINE_LAYOUTS: &[(&str, &[&str])] = &[
     ("_myrecode_replicas", &["job", "replica"]),
     // Where an older myrecode's `verify` kept replica checksums; `cleanup` still drops it.
     ("_myrecode_checksums", &["job", "tbl", "cnt", "crc"]),
+    // `revert`'s list of the values their legacy charset cannot hold.
+    (
+        "_myrecode_unreverted",
+        &["job", "tbl", "key_bytes", "col", "value_text"],
+    ),
 ];
 
 /// The columns that tell bookkeeping table `table` from a table of the user's, if it is one

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod inventory;
 pub mod plan;
 pub mod rehearse;
+pub mod revert;
 pub mod review;
 pub mod run;
 pub mod scan;
@@ -98,6 +99,9 @@ pub enum Command {
     Abort(run::JobArgs),
     /// After a finished copy: drop the original tables kept for rollback, and the change logs.
     Cleanup(run::JobArgs),
+    /// After a cut-over, until cleanup: swap the copied tables back, with every write made
+    /// since in their legacy bytes (--execute; otherwise say what would be done).
+    Revert(revert::Args),
     /// Recode a byte stream from stdin to stdout (offline; no server needed).
     Convert(convert::Args),
     /// Detect the encoding of each line of stdin (offline; no server needed).
@@ -151,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(args),
         Command::Abort(args) => control::steer(args, control::Steer::Abort),
         Command::Cleanup(args) => control::cleanup(args),
+        Command::Revert(args) => revert::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Demo(args) => demo::run(args),

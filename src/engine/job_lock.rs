@@ -5,8 +5,29 @@
 //! it: a run that dies frees it by itself.
 
 use crate::bookkeeping::checkpoint::fingerprint;
+use crate::db::connect::ConnectionConfig;
+use crate::engine::error::EngineError;
 use anyhow::{Context, Result};
 use sqlx::MySqlConnection;
+
+/// Seconds a command that writes waits for the job's lock: a cut-over's guard settling a
+/// killed run holds it about a second.
+const HOLD_WAIT_S: u32 = 30;
+
+/// The job's lock, on a connection of its own for the caller to keep as long as it writes:
+/// one run (or revert) of a job writes at a time, and a killed run's cut-over guard never
+/// settles under it. Refused with [`EngineError::JobBusy`] when another session keeps it.
+pub async fn hold(cfg: &ConnectionConfig, schema: &str, job: &str) -> Result<MySqlConnection> {
+    let mut conn = cfg.connect_one().await?;
+    if !take(&mut conn, schema, job, HOLD_WAIT_S).await? {
+        return Err(EngineError::JobBusy {
+            schema: schema.to_string(),
+            job: job.to_string(),
+        }
+        .into());
+    }
+    Ok(conn)
+}
 
 /// The lock's name for `job` on `schema`: at most 64 characters, as the server requires.
 pub fn name(schema: &str, job: &str) -> String {

@@ -27,6 +27,7 @@ pub mod read;
 pub mod rehearsal_text;
 pub mod replicas;
 pub mod retry;
+pub mod revert;
 pub mod runner;
 pub mod servercodec;
 pub mod session;

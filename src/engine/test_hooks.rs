@@ -54,6 +54,13 @@ pub fn no_guard() -> bool {
     std::env::var_os("MYRECODE_TEST_NO_GUARD").is_some()
 }
 
+/// `MYRECODE_TEST_REVERT_HOLD_MS`: `revert` holds its swap back's lock this long once the
+/// back logs are drained, before the rename (`revert/swap_back.rs`); and this long after
+/// each chunk it brings back before the lock. `tests/it/revert.rs` kills it there.
+pub fn revert_hold() -> Option<Duration> {
+    millis("MYRECODE_TEST_REVERT_HOLD_MS")
+}
+
 fn millis(name: &str) -> Option<Duration> {
     std::env::var(name)
         .ok()

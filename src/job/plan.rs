@@ -9,6 +9,7 @@ use super::labels;
 use super::model::{Defaults, Strategy};
 use super::scan_target::{target_definition_as, target_sql_as};
 use super::source::planned_source;
+use super::yaml_scalar::comment_safe;
 use super::yaml_scalar::{flow, scalar};
 use crate::scan::model::{ColumnScan, ScanReport, Strategy as ScanStrategy, TableScan};
 use anyhow::{bail, Result};
@@ -608,11 +609,6 @@ pub fn thousands(n: u64) -> String {
         out.push(ch);
     }
     out
-}
-
-/// Comments are one line: no newlines.
-pub(crate) fn comment_safe(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
 }
 
 #[cfg(test)]

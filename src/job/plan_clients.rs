@@ -2,7 +2,7 @@
 //! does for each and what it cannot, and the bridge, on where the plan finds the legacy
 //! setup (latin1 columns holding one legacy charset, clients talking latin1). Pure.
 
-use super::plan::comment_safe;
+use super::yaml_scalar::comment_safe;
 use super::yaml_scalar::{flow, scalar};
 use crate::clients::model::{bridge_charset, verdict, ClientsSeen, Kind};
 use crate::scan::model::{ColumnScan, ScanReport};

@@ -1,5 +1,10 @@
 //! YAML scalars as the job file `plan` writes them: plain where YAML reads them back as the
-//! same string, quoted otherwise.
+//! same string, quoted otherwise; and the text of its comments.
+
+/// Text for a `#` comment of the job file: one line, no newlines.
+pub(crate) fn comment_safe(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
 
 /// A block-context scalar: plain when YAML reads it back as the same string, else double-quoted.
 pub fn scalar(s: &str) -> String {

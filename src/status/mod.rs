@@ -122,6 +122,8 @@ pub enum Phase {
     Replaying,
     /// Finished (a copy: swapped in).
     Done,
+    /// A copy swapped back by `revert`.
+    Reverted,
 }
 
 impl Phase {
@@ -134,6 +136,7 @@ impl Phase {
             Phase::Checking => "checking",
             Phase::Replaying => "replaying",
             Phase::Done => "done",
+            Phase::Reverted => "reverted",
         }
     }
 
@@ -370,6 +373,7 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
     let cp = f.checkpoints.iter().find(|c| c.table == name);
     let phase = match (cp, strategy) {
         (None, _) => Phase::NotStarted,
+        (Some(c), _) if c.phase == "reverted" => Phase::Reverted,
         (Some(c), _) if c.done => Phase::Done,
         (Some(_), Strategy::InPlace) => Phase::Running,
         (Some(c), Strategy::Copy) => {
@@ -382,6 +386,7 @@ fn table_status(strategy: Strategy, name: &str, f: &Facts) -> TableStatus {
                 CopyPhase::Checking => Phase::Checking,
                 CopyPhase::Replaying => Phase::Replaying,
                 CopyPhase::Done => Phase::Done,
+                CopyPhase::Reverted => Phase::Reverted,
             }
         }
     };

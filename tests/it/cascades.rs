@@ -509,10 +509,14 @@ async fn every_table_equals_the_control_and_no_row_breaks_a_constraint(
     }
     let left = count(
         c,
-        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()",
+        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() \
+         AND TRIGGER_NAME NOT LIKE '%\\_myrecode\\_rv_'",
     )
     .await;
-    assert_eq!(left, 0, "no trigger of the job is left");
+    assert_eq!(
+        left, 0,
+        "no trigger of the job is left (but the back log's, kept for `revert` until `cleanup`)"
+    );
     let out = common::myrecode(Some(url), &["verify", jobp]);
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");

@@ -104,12 +104,22 @@ async fn assert_swapped(c: &mut sqlx::MySqlConnection, schema: &str) {
     assert_eq!(
         scalar(
             c,
-            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?",
+            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME NOT LIKE '%\\_myrecode\\_rv_'",
             schema
         )
         .await,
         0,
-        "no trigger left"
+        "no trigger left but the back log's"
+    );
+    assert_eq!(
+        scalar(
+            c,
+            "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND EVENT_OBJECT_TABLE = 'posts' AND TRIGGER_NAME LIKE 'posts\\_myrecode\\_rv_'",
+            schema
+        )
+        .await,
+        3,
+        "the back log's triggers on the live table, for `revert` until `cleanup`"
     );
     assert_eq!(
         scalar(c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts_myrecode_old'", schema).await,

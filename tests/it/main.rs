@@ -43,6 +43,7 @@ mod rehearse;
 mod replicas;
 mod resume;
 mod retry;
+mod revert;
 mod review;
 mod run;
 mod scan;

@@ -291,7 +291,7 @@ async fn trigger_definitions(c: &mut sqlx::MySqlConnection, schema: &str) -> Vec
     sqlx::query_scalar::<_, String>(
         "SELECT CAST(CONCAT_WS(' | ', TRIGGER_NAME, EVENT_OBJECT_TABLE, ACTION_TIMING, EVENT_MANIPULATION, ACTION_ORDER, \
          ACTION_STATEMENT, SQL_MODE, DEFINER, CHARACTER_SET_CLIENT, COLLATION_CONNECTION, DATABASE_COLLATION) AS CHAR) \
-         FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? ORDER BY TRIGGER_NAME",
+         FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME NOT LIKE '%\\_myrecode\\_rv_' ORDER BY TRIGGER_NAME",
     )
     .bind(schema)
     .fetch_all(c)

@@ -15,6 +15,9 @@ pub enum Phase {
     Replaying,
     /// Swapped; the original is kept as `<t>_myrecode_old`.
     Done,
+    /// Swapped back by `revert`: the original is the table again, the recoded one kept as
+    /// `<t>_myrecode_new` until `cleanup`.
+    Reverted,
 }
 
 impl Phase {
@@ -25,6 +28,7 @@ impl Phase {
             Phase::Checking => "checking",
             Phase::Replaying => "replaying",
             Phase::Done => "done",
+            Phase::Reverted => "reverted",
         }
     }
 
@@ -35,6 +39,7 @@ impl Phase {
             "copying" => Phase::Copying,
             "checking" => Phase::Checking,
             "done" => Phase::Done,
+            "reverted" => Phase::Reverted,
             _ => Phase::Replaying,
         }
     }

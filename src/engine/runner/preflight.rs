@@ -50,7 +50,7 @@ pub(super) async fn preflight(
     // A table of the user's under a bookkeeping table's name is never read or written as ours.
     checkpoint::refuse_foreign(&mut conn, &job.schema).await?;
     let job_lock = if opts.execute {
-        let held = hold_job_lock(&cfg, &job.schema, &opts.job_id).await?;
+        let held = job_lock::hold(&cfg, &job.schema, &opts.job_id).await?;
         settle_interrupted_cutover(&mut conn, job, &opts.job_id).await?;
         Some(held)
     } else {
@@ -78,28 +78,6 @@ pub(super) async fn preflight(
         surveyed,
         job_lock,
     })
-}
-
-/// Seconds a run waits for the job's lock: a cut-over's guard settling a killed run holds
-/// it about a second.
-const JOB_LOCK_WAIT_S: u32 = 30;
-
-/// The job's lock, on a connection of its own kept for the run's life: one run of a job
-/// writes at a time, and a killed run's cut-over guard never settles under this one.
-async fn hold_job_lock(
-    cfg: &ConnectionConfig,
-    schema: &str,
-    job_id: &str,
-) -> Result<MySqlConnection> {
-    let mut conn = cfg.connect_one().await?;
-    if !job_lock::take(&mut conn, schema, job_id, JOB_LOCK_WAIT_S).await? {
-        return Err(EngineError::JobBusy {
-            schema: schema.to_string(),
-            job: job_id.to_string(),
-        }
-        .into());
-    }
-    Ok(conn)
 }
 
 /// Settles a cut-over a killed run left half-moved: read so, the schema would be planned

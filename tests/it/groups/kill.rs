@@ -322,13 +322,17 @@ async fn each_group_swapped_once_in_order_and_the_schema_equals_the_control(
     }
     assert_eq!(constraints(&mut s.c, &s.db.name).await, s.before);
     let left: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
+        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%' \
+         AND TRIGGER_NAME NOT LIKE '%\\_myrecode\\_rv_'",
     )
     .bind(&s.db.name)
     .fetch_one(&mut s.c)
     .await
     .unwrap();
-    assert_eq!(left, 0, "no trigger of the job is left");
+    assert_eq!(
+        left, 0,
+        "no trigger of the job is left (but the back log's, kept for `revert` until `cleanup`)"
+    );
     assert_eq!(sentries(&mut s.c, &s.db.name).await, 0);
     println!(
         "{} SIGKILLs: {kills:?}; application: {} writes, {} failed alike, {} retried; {}",

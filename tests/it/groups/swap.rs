@@ -366,13 +366,17 @@ async fn every_table_equals_the_control_under_the_same_constraints(s: &mut Scene
         assert_eq!(orphans, 0, "{child}.{col} -> {parent}");
     }
     let left: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%'",
+        "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? AND TRIGGER_NAME LIKE '%myrecode%' \
+         AND TRIGGER_NAME NOT LIKE '%\\_myrecode\\_rv_'",
     )
     .bind(&s.db.name)
     .fetch_one(&mut *c)
     .await
     .unwrap();
-    assert_eq!(left, 0, "no trigger of the job is left");
+    assert_eq!(
+        left, 0,
+        "no trigger of the job is left (but the back log's, kept for `revert` until `cleanup`)"
+    );
     let st = status(&s.url, &s.jobp);
     assert_eq!(st["finished"], true);
     assert!(

@@ -463,7 +463,7 @@ async fn release(
 /// Waits (5 s at most) until the server shows the rename waiting for the lock; else the
 /// lock is released and the rename killed: with the sentries still there, a late rename can
 /// only fail.
-async fn wait_for_queued_rename(
+pub(crate) async fn wait_for_queued_rename(
     conn: &mut MySqlConnection,
     locker: &mut MySqlConnection,
     renamer_id: u64,

@@ -9,6 +9,7 @@
 use crate::bookkeeping::names::{names, Names};
 use crate::db::quote;
 use crate::engine::copy::catalog::table_comment;
+use crate::engine::copy::setup::back_log_sql::BACK_LOG_COMMENT;
 use crate::engine::copy::setup::sql::LOG_COMMENT;
 use crate::engine::error::EngineError;
 use crate::engine::table_plan::TablePlan;
@@ -26,6 +27,8 @@ pub struct Found {
     pub shadow: bool,
     /// Which of the change log's trigger names are taken in the schema.
     pub triggers: Vec<String>,
+    /// The back log's comment, if a table of that name is there.
+    pub back_log: Option<String>,
 }
 
 /// One name taken by something the tool did not create: kind, name and what it is for.
@@ -55,6 +58,13 @@ pub fn taken(n: &Names, f: &Found) -> Vec<Taken> {
     }
     if f.spare_log.is_some() && !mark(&f.spare_log) {
         push("table", &n.spare_log, "the spare change log of its copy");
+    }
+    if f.back_log.is_some() && f.back_log.as_deref() != Some(BACK_LOG_COMMENT) {
+        push(
+            "table",
+            &n.back_log,
+            "the back log `revert` reads after its cut-over",
+        );
     }
     // Without the marked log beside them, a shadow or triggers are no leftover of ours.
     if !mark(&f.log) {
@@ -87,6 +97,7 @@ pub async fn found(conn: &mut MySqlConnection, schema: &str, table: &str) -> Res
         spare_log: table_comment(conn, schema, &n.spare_log).await?,
         shadow: table_comment(conn, schema, &n.shadow).await?.is_some(),
         triggers,
+        back_log: table_comment(conn, schema, &n.back_log).await?,
     })
 }
 
@@ -134,7 +145,8 @@ mod tests {
                 objects_sql::OBJECTS,
                 lag::HEARTBEAT,
                 watch::REPLICA_STATE,
-                checksum::CHECKSUMS
+                checksum::CHECKSUMS,
+                crate::engine::revert::sql::UNREVERTED
             ]
         );
     }
@@ -148,6 +160,7 @@ mod tests {
             spare_log: marked.clone(),
             shadow: true,
             triggers: n.triggers.to_vec(),
+            back_log: Some(BACK_LOG_COMMENT.to_string()),
         };
         assert!(taken(&n, &ours).is_empty());
         assert!(taken(&n, &Found::default()).is_empty());

@@ -108,7 +108,7 @@ impl Batches for Copy<'_, '_> {
                     });
                 }
             }
-            Phase::Replaying | Phase::Done => {
+            Phase::Replaying | Phase::Done | Phase::Reverted => {
                 replay_some(
                     conn,
                     ctx,

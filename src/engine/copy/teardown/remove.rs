@@ -43,7 +43,8 @@ pub async fn abort_table(
         conn.execute(drop_table_sql(schema, &n.shadow).as_str())
             .await?;
     }
-    for log in [&n.log, &n.spare_log] {
+    // A back log is made by a cut-over before its lock: one killed there leaves it.
+    for log in [&n.log, &n.spare_log, &n.back_log] {
         conn.execute(drop_table_sql(schema, log).as_str()).await?;
     }
     sqlx::query(&checkpoint::delete_sql(schema))
@@ -64,8 +65,8 @@ pub async fn cleanup_table(
     job: &str,
 ) -> Result<Vec<String>> {
     let n = names(table);
-    match checkpoint::load(conn, schema, job, table).await? {
-        Some(s) if s.done => {}
+    let reverted = match checkpoint::load(conn, schema, job, table).await? {
+        Some(s) if s.done => s.phase == crate::engine::copy::Phase::Reverted.as_str(),
         Some(_) => {
             return Err(EngineError::StillCopying {
                 table: table.to_string(),
@@ -73,10 +74,19 @@ pub async fn cleanup_table(
             .into())
         }
         None => return Ok(Vec::new()),
-    }
+    };
     let mut dropped = Vec::new();
+    // The back log's triggers, on the live table (after a revert, on the recoded one, which
+    // goes below): the application's writes stop being logged for `revert`.
+    for trg in &n.back_triggers {
+        conn.execute(drop_trigger_sql(schema, trg).as_str())
+            .await
+            .with_context(|| format!("dropping trigger {trg}"))?;
+    }
+    // After a revert the recoded table is the one kept, under the shadow's name.
+    let kept = if reverted { &n.shadow } else { &n.old };
     // A spare is left where a cut-over that would have closed the table failed before it did.
-    for name in [&n.old, &n.log, &n.spare_log] {
+    for name in [kept, &n.log, &n.spare_log, &n.back_log] {
         if table_exists(conn, schema, name).await? && !is_sentry(conn, schema, name).await? {
             conn.execute(drop_existing_table_sql(schema, name).as_str())
                 .await

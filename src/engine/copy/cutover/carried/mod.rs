@@ -2,6 +2,7 @@
 //! planned, recorded, applied, settled (see `README.md` here).
 
 pub mod after_last;
+pub mod back_log;
 pub mod bridge;
 pub mod cascade;
 pub mod class;

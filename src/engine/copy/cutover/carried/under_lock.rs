@@ -4,6 +4,7 @@
 
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::Names;
+use crate::engine::copy::cutover::carried::back_log::BackLog;
 use crate::engine::copy::cutover::carried::bridge::BridgeTriggers;
 use crate::engine::copy::cutover::carried::cascade::logging::CascadeLogging;
 use crate::engine::copy::cutover::carried::class::{planned, Carried, Cut};
@@ -23,6 +24,8 @@ pub(crate) struct UnderLock {
     cascades: CascadeLogging,
     /// The bridge's triggers, put on the shadows before the tables' own.
     bridge: BridgeTriggers,
+    /// The back log's triggers, put on the shadows for `revert`.
+    back: BackLog,
 }
 
 impl UnderLock {
@@ -45,11 +48,13 @@ impl UnderLock {
         };
         let own = planned::<OwnTriggers>(conn, cut).await?;
         let bridge = planned::<BridgeTriggers>(conn, cut).await?;
+        let back = planned::<BackLog>(conn, cut).await?;
         Ok(UnderLock {
             foreign,
             own,
             cascades,
             bridge,
+            back,
         })
     }
 
@@ -86,7 +91,7 @@ impl UnderLock {
 
     /// Under the lock, after the drains and before the rename, in order: the foreign keys,
     /// the bridge's triggers, the tables' own triggers (after the bridge's: they fire in
-    /// that order), then the cascade logging (last: the fewer milliseconds a
+    /// that order), the back log's, then the cascade logging (last: the fewer milliseconds a
     /// kill could find the group's children without their cascades logged, the better).
     pub(crate) async fn apply(
         &self,
@@ -96,6 +101,7 @@ impl UnderLock {
         self.foreign.apply(locker, cut).await?;
         self.bridge.apply(locker, cut).await?;
         self.own.apply(locker, cut).await?;
+        self.back.apply(locker, cut).await?;
         self.cascades.apply(locker, cut).await
     }
 }
@@ -119,5 +125,6 @@ pub(crate) async fn settle(
     };
     ForeignKeys::settle(conn, &cut).await?;
     OwnTriggers::settle(conn, &cut).await?;
+    BackLog::settle(conn, &cut).await?;
     reopen(conn, schema, job, tables).await
 }
