@@ -362,6 +362,8 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
         "{page}"
     );
     assert_eq!(page.matches("data-usage=\"unused\"").count(), 3, "{page}");
+    // And as a browser shows it.
+    crate::fleet_html::the_fleet_page_in_a_browser_shows_the_rollup(&out);
 
     // 3. An uninterrupted run ends with the same figures.
     let fresh = dir.path().join("fresh");
