@@ -73,7 +73,7 @@ impl Children {
         })
     }
 
-    /// The job's own state: finished, or not (`None`: it cannot be read).
+    /// Whether the job's own state says finished (an error: it could not be read).
     fn is_finished(&self, job: &JobRef) -> Result<bool> {
         let cfg = &self.reach(job)?.config;
         Ok(self.rt.block_on(watch::read(cfg, job))?.finished)

@@ -274,6 +274,21 @@ fn a_fleet_planned_run_in_waves_killed_and_rerun_ends_as_single_runs_would() {
     let (o, stdout, e) = out(&mut myrecode(home, &["fleet", "run", f, "--jobs", j]));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{e}");
     assert!(stdout.starts_with("wave canary:\n  b/shop_2: would-run\nwave rest:\n  a/shop_1: would-run\n  a/shop_2: would-run\n"), "{stdout}");
+    let (o, stdout, e) = out(&mut myrecode(
+        home,
+        &["fleet", "run", f, "--jobs", j, "--wave", "rest"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{e}");
+    assert!(
+        stdout.starts_with("wave rest:\n  a/shop_1: would-run\n"),
+        "{stdout}"
+    );
+    let (o, _, e) = out(&mut myrecode(
+        home,
+        &["fleet", "run", f, "--jobs", j, "--wave", "nosuch"],
+    ));
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("Fix: name one of: canary, rest"), "{e}");
 
     // 4. The canary fails (its table gone): the next wave does not start.
     exec(b.admin(), "RENAME TABLE shop_2.posts TO shop_2.posts_away");
