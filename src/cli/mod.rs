@@ -111,8 +111,9 @@ pub enum Command {
     /// For CI: load a dump into a throwaway server, run the job (or scan → plan → run) with
     /// verify; exit code and JUnit XML say how it went, table by table.
     Rehearse(rehearse::Args),
-    /// Many servers and schemas from one fleet file: `fleet scan` scans them all within
-    /// each server's limit (resumable) and writes one roll-up, unused tables included.
+    /// Many servers and schemas from one fleet file: `fleet scan` (one roll-up, unused tables
+    /// included), `fleet plan` (one job per schema), `fleet run` (the jobs in waves) and
+    /// `fleet status`.
     Fleet(fleet::Args),
     /// For packagers: write the man pages, or print a shell's completion script.
     #[command(hide = true)]

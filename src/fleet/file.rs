@@ -29,8 +29,9 @@ struct RawServer {
 #[serde(deny_unknown_fields)]
 struct RawFleet {
     servers: Vec<RawServer>,
+    /// A mapping, read in file order: the order of the waves.
     #[serde(default)]
-    groups: BTreeMap<String, Vec<String>>,
+    groups: serde_yaml::Mapping,
 }
 
 /// One server of the fleet, validated.
@@ -55,8 +56,8 @@ pub struct Server {
 pub struct Fleet {
     /// The servers, in file order.
     pub servers: Vec<Server>,
-    /// Named groups (waves) of server names, for `fleet run`'s stages.
-    pub groups: BTreeMap<String, Vec<String>>,
+    /// Named groups (waves) of server names, in file order: `fleet run`'s stages.
+    pub groups: Vec<(String, Vec<String>)>,
 }
 
 /// One heavy reader per server unless the file asks for more: a scan reads every row, and
@@ -86,24 +87,44 @@ pub fn parse(text: &str, base: &Path) -> Result<Fleet> {
         }
         servers.push(server);
     }
-    for (group, members) in &raw.groups {
+    let groups = groups(&raw.groups, &seen)?;
+    Ok(Fleet { servers, groups })
+}
+
+/// The groups in file order, each naming servers of the file, no server in two.
+fn groups(
+    raw: &serde_yaml::Mapping,
+    servers: &BTreeSet<String>,
+) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut placed: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in raw {
+        let group = k.as_str().ok_or_else(|| {
+            anyhow!("a group's name is not text. Fix: write groups as `name: [server, ...]`")
+        })?;
         check_name("group", group)?;
+        let members: Vec<String> = serde_yaml::from_value(v.clone()).map_err(|_| {
+            anyhow!("group '{group}' is not a list of server names. Fix: write {group}: [db1, db2]")
+        })?;
         if members.is_empty() {
             bail!("group '{group}' names no server. Fix: list server names under it, or remove it");
         }
-        for m in members {
-            if !seen.contains(m) {
+        for m in &members {
+            if !servers.contains(m) {
                 bail!(
                     "group '{group}' names server '{m}', which is not in `servers:`. Fix: use one of: {}",
-                    seen.iter().cloned().collect::<Vec<_>>().join(", ")
+                    servers.iter().cloned().collect::<Vec<_>>().join(", ")
+                );
+            }
+            if let Some(first) = placed.insert(m.clone(), group.to_string()) {
+                bail!(
+                    "server '{m}' is in group '{first}' and in group '{group}'; a server runs in one wave. Fix: remove it from one of them"
                 );
             }
         }
+        out.push((group.to_string(), members));
     }
-    Ok(Fleet {
-        servers,
-        groups: raw.groups,
-    })
+    Ok(out)
 }
 
 /// Reads and validates the fleet file at `path`.
@@ -237,7 +258,18 @@ groups:
             f.servers[1].defaults_file.as_deref(),
             Some(Path::new("/etc/fleet/db2.cnf"))
         );
-        assert_eq!(f.groups["canary"], vec!["db1"]);
+        assert_eq!(
+            f.groups,
+            vec![
+                ("canary".to_string(), vec!["db1".to_string()]),
+                ("rest".to_string(), vec!["db2".to_string()])
+            ]
+        );
+        let f = parse_ok(&GOOD.replace(
+            "  canary: [db1]\n  rest: [db2]\n",
+            "  zeta: [db2]\n  alpha: [db1]\n",
+        ));
+        assert_eq!(f.groups[0].0, "zeta", "the waves keep the file's order");
     }
 
     #[test]
@@ -264,6 +296,8 @@ groups:
             ("servers:\n  - name: a\n    url: mysql://u@h\n    schemas: [x]\n  - name: a\n    url: mysql://u@h\n    schemas: [y]\n", "used twice"),
             ("servers:\n  - name: a\n    url: mysql://u@h\n    schemas: [x]\ngroups:\n  w1: [b]\n", "not in `servers:`"),
             ("servers:\n  - name: a\n    url: mysql://u@h\n    schemas: [x]\n    concurrenc: 2\n", "unknown field"),
+            ("servers:\n  - name: a\n    url: mysql://u@h\n    schemas: [x]\ngroups:\n  w1: [a]\n  w2: [a]\n", "in one wave"),
+            ("servers:\n  - name: a\n    url: mysql://u@h\n    schemas: [x]\ngroups:\n  w1: a\n", "not a list"),
         ];
         for (text, want) in cases {
             let e = parse_err(text);

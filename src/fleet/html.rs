@@ -11,14 +11,15 @@ use std::fmt::Write;
 
 fn totals(t: &Totals) -> String {
     format!(
-        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows",
+        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows, ~{} to recode",
         t.tables,
         t.legacy_tables,
         t.legacy_values,
         t.undecided,
         t.blocked_tables,
         t.unused_tables,
-        t.estimated_rows
+        t.estimated_rows,
+        super::usage::human_duration(t.estimated_seconds)
     )
 }
 
@@ -40,7 +41,7 @@ pub fn to_html(r: &Rollup) -> String {
             "<section class=\"server\" data-server=\"{n}\">\n<h2>{n}</h2>\n\
              <p>Counters: {c}; {since}.<br>{t}.</p>\n<table>\n<tr><th>schema</th><th>table</th>\
              <th>legacy columns</th><th>encodings</th><th>undecided</th><th>est. rows</th>\
-             <th>bytes</th><th>usage</th></tr>\n",
+             <th>bytes</th><th>est. time</th><th>usage</th></tr>\n",
             n = escape(&s.name),
             c = escape(&s.counters),
             since = escape(&s.counters_since),
@@ -68,7 +69,7 @@ pub fn to_html(r: &Rollup) -> String {
                     "<tr class=\"table\" data-schema=\"{s}\" data-table=\"{n}\" data-legacy-values=\"{lv}\" \
                      data-undecided=\"{u}\" data-blocked=\"{b}\" data-rows=\"{r}\" data-usage=\"{usage}\">\
                      <td>{s}</td><td>{n}{bl}</td><td>{lc}</td><td>{enc}</td><td class=\"num\">{u}</td>\
-                     <td class=\"num\">{r}</td><td class=\"num\">{by}</td>\
+                     <td class=\"num\">{r}</td><td class=\"num\">{by}</td><td class=\"num\">{time}</td>\
                      <td><b>{usage}</b><br><span class=\"muted\">{ev}</span></td></tr>",
                     s = escape(&sc.name),
                     n = escape(&t.name),
@@ -80,11 +81,24 @@ pub fn to_html(r: &Rollup) -> String {
                     lc = escape(&t.legacy_columns.join(", ")),
                     enc = escape(&enc.join(", ")),
                     by = t.bytes.map(|b| b.to_string()).unwrap_or_default(),
+                    time = escape(&super::usage::human_duration(t.estimated_seconds)),
                     ev = escape(&t.usage.evidence),
                 );
             }
         }
         o.push_str("</table>\n");
+        for sc in s.schemas.iter().filter(|sc| !sc.clients.is_empty()) {
+            let items: String = sc
+                .clients
+                .iter()
+                .map(|c| format!("<li>{}</li>", escape(c)))
+                .collect();
+            let _ = writeln!(
+                o,
+                "<p>Clients of {n} seen while scanning:</p><ul class=\"clients\" data-schema=\"{n}\">{items}</ul>",
+                n = escape(&sc.name)
+            );
+        }
         for (schema, e) in &s.failed {
             let _ = writeln!(
                 o,
@@ -97,7 +111,8 @@ pub fn to_html(r: &Rollup) -> String {
     }
     let _ = writeln!(
         o,
-        "<p class=\"muted\">Written by myrecode {} (roll-up layout {}).</p>\n</body>\n</html>",
+        "<p class=\"muted\">Times to recode are {}. Written by myrecode {} (roll-up layout {}).</p>\n</body>\n</html>",
+        escape(&r.pace),
         escape(&r.tool_version),
         r.rollup_version
     );

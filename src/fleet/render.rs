@@ -29,7 +29,7 @@ fn verdict(v: &Verdict) -> &'static str {
 
 fn totals_line(t: &Totals) -> String {
     format!(
-        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows, ~{}",
+        "{} tables, {} with legacy text ({} values), {} undecided, {} blocked, {} unused; ~{} rows, ~{}, ~{} to recode",
         t.tables,
         t.legacy_tables,
         t.legacy_values,
@@ -37,8 +37,18 @@ fn totals_line(t: &Totals) -> String {
         t.blocked_tables,
         t.unused_tables,
         t.estimated_rows,
-        super::usage::human_bytes(t.bytes)
+        super::usage::human_bytes(t.bytes),
+        super::usage::human_duration(t.estimated_seconds)
     )
+}
+
+/// Per schema, the clients its scan saw (none listed where they could not be read).
+fn clients_lines(s: &super::rollup::ServerRollup) -> Vec<String> {
+    s.schemas
+        .iter()
+        .filter(|sc| !sc.clients.is_empty())
+        .map(|sc| format!("clients of {}: {}", sc.name, sc.clients.join("; ")))
+        .collect()
 }
 
 /// A terminal summary: one grid per server, its blocks and unused tables with their evidence below.
@@ -87,12 +97,18 @@ pub fn to_text(r: &Rollup) -> String {
         for n in notes {
             let _ = writeln!(out, "{n}");
         }
+        for c in clients_lines(s) {
+            let _ = writeln!(out, "  {c}");
+        }
         for (schema, e) in &s.failed {
             let _ = writeln!(out, "  FAILED {schema}: {e}");
         }
         let _ = writeln!(out, "  {}: {}", s.name, totals_line(&s.totals));
     }
     let _ = writeln!(out, "fleet: {}", totals_line(&r.totals));
+    if !r.pace.is_empty() {
+        let _ = writeln!(out, "(times to recode {})", r.pace);
+    }
     out
 }
 
@@ -114,13 +130,13 @@ pub fn to_markdown(r: &Rollup) -> String {
             cell(&s.counters_since)
         );
         let _ = writeln!(out, "{}.\n", totals_line(&s.totals));
-        out.push_str("| schema | table | legacy columns | encodings | undecided | blocks | est. rows | bytes | usage | evidence |\n");
-        out.push_str("|---|---|---|---|---:|---|---:|---:|---|---|\n");
+        out.push_str("| schema | table | legacy columns | encodings | undecided | blocks | est. rows | bytes | est. time | usage | evidence |\n");
+        out.push_str("|---|---|---|---|---:|---|---:|---:|---:|---|---|\n");
         for sc in &s.schemas {
             for t in &sc.tables {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     cell(&sc.name),
                     cell(&t.name),
                     cell(&t.legacy_columns.join(", ")),
@@ -129,15 +145,26 @@ pub fn to_markdown(r: &Rollup) -> String {
                     cell(&t.blocks.join(" ")),
                     t.estimated_rows,
                     t.bytes.map(|b| b.to_string()).unwrap_or_default(),
+                    super::usage::human_duration(t.estimated_seconds),
                     verdict(&t.usage.verdict),
                     cell(&t.usage.evidence)
                 );
+            }
+        }
+        let clients = clients_lines(s);
+        if !clients.is_empty() {
+            out.push_str("\nClients seen while scanning:\n\n");
+            for c in clients {
+                let _ = writeln!(out, "- {}", cell(&c));
             }
         }
         for (schema, e) in &s.failed {
             let _ = writeln!(out, "\nFailed: `{}`: {}", cell(schema), cell(e));
         }
         out.push('\n');
+    }
+    if !r.pace.is_empty() {
+        let _ = writeln!(out, "Times to recode are {}.", cell(&r.pace));
     }
     out
 }
@@ -160,6 +187,7 @@ mod tests {
             estimated_rows: 5,
             rows_scanned: 5,
             bytes: Some(16384),
+            estimated_seconds: 0,
             usage: Usage {
                 verdict: Verdict::Unused,
                 evidence: "TABLE_STATISTICS: 0 rows read".into(),
@@ -186,11 +214,13 @@ mod tests {
                     mode: "full".into(),
                     tables: vec![t],
                     totals: totals.clone(),
+                    clients: vec!["app@web1: 2 session(s), charset latin1".into()],
                 }],
                 failed: BTreeMap::new(),
                 totals: totals.clone(),
             }],
             totals,
+            pace: "at the measured pace".into(),
         }
     }
 
@@ -209,7 +239,19 @@ mod tests {
             "{text}"
         );
         let md = to_markdown(&r);
-        assert!(md.contains("| shop | old\\|log |  |  | 0 |  | 5 | 16384 | UNUSED | TABLE_STATISTICS: 0 rows read |"), "{md}");
+        assert!(md.contains("| shop | old\\|log |  |  | 0 |  | 5 | 16384 | 0s | UNUSED | TABLE_STATISTICS: 0 rows read |"), "{md}");
+        assert!(
+            md.contains("- clients of shop: app@web1: 2 session(s), charset latin1"),
+            "{md}"
+        );
+        assert!(
+            text.contains("  clients of shop: app@web1: 2 session(s), charset latin1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(times to recode at the measured pace)"),
+            "{text}"
+        );
         let back: Rollup = serde_json::from_str(&to_json(&r)).unwrap();
         assert_eq!(back, r);
     }

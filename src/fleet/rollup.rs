@@ -3,7 +3,9 @@
 //! undecided, what blocks (the refusals `plan` would give, [`crate::job::choose`]), the
 //! estimated work, and whether the table looks used. Pure.
 
+use super::pace;
 use super::usage::{self, Counters, ServerUsage, Usage, Verdict};
+use crate::clients::model::ClientsSeen;
 use crate::job::choose;
 use crate::scan::model::{ScanReport, Strategy, TableScan};
 use serde::{Deserialize, Serialize};
@@ -23,6 +25,9 @@ pub struct Rollup {
     pub servers: Vec<ServerRollup>,
     /// The fleet's sums.
     pub totals: Totals,
+    /// The pace the estimated times use, and where it was measured.
+    #[serde(default)]
+    pub pace: String,
 }
 
 /// One server's part.
@@ -55,6 +60,10 @@ pub struct SchemaRollup {
     pub tables: Vec<TableRollup>,
     /// The schema's sums.
     pub totals: Totals,
+    /// The clients seen on it while it was scanned, each with its charset
+    /// (`user@host: 3 session(s), charset latin1`); empty where they could not be read.
+    #[serde(default)]
+    pub clients: Vec<String>,
 }
 
 /// One table's line.
@@ -78,6 +87,9 @@ pub struct TableRollup {
     pub rows_scanned: u64,
     /// Data and index bytes, as the server estimated them before the scan (`None`: not read).
     pub bytes: Option<u64>,
+    /// Seconds to recode its estimated rows at the measured pace (0: nothing to recode).
+    #[serde(default)]
+    pub estimated_seconds: u64,
     /// Used, unused or unknown, with the evidence.
     pub usage: Usage,
 }
@@ -103,6 +115,9 @@ pub struct Totals {
     pub rows_scanned: u64,
     /// Estimated bytes.
     pub bytes: u64,
+    /// Seconds to recode the tables holding legacy text, at the measured pace.
+    #[serde(default)]
+    pub estimated_seconds: u64,
 }
 
 impl Totals {
@@ -116,6 +131,7 @@ impl Totals {
         self.estimated_rows += o.estimated_rows;
         self.rows_scanned += o.rows_scanned;
         self.bytes += o.bytes;
+        self.estimated_seconds += o.estimated_seconds;
     }
 
     fn of_table(t: &TableRollup) -> Totals {
@@ -129,6 +145,7 @@ impl Totals {
             estimated_rows: t.estimated_rows,
             rows_scanned: t.rows_scanned,
             bytes: t.bytes.unwrap_or(0),
+            estimated_seconds: t.estimated_seconds,
         }
     }
 }
@@ -200,7 +217,13 @@ fn table(t: &TableScan, all: &[&TableScan], usage: Option<&ServerUsage>) -> Tabl
             None,
         ),
     };
+    let estimated_seconds = if legacy_columns.is_empty() {
+        0
+    } else {
+        pace::seconds(t.strategy, t.estimated_rows)
+    };
     TableRollup {
+        estimated_seconds,
         name: t.name.clone(),
         strategy: t.strategy,
         legacy_columns,
@@ -265,6 +288,7 @@ pub fn rollup(servers: &[ServerInput], tool_version: &str) -> Rollup {
                         mode: r.mode.clone(),
                         tables,
                         totals: t,
+                        clients: clients(r.clients.iter().find(|c| &c.schema == name)),
                     }
                 })
                 .collect();
@@ -285,7 +309,46 @@ pub fn rollup(servers: &[ServerInput], tool_version: &str) -> Rollup {
         tool_version: tool_version.to_string(),
         servers,
         totals,
+        pace: pace::SOURCE.to_string(),
     }
+}
+
+/// The clients a schema's scan saw, one line each with its charset (`seen`: `None` where
+/// the scan could not read them).
+fn clients(seen: Option<&ClientsSeen>) -> Vec<String> {
+    let Some(seen) = seen else {
+        return Vec::new();
+    };
+    if seen.seen.is_empty() {
+        return vec!["no client session on the schema while it was scanned".into()];
+    }
+    seen.seen
+        .iter()
+        .map(|c| {
+            let charset = match &c.charset {
+                Some(cs) => format!("charset {cs}"),
+                None => format!(
+                    "charset not readable per session here; one declaring none gets {}",
+                    seen.server_handshake
+                ),
+            };
+            format!(
+                "{}@{}: {} session(s), {charset}{}{}",
+                c.user,
+                c.host,
+                c.sessions,
+                c.set_names
+                    .as_ref()
+                    .map(|n| format!(", SET NAMES {n}"))
+                    .unwrap_or_default(),
+                if c.privileged {
+                    ", SUPER (init_connect skipped)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
 }
 
 /// Whether anything needs attention: legacy text, undecided values, blocks or failures.
@@ -360,6 +423,46 @@ mod tests {
     }
 
     #[test]
+    fn the_clients_seen_are_listed_with_their_charsets() {
+        use crate::clients::model::ClientSeen;
+        let app = |user: &str, charset: Option<&str>, privileged: bool| ClientSeen {
+            user: user.into(),
+            host: "10.0.0.5".into(),
+            sessions: 3,
+            charset: charset.map(str::to_string),
+            set_names: None,
+            privileged,
+            idle_secs: 0,
+        };
+        let mut seen = ClientsSeen {
+            schema: "shop".into(),
+            server_handshake: "latin1".into(),
+            ..ClientsSeen::default()
+        };
+        assert_eq!(
+            clients(Some(&seen)),
+            vec!["no client session on the schema while it was scanned"]
+        );
+        seen.seen = vec![app("shop", Some("latin1"), false), app("root", None, true)];
+        assert_eq!(
+            clients(Some(&seen)),
+            vec![
+                "shop@10.0.0.5: 3 session(s), charset latin1",
+                "root@10.0.0.5: 3 session(s), charset not readable per session here; one declaring none gets latin1, SUPER (init_connect skipped)"
+            ]
+        );
+        let mut r = report();
+        r.clients = vec![seen];
+        let input = ServerInput {
+            name: "db1".into(),
+            usage: None,
+            reports: vec![("shop".into(), "db1/shop.json".into(), r)],
+            failed: BTreeMap::new(),
+        };
+        assert_eq!(rollup(&[input], "v").servers[0].schemas[0].clients.len(), 2);
+    }
+
+    #[test]
     fn figures_sum_per_table_schema_server_and_fleet() {
         let input = ServerInput {
             name: "db1".into(),
@@ -399,6 +502,14 @@ mod tests {
             (2, 1, 6, 1, 1, 20, 32768)
         );
         assert_eq!(r.totals.tables, 4);
+        // 10 estimated rows of copy: 1 s at the measured pace; `logs` has nothing to recode.
+        assert_eq!((posts.estimated_seconds, logs.estimated_seconds), (1, 0));
+        assert_eq!(r.totals.estimated_seconds, 2);
+        assert!(r.pace.contains("108,000 rows/s"), "{}", r.pace);
+        assert!(
+            r.servers[0].schemas[0].clients.is_empty(),
+            "not read: none listed"
+        );
         assert_eq!(r.totals.legacy_values, 12);
         assert!(needs_action(&r));
     }

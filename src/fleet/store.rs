@@ -46,7 +46,10 @@ pub fn write_whole(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let part = path.with_extension("json.part");
+    let ext = path
+        .extension()
+        .map_or(String::new(), |e| e.to_string_lossy().into_owned());
+    let part = path.with_extension(format!("{ext}.part"));
     std::fs::write(&part, text).with_context(|| format!("cannot write {}", part.display()))?;
     std::fs::rename(&part, path).with_context(|| format!("cannot write {}", path.display()))
 }

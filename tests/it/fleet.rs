@@ -20,16 +20,16 @@ use std::time::{Duration, Instant};
 
 /// Rows per table: with 10-row batches and a 40 ms pause, a schema takes about a second,
 /// long enough to kill the fleet scan between two schemas.
-const ROWS: usize = 120;
+pub(crate) const ROWS: usize = 120;
 
-fn start(opts: &[&str]) -> std::thread::JoinHandle<ThrowawayServer> {
+pub(crate) fn start(opts: &[&str]) -> std::thread::JoinHandle<ThrowawayServer> {
     let opts: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
     std::thread::spawn(move || {
         ThrowawayServer::start_local_with(&opts).unwrap_or_else(|e| panic!("{e:#}"))
     })
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -37,7 +37,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 /// A schema with `tables`, each `ROWS` rows of cp1251 text in a latin1 column.
-fn seed(admin: &ConnectionConfig, schema: &str, tables: &[&str]) {
+pub(crate) fn seed(admin: &ConnectionConfig, schema: &str, tables: &[&str]) {
     rt().block_on(async {
         let mut c = admin.connect_one().await.unwrap();
         let db = quote::ident(schema);
@@ -82,7 +82,7 @@ fn use_posts(admin: &ConnectionConfig, schema: &str) {
     });
 }
 
-fn exec(admin: &ConnectionConfig, sql: &str) {
+pub(crate) fn exec(admin: &ConnectionConfig, sql: &str) {
     rt().block_on(async {
         let mut c = admin.connect_one().await.unwrap();
         c.execute(sql).await.unwrap();
@@ -90,7 +90,7 @@ fn exec(admin: &ConnectionConfig, sql: &str) {
 }
 
 /// An option file holding the server's user and password (the fleet file holds none).
-fn option_file(dir: &Path, name: &str, admin: &ConnectionConfig) -> std::path::PathBuf {
+pub(crate) fn option_file(dir: &Path, name: &str, admin: &ConnectionConfig) -> std::path::PathBuf {
     let u = url::Url::parse(&admin.url_with_secret()).unwrap();
     let password = percent_encoding::percent_decode_str(u.password().unwrap_or(""))
         .decode_utf8()
@@ -131,7 +131,7 @@ fn reports_in(out: &Path) -> usize {
         .count()
 }
 
-fn json(path: &Path) -> Value {
+pub(crate) fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -362,6 +362,8 @@ fn a_fleet_scan_killed_midway_resumes_and_rolls_up_what_each_schema_reported() {
         "{page}"
     );
     assert_eq!(page.matches("data-usage=\"unused\"").count(), 3, "{page}");
+    // And as a browser shows it.
+    crate::fleet_html::the_fleet_page_in_a_browser_shows_the_rollup(&out);
 
     // 3. An uninterrupted run ends with the same figures.
     let fresh = dir.path().join("fresh");

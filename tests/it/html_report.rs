@@ -28,7 +28,7 @@ const ODD_TABLE: &str = "notes <v2> & \"old\"";
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The Chromium binary on the PATH, or a panic with one line saying how to install it.
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for dir in std::env::split_paths(&path) {
         for name in ["chromium", "chromium-browser"] {
@@ -61,7 +61,7 @@ fn processes_mentioning(marker: &str) -> Vec<i32> {
 }
 
 /// Renders `page` in headless Chromium and returns the serialised DOM (`--dump-dom`).
-fn render(page: &Path) -> String {
+pub(crate) fn render(page: &Path) -> String {
     let browser = chromium();
     let profile = tempfile::tempdir().unwrap();
     let out_path = profile.path().join("dom.html");
@@ -129,14 +129,14 @@ fn render(page: &Path) -> String {
 
 /// One start tag of the serialised DOM: its name, attributes (entities decoded) and where it ends.
 #[derive(Debug)]
-struct Tag {
-    name: String,
+pub(crate) struct Tag {
+    pub(crate) name: String,
     attrs: Vec<(String, String)>,
     end: usize,
 }
 
 impl Tag {
-    fn attr(&self, name: &str) -> Option<&str> {
+    pub(crate) fn attr(&self, name: &str) -> Option<&str> {
         self.attrs
             .iter()
             .find(|(n, _)| n == name)
@@ -155,7 +155,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// Every start tag in `html` in order (serialised DOM: attribute values are always double-quoted).
-fn tags(html: &str) -> Vec<Tag> {
+pub(crate) fn tags(html: &str) -> Vec<Tag> {
     let mut out = Vec::new();
     let mut rest = 0;
     while let Some(at) = html[rest..].find('<') {
@@ -187,7 +187,7 @@ fn tags(html: &str) -> Vec<Tag> {
 }
 
 /// The text between a tag's end and the next `<`, entities decoded.
-fn text_after(html: &str, tag: &Tag) -> String {
+pub(crate) fn text_after(html: &str, tag: &Tag) -> String {
     let rest = &html[tag.end..];
     unescape(&rest[..rest.find('<').unwrap_or(rest.len())])
 }

@@ -23,6 +23,8 @@ mod engine_errors;
 mod examples;
 mod faults;
 mod fleet;
+mod fleet_html;
+mod fleet_run;
 mod groups;
 mod harness;
 mod hostile_job;
