@@ -5,8 +5,8 @@
 //! runner as `run --execute`, proven with the same `verify`, and a verdict per table
 //! ([`verdict`]). The dump is read first ([`outline`]): one cut short, or creating no table,
 //! is refused; a lent server (`MYSQL_TEST_URL`) is used only when none of the dump's schemas
-//! is on it and the [`guard`] lets every statement through (only creating and filling the
-//! dump's own schemas), and after the load every table the dump creates must be there. The server goes
+//! is on it; on any server the [`guard`] must let every statement through (only creating and
+//! filling the dump's own schemas), and after the load every table the dump creates must be there. The server goes
 //! when the rehearsal ends, however it ends: a local one is stopped and its directory removed;
 //! on a lent one the schemas the rehearsal created are dropped.
 
