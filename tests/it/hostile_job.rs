@@ -57,9 +57,25 @@ async fn a_hostile_job_is_refused_by_every_command_before_anything_is_sent() {
             "defaults.batch_size: batch_size 0 would never make progress",
         ),
     ];
-    for (i, (target, defaults, what)) in cases.iter().enumerate() {
+    let mut jobs: Vec<(String, String, &str)> = cases
+        .iter()
+        .map(|(target, defaults, what)| (target.clone(), job(&db.name, target, defaults), *what))
+        .collect();
+    // A version no run can follow, and an in-place target carrying a second statement.
+    jobs.push((
+        "version: 2".into(),
+        job(&db.name, &format!("{base} NOT NULL"), "").replace("version: 1", "version: 2"),
+        "version: job layout version 2 is not supported",
+    ));
+    let in_place = format!("{base} NOT NULL; DROP TABLE canary");
+    jobs.push((
+        in_place.clone(),
+        job(&db.name, &in_place, "").replace("strategy: copy", "strategy: in-place"),
+        target,
+    ));
+    for (i, (target, text, what)) in jobs.iter().enumerate() {
         let path = dir.path().join(format!("job{i}.yaml"));
-        std::fs::write(&path, job(&db.name, target, defaults)).unwrap();
+        std::fs::write(&path, text).unwrap();
         let p = path.to_str().unwrap();
         for args in [
             vec!["plan", "--check", p],
