@@ -4,6 +4,7 @@ use super::common::{block_on, split_list, ConnectArgs, ReadArgs};
 use super::{EXIT_ATTENTION, EXIT_OK};
 use crate::inventory::{self, Scope};
 use crate::report;
+use crate::scan::interrupted;
 use crate::scan::read::{self, Progress};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -41,6 +42,8 @@ pub struct Args {
 struct ScanProgress {
     bar: Option<ProgressBar>,
     state: Mutex<(String, u64, Instant)>,
+    /// Tables started and tables read whole, for the message of a scan cut short.
+    counts: Mutex<(usize, usize)>,
 }
 
 impl ScanProgress {
@@ -48,6 +51,7 @@ impl ScanProgress {
         ScanProgress {
             bar: None,
             state: Mutex::new((String::new(), 0, Instant::now())),
+            counts: Mutex::new((0, 0)),
         }
     }
 }
@@ -55,6 +59,7 @@ impl ScanProgress {
 impl Progress for ScanProgress {
     fn table_started(&self, schema: &str, table: &str, estimated: u64) {
         *self.state.lock().unwrap() = (format!("{schema}.{table}"), 0, Instant::now());
+        self.counts.lock().unwrap().0 += 1;
         if let Some(bar) = &self.bar {
             bar.reset();
             bar.set_length(estimated.max(1));
@@ -74,6 +79,7 @@ impl Progress for ScanProgress {
         }
     }
     fn table_done(&self, rows: u64, elapsed: Duration) {
+        self.counts.lock().unwrap().1 += 1;
         let name = self.state.lock().unwrap().0.clone();
         let rate = rows as f64 / elapsed.as_secs_f64().max(1e-3);
         let line = format!(
@@ -119,14 +125,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         );
         progress.bar = Some(bar);
     }
-    let report = block_on(async {
+    // The tables the scan means to read, once the inventory says.
+    let planned: Mutex<Option<Vec<(String, String)>>> = Mutex::new(None);
+    let scanned = block_on(async {
         let mut conn = cfg.connect_one().await?;
         let inv = inventory::take(&mut conn, &scope).await?;
+        *planned.lock().unwrap() = Some(
+            inv.tables
+                .iter()
+                .map(|t| (t.schema.clone(), t.name.clone()))
+                .collect(),
+        );
         read::scan(&mut conn, &inv, &opts, &progress).await
-    })?;
+    });
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
     }
+    let planned = planned.into_inner().unwrap();
+    let report = scanned.map_err(|e| connection_lost(e, &progress, planned.as_deref()))?;
     print!("{}", report::scan::to_text(&report));
     if let Some(path) = &args.json {
         std::fs::write(path, report::scan::to_json(&report))
@@ -145,4 +161,35 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         EXIT_OK
     })
+}
+
+/// A scan whose connection was lost once it had begun reading, said in one line with what
+/// was read and the fix ([`interrupted::message`]); any other error as it is.
+fn connection_lost(
+    e: anyhow::Error,
+    progress: &ScanProgress,
+    planned: Option<&[(String, String)]>,
+) -> anyhow::Error {
+    use crate::engine::retry::{classify, Transient};
+    let (Some(planned), Some(class)) = (planned, classify(&e)) else {
+        return e;
+    };
+    if !matches!(
+        class,
+        Transient::ConnectionLost
+            | Transient::ServerGone
+            | Transient::ServerRestarting
+            | Transient::Unreachable
+    ) {
+        return e;
+    }
+    let (started, done) = *progress.counts.lock().unwrap();
+    let at = progress.state.lock().unwrap().0.clone();
+    let how = class.to_string();
+    anyhow::anyhow!(interrupted::message(&interrupted::Stopped {
+        how: &how,
+        at: (started > done).then_some(at.as_str()),
+        planned,
+        done,
+    }))
 }

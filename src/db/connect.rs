@@ -157,7 +157,7 @@ impl ConnectionConfig {
             Ok(Ok(mut conn)) => {
                 // The driver's own error, so a run judges a connection lost here as it
                 // judges one lost on any statement (and retries it).
-                conn.execute(super::sqlmode::clean_session_sql().as_str())
+                conn.execute(super::sqlmode::tool_session_sql().as_str())
                     .await?;
                 Ok(conn)
             }
@@ -178,7 +178,7 @@ impl ConnectionConfig {
         MySqlPoolOptions::new()
             .after_connect(|conn, _| {
                 Box::pin(async move {
-                    conn.execute(super::sqlmode::clean_session_sql().as_str())
+                    conn.execute(super::sqlmode::tool_session_sql().as_str())
                         .await
                         .map(|_| ())
                 })

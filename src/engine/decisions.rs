@@ -77,11 +77,17 @@ pub async fn apply(
                 for k in &key {
                     q = q.bind(k.clone());
                 }
-                let affected = q
-                    .bind(stored.clone())
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
+                let affected = match q.bind(stored.clone()).execute(&mut *tx).await {
+                    Ok(r) => r.rows_affected(),
+                    Err(e) => match undecided::too_long(&plan.table, &col, &key, &e) {
+                        // The statement alone was undone: the others of the transaction stand.
+                        Some(why) => {
+                            out.refused.push(why);
+                            continue;
+                        }
+                        None => return Err(e.into()),
+                    },
+                };
                 if affected != 1 {
                     out.refused.push(format!(
                         "{}.{col} key {}: the row changed or went since it was quarantined; \

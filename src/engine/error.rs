@@ -74,6 +74,22 @@ pub enum EngineError {
         /// The server's message (which column).
         detail: String,
     },
+    /// A value is longer once recoded in place than its column holds (a binary column: UTF-8
+    /// takes more bytes than the legacy text did).
+    #[error(
+        "recoding rows of '{table}' in place: a value is longer once recoded than column '{column}' holds ({detail}). \
+         Nothing is lost: the batch was rolled back. Fix: widen the column first (ALTER TABLE … MODIFY, e.g. to BLOB), \
+         or give the table `strategy: copy` with a wider `target:` (`myrecode plan --check JOB --report SCAN` names the \
+         longest value each column holds once recoded), then run again"
+    )]
+    ColumnTooShort {
+        /// Table.
+        table: String,
+        /// Column.
+        column: String,
+        /// The server's message.
+        detail: String,
+    },
     /// With the job's targets an index or the row would be too large.
     #[error(
         "table '{table}': with the job's targets an index or the row would be too large ({detail}). Nothing was changed. \

@@ -6,9 +6,11 @@
 //!
 //! Pure: each statement the client would send ([`super::statements`]) in, allowed or refused
 //! with the reason out. The session's sql_mode is followed statement by statement (it decides
-//! where strings end); a change the guard cannot read before sending is refused, and so is
-//! ANSI_QUOTES (under which the client and the server may read `"` apart) and a client
-//! charset in which a `\` byte can end a character.
+//! where strings end); ANSI_QUOTES set by the dump (`mariadb-dump --compatible=ansi`) is
+//! followed too, `"` quoting names from there on. Refused: a change of sql_mode the guard
+//! cannot read before sending, a `\` inside a double-quoted name under ANSI_QUOTES (the one
+//! place the client, which reads `\` as an escape there, and the server cut apart), and a
+//! client charset in which a `\` byte can end a character.
 
 use super::statements::Piece;
 use crate::db::sqltext::{self, Mode, TokenKind};
@@ -167,6 +169,16 @@ impl Guard {
         let sql = String::from_utf8_lossy(text);
         let lexed =
             sqltext::tokens(&sql, self.mode).map_err(|e| format!("cannot be read as SQL ({e})"))?;
+        if self.mode.ansi_quotes {
+            let apart = lexed.iter().any(|k| {
+                matches!(k.kind, TokenKind::QuotedIdent(_))
+                    && sql[k.span.clone()].starts_with('"')
+                    && sql[k.span.clone()].contains('\\')
+            });
+            if apart {
+                return Err("holds a `\\` inside a double-quoted name under ANSI_QUOTES, where the client reads it as an escape and the server does not, so the two would cut the dump apart".into());
+            }
+        }
         let significant: Vec<&sqltext::Token> = lexed
             .iter()
             .filter(|k| {
@@ -212,6 +224,14 @@ impl Guard {
         let compound = word(0, "CREATE")
             && matches!(definition_kind(&t), Some((_, k)) if ["TRIGGER", "PROCEDURE", "FUNCTION", "EVENT"].contains(&k));
         self.everywhere(&t, &raw, compound)?;
+        if compound {
+            // Read statement by statement: where the body ends, what each one inside does.
+            let (k, kind) = definition_kind(&t).expect("a compound statement has its kind");
+            let from = body::start(&t, k, kind).ok_or_else(|| {
+                format!("is a {kind} whose body cannot be found, so it cannot be read before it is sent")
+            })?;
+            body::check(&t, from)?;
+        }
         match &t[0] {
             T::Word(w) => match w.as_str() {
                 "SET" => self.set(&t[1..]),
@@ -270,12 +290,6 @@ impl Guard {
                             "creates, alters or drops a schema inside a trigger, routine or event"
                                 .into(),
                         );
-                    }
-                    if compound
-                        && ["USE", "SQL_MODE", "NAMES", "CHARACTER_SET_CLIENT"]
-                            .contains(&w.as_str())
-                    {
-                        return Err(format!("holds {w} inside a trigger, routine or event (a second statement there would change the session)"));
                     }
                 }
                 T::Var(v) if v.starts_with("@@global.") => {
@@ -397,9 +411,8 @@ impl Guard {
                             },
                             _ => return Err("sets sql_mode from an expression whose value is not known before the dump runs".into()),
                         };
-                        if new.ansi_quotes {
-                            return Err("turns on ANSI_QUOTES, under which the client and the server may read `\"` apart".into());
-                        }
+                        // ANSI_QUOTES is followed: `"` quotes a name from here on
+                        // ([`Guard::statement`] refuses the one place the client reads it apart).
                         mode = new;
                     } else if v == "character_set_client" || v == "character_set_connection" {
                         match value {
@@ -521,6 +534,8 @@ fn head_of(s: &str) -> String {
         None => one,
     }
 }
+
+mod body;
 
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,8 @@
 //! runner as `run --execute`, proven with the same `verify`, and a verdict per table
 //! ([`verdict`]). The dump is read first ([`outline`]): one cut short, or creating no table,
 //! is refused; a lent server (`MYSQL_TEST_URL`) is used only when none of the dump's schemas
-//! is on it and the [`guard`] lets every statement through (only creating and filling the
-//! dump's own schemas), and after the load every table the dump creates must be there. The server goes
+//! is on it; on any server the [`guard`] must let every statement through (only creating and
+//! filling the dump's own schemas), and after the load every table the dump creates must be there. The server goes
 //! when the rehearsal ends, however it ends: a local one is stopped and its directory removed;
 //! on a lent one the schemas the rehearsal created are dropped.
 
@@ -142,9 +142,10 @@ pub async fn rehearse(opts: &Options) -> Result<Rehearsal> {
     })
 }
 
-/// On a server rehearse did not start, reads the whole dump through the [guard](guard) before a
-/// statement of it is sent: anything but creating and filling the dump's own schemas (`own`)
-/// refuses the rehearsal, every such statement named with its line.
+/// Reads the whole dump through the [guard](guard) before a statement of it is sent, on any
+/// server (one it was given, or its own throwaway one: one classifier, one verdict for a dump
+/// wherever it is rehearsed): anything but creating and filling the dump's own schemas
+/// (`own`) refuses the rehearsal, every such statement named with its line.
 async fn guarded(
     lent: bool,
     dump: &Path,
@@ -152,9 +153,6 @@ async fn guarded(
     others: &[String],
     server: &str,
 ) -> Result<()> {
-    if !lent {
-        return Ok(());
-    }
     let (path, own_, others_) = (dump.to_path_buf(), own.to_vec(), others.to_vec());
     let refused = tokio::task::spawn_blocking(move || dump::guard(&path, &own_, &others_))
         .await
@@ -162,23 +160,36 @@ async fn guarded(
     if refused.is_empty() {
         Ok(())
     } else {
-        Err(anyhow!(refusal_message(dump, server, &refused)))
+        Err(anyhow!(refusal_message(dump, server, lent, &refused)))
     }
 }
 
 /// How many refused statements a message lists before counting the rest.
 const LISTED: usize = 10;
 
-/// Why a dump is not loaded into a server rehearse did not start: each statement refused,
-/// with its line, and the fix; one line.
-pub fn refusal_message(dump: &Path, server: &str, refused: &[guard::Refusal]) -> String {
+/// Why a dump is not loaded: each statement refused, with its line, and the fix; one line.
+/// `lent`: the server was given by `MYSQL_TEST_URL` (not started by rehearse).
+pub fn refusal_message(
+    dump: &Path,
+    server: &str,
+    lent: bool,
+    refused: &[guard::Refusal],
+) -> String {
     let mut listed: Vec<String> = refused.iter().take(LISTED).map(|r| r.to_string()).collect();
     if refused.len() > LISTED {
         listed.push(format!("and {} more", refused.len() - LISTED));
     }
+    let (on, or) = if lent {
+        (
+            server.to_string(),
+            ", or unset MYSQL_TEST_URL so rehearse starts a throwaway server of its own",
+        )
+    } else {
+        ("any server, its own throwaway one included".to_string(), "")
+    };
     format!(
-        "the dump {} holds {} statement(s) that do more than create and fill its own schemas, which rehearse does not run on {server}; nothing of the dump was sent: {}. \
-         Fix: remove them from the dump (a plain mysqldump --databases NAME holds none), or unset MYSQL_TEST_URL so rehearse starts a throwaway server of its own",
+        "the dump {} holds {} statement(s) that do more than create and fill its own schemas, which rehearse does not run on {on}; nothing of the dump was sent: {}. \
+         Fix: remove them from the dump (a plain mysqldump --databases NAME holds none){or}",
         dump.display(),
         refused.len(),
         listed.join("; ")
@@ -622,16 +633,25 @@ mod tests {
                 reason: "changes a server-wide setting (GLOBAL)".into(),
             })
             .collect();
-        let m = refusal_message(Path::new("d.sql"), "mysql://root@db:3306/", &refused[..1]);
+        let m = refusal_message(
+            Path::new("d.sql"),
+            "mysql://root@db:3306/",
+            true,
+            &refused[..1],
+        );
         assert_eq!(
             m,
             "the dump d.sql holds 1 statement(s) that do more than create and fill its own schemas, which rehearse does not run on mysql://root@db:3306/; \
              nothing of the dump was sent: line 1: `SET GLOBAL max_connections = 1` changes a server-wide setting (GLOBAL). \
              Fix: remove them from the dump (a plain mysqldump --databases NAME holds none), or unset MYSQL_TEST_URL so rehearse starts a throwaway server of its own"
         );
-        let m = refusal_message(Path::new("d.sql"), "s", &refused);
+        let m = refusal_message(Path::new("d.sql"), "s", false, &refused);
         assert!(
-            m.contains("holds 12 statement(s)")
+            m.contains(
+                "which rehearse does not run on any server, its own throwaway one included;"
+            ) && m.ends_with(
+                "Fix: remove them from the dump (a plain mysqldump --databases NAME holds none)"
+            ) && m.contains("holds 12 statement(s)")
                 && m.contains("line 10: ")
                 && !m.contains("line 11: ")
                 && m.contains("; and 2 more. Fix:"),

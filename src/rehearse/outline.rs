@@ -215,7 +215,7 @@ fn name_at(t: &[Token], i: usize) -> Option<String> {
     }
 }
 
-/// The tokens of a statement's head: words, backtick-quoted names and punctuation; a
+/// The tokens of a statement's head: words, quoted names (backticks, or double quotes) and punctuation; a
 /// version comment's markers vanish (its text runs), other comments are skipped.
 fn tokens(s: &str) -> Vec<Token> {
     let mut out = Vec::new();
@@ -240,13 +240,15 @@ fn tokens(s: &str) -> Vec<Token> {
             }
         } else if ch == '*' && c.get(i + 1) == Some(&'/') {
             i += 2;
-        } else if ch == '`' {
+        } else if ch == '`' || ch == '"' {
+            // `"` quotes a name in a dump written under ANSI_QUOTES (mariadb-dump
+            // --compatible=ansi); a statement head holds no double-quoted string otherwise.
             let mut name = String::new();
             i += 1;
             while i < c.len() {
-                if c[i] == '`' {
-                    if c.get(i + 1) == Some(&'`') {
-                        name.push('`');
+                if c[i] == ch {
+                    if c.get(i + 1) == Some(&ch) {
+                        name.push(ch);
                         i += 2;
                         continue;
                     }
@@ -309,6 +311,18 @@ CREATE TABLE `forum`.`users` (a INT);\n\
         );
         assert!(o.never_created.is_empty(), "{o:?}");
         assert!(o.complete);
+    }
+
+    #[test]
+    fn an_ansi_dump_names_its_schemas_and_tables_in_double_quotes() {
+        let o = outline_text(
+            b"/*!40101 SET SQL_MODE='NO_AUTO_VALUE_ON_ZERO,ANSI' */;\nCREATE DATABASE /*!32312 IF NOT EXISTS*/ \"shop\";\nUSE \"shop\";\n\
+              CREATE TABLE \"a\"\"b\" (\n  \"id\" int\n);\nINSERT INTO \"a\"\"b\" VALUES (1);\n-- Dump completed on 2026-01-01\n",
+            "rehearsal",
+        );
+        assert_eq!(o.schemas, vec!["shop".to_string()]);
+        assert_eq!(o.tables, vec![q("shop", "a\"b")]);
+        assert!(o.never_created.is_empty() && o.complete, "{o:?}");
     }
 
     #[test]

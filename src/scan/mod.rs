@@ -5,6 +5,7 @@
 pub mod accumulate;
 pub mod collation;
 pub mod index_risks;
+pub mod interrupted;
 pub mod model;
 pub mod no_text;
 pub mod read;

@@ -57,9 +57,25 @@ async fn a_hostile_job_is_refused_by_every_command_before_anything_is_sent() {
             "defaults.batch_size: batch_size 0 would never make progress",
         ),
     ];
-    for (i, (target, defaults, what)) in cases.iter().enumerate() {
+    let mut jobs: Vec<(String, String, &str)> = cases
+        .iter()
+        .map(|(target, defaults, what)| (target.clone(), job(&db.name, target, defaults), *what))
+        .collect();
+    // A version no run can follow, and an in-place target carrying a second statement.
+    jobs.push((
+        "version: 2".into(),
+        job(&db.name, &format!("{base} NOT NULL"), "").replace("version: 1", "version: 2"),
+        "version: job layout version 2 is not supported",
+    ));
+    let in_place = format!("{base} NOT NULL; DROP TABLE canary");
+    jobs.push((
+        in_place.clone(),
+        job(&db.name, &in_place, "").replace("strategy: copy", "strategy: in-place"),
+        target,
+    ));
+    for (i, (target, text, what)) in jobs.iter().enumerate() {
         let path = dir.path().join(format!("job{i}.yaml"));
-        std::fs::write(&path, job(&db.name, target, defaults)).unwrap();
+        std::fs::write(&path, text).unwrap();
         let p = path.to_str().unwrap();
         for args in [
             vec!["plan", "--check", p],
@@ -385,4 +401,79 @@ async fn a_target_too_short_for_the_data_is_named_with_its_fix_mid_copy() {
         .await
         .unwrap();
     assert_eq!(n, 1);
+}
+
+/// A scan whose connection is killed from another session mid-way (issue 44 item 10): one
+/// line naming the problem, what was read and the fix with the tables left, never the
+/// driver's raw words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_whose_connection_is_killed_says_so_in_one_line_with_the_fix() {
+    let db = test_database("scan_killed");
+    let mut c = db.config.connect_one().await.unwrap();
+    for t in ["a", "b"] {
+        c.execute(
+            format!("CREATE TABLE {t} (id INT PRIMARY KEY, t VARCHAR(100) CHARACTER SET latin1) ENGINE=InnoDB")
+                .as_str(),
+        )
+        .await
+        .unwrap();
+        c.execute(
+            format!("INSERT INTO {t} SELECT seq, CAST(CONVERT('Привет мир как дела' USING cp1251) AS BINARY) FROM seq_1_to_20000")
+                .as_str(),
+        )
+        .await
+        .unwrap();
+    }
+    let url = db.config.url_with_secret();
+    // 200 batches of 200 rows, 50 ms apart: ten seconds of scanning to cut into.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_myrecode"))
+        .args(["scan", "--full", "--batch-size", "200", "--pause-ms", "50"])
+        .env("MYSQL_URL", &url)
+        .env_remove("MYSQL_PWD")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let since = std::time::Instant::now();
+    let id: i64 = loop {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() LIMIT 1",
+        )
+        .fetch_optional(&mut c)
+        .await
+        .unwrap();
+        if let Some(id) = found {
+            break id;
+        }
+        assert!(since.elapsed().as_secs() < 20, "the scan never connected");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    // Past the inventory, into the rows.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    c.execute(format!("KILL CONNECTION {id}").as_str())
+        .await
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = common::texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let error: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("scan: "))
+        .collect();
+    assert_eq!(error.len(), 1, "one line: {stderr}");
+    let line = error[0];
+    assert!(
+        line.contains("the scan lost its connection to the server while reading")
+            && line.contains("Nothing was written")
+            && line.contains("Fix: see the server's error log")
+            && line.contains("then run the scan again")
+            && line.contains("max_allowed_packet")
+            && line.contains(&format!("--schema {}", db.name)),
+        "{line}"
+    );
+    assert!(
+        !line.contains("expected to read") && !line.contains("error communicating"),
+        "{line}"
+    );
 }

@@ -37,6 +37,7 @@ mod keyless;
 mod legacy_app;
 mod legacy_php;
 mod myisam_index;
+mod nonstrict;
 mod owned_names;
 mod package;
 mod prefix_key;

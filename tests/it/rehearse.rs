@@ -370,7 +370,8 @@ fn a_dump_that_does_not_load_is_an_error_in_the_report_and_the_server_goes() {
     let dump = dir.path().join("broken.sql");
     std::fs::write(
         &dump,
-        "CREATE TABLE t (id INT PRIMARY KEY);\nINSERT INTO t VALUES (1);\nTHIS IS NOT SQL;\n",
+        // The guard lets it through (an INSERT); the server refuses it (column count).
+        "CREATE TABLE t (id INT PRIMARY KEY);\nINSERT INTO t VALUES (1);\nINSERT INTO t VALUES (2, 3);\n",
     )
     .unwrap();
     let junit = dir.path().join("report.xml");

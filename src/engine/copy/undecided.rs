@@ -171,12 +171,20 @@ pub async fn settle_swapped(
                 for k in &key {
                     q = q.bind(k.clone());
                 }
-                let affected = q
-                    .bind(&stored)
-                    .execute(&mut *tx)
-                    .await
-                    .context("writing a decision into a swapped table")?
-                    .rows_affected();
+                let affected = match q.bind(&stored).execute(&mut *tx).await {
+                    Ok(r) => r.rows_affected(),
+                    Err(e) => match too_long(&plan.table, &col, &key, &e) {
+                        Some(why) => {
+                            out.undecided += 1;
+                            out.refused.push(why);
+                            continue;
+                        }
+                        None => {
+                            return Err(anyhow::Error::new(e)
+                                .context("writing a decision into a swapped table"))
+                        }
+                    },
+                };
                 if affected == 1 {
                     out.rewritten += 1;
                     drop_entry(&mut tx, schema, id).await?;
@@ -255,11 +263,17 @@ pub async fn settle(
                 }
             }
             Applied::Rewrite(new, label) => {
+                if execute && !plan.key.is_empty() {
+                    if let Some(why) = write_shadow(&mut tx, (plan, names), &col, &key, new).await?
+                    {
+                        // Nothing of this entry was written: it stays listed.
+                        out.undecided += 1;
+                        out.refused.push(why);
+                        continue;
+                    }
+                }
                 out.rewritten += 1;
                 if execute {
-                    if !plan.key.is_empty() {
-                        write_shadow(&mut tx, (plan, names), &col, &key, new).await?;
-                    }
                     let at = (job, plan.table.as_str(), col.as_str());
                     decided::remember(&mut tx, schema, at, &stored, Some(label)).await?;
                     drop_entry(&mut tx, schema, id).await?;
@@ -327,7 +341,7 @@ async fn write_shadow(
     col: &str,
     key: &[Vec<u8>],
     new: Vec<u8>,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let binary = plan.columns.iter().any(|c| c.name == col && c.binary);
     // A key part the job recodes is held recoded by the shadow: found by its legacy bytes.
     let shadow_key = if plan.recoded_key.is_empty() || plan.key.is_empty() {
@@ -348,14 +362,30 @@ async fn write_shadow(
     for k in key {
         q = q.bind(k.clone());
     }
-    q.execute(&mut *tx).await.with_context(|| {
+    match q.execute(&mut *tx).await {
+        Ok(_) => Ok(None),
+        Err(e) => match too_long(&plan.table, col, key, &e) {
+            Some(why) => Ok(Some(why)),
+            None => Err(anyhow::Error::new(e).context(format!(
+                "writing the decision on {}.{col} key {} into the shadow",
+                plan.table,
+                show_key(key)
+            ))),
+        },
+    }
+}
+
+/// Why a decided value was not written, when the server refused it as longer than its
+/// column holds (1406: the tool's sessions are strict, so it is never cut short); `None` for
+/// any other error.
+pub(crate) fn too_long(table: &str, col: &str, key: &[Vec<u8>], e: &sqlx::Error) -> Option<String> {
+    (crate::db::errno::of(e) == Some(crate::db::errno::DATA_TOO_LONG)).then(|| {
         format!(
-            "writing the decision on {}.{col} key {} into the shadow",
-            plan.table,
+            "{table}.{col} key {}: the decided value is longer than the column holds ({e}); decision not applied. \
+             Fix: widen the column (its `target:` for a copy, ALTER TABLE … MODIFY for an in-place table), then apply the decisions again",
             show_key(key)
         )
-    })?;
-    Ok(())
+    })
 }
 
 /// Takes one entry off the quarantine list.

@@ -113,7 +113,7 @@ pub(super) async fn write(
         let matched = bind_key(q, range.1, &upper_binds)
             .execute(&mut *tx)
             .await
-            .with_context(|| format!("recoding a batch of {}.{}", plan.table, col.name))?
+            .map_err(|e| too_long(e, &plan.table, &col.name))?
             .rows_affected();
         if matched < staged {
             redo.extend(unmatched(tx, plan, ci, &changes).await?);
@@ -277,4 +277,19 @@ async fn rewrite_one(
         anyhow::bail!("row {:?} of {} changed under a row lock", c.key, plan.table);
     }
     Ok(())
+}
+
+/// A value longer than its column holds (1406, the tool's sessions being strict) named with
+/// its fix; any other error with the batch it stopped.
+fn too_long(e: sqlx::Error, table: &str, column: &str) -> anyhow::Error {
+    if crate::db::errno::of(&e) == Some(crate::db::errno::DATA_TOO_LONG) {
+        crate::engine::error::EngineError::ColumnTooShort {
+            table: table.to_string(),
+            column: column.to_string(),
+            detail: e.to_string(),
+        }
+        .into()
+    } else {
+        anyhow::Error::new(e).context(format!("recoding a batch of {table}.{column}"))
+    }
 }

@@ -104,7 +104,7 @@ fn anything_else_is_refused_by_name() {
         ("CREATE TABLE t (a INT) ENGINE=CONNECT table_type=CSV file_name='/etc/passwd'", "makes a table of engine CONNECT, which reads files or other servers"),
         ("CREATE TABLE t (a INT) DATA DIRECTORY='/tmp'", "puts table files outside the server's data directory (DATA/INDEX DIRECTORY)"),
         ("SELECT 'x' INTO OUTFILE '/tmp/x'", "writes a file on the server's machine (INTO OUTFILE)"),
-        ("SET sql_mode = 'ANSI'", "turns on ANSI_QUOTES, under which the client and the server may read `\"` apart"),
+        ("SET sql_mode = 'ANSI'", "ok"),
         ("SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')", "sets sql_mode from an expression whose value is not known before the dump runs"),
         ("SET sql_mode = @nobody_set_this", "sets sql_mode from @nobody_set_this, whose value is not known before the dump runs"),
         ("SET NAMES gbk", "reads the rest of the dump in charset gbk, in which a `\\` byte can end a character"),
@@ -140,7 +140,7 @@ fn statements_hidden_in_one_packet_are_refused() {
     );
     // A trigger whose body is one statement, followed by a second one.
     let v = verdicts("DELIMITER ;;\nCREATE TRIGGER t BEFORE INSERT ON p FOR EACH ROW SET @a = 1; USE victim;;\nDELIMITER ;\n");
-    assert!(v[0].ends_with("holds USE inside a trigger, routine or event (a second statement there would change the session)"), "{v:?}");
+    assert!(v[0].ends_with("holds more than one statement (another after the body of a trigger, routine or event, in what the client sends as one), which would run unread"), "{v:?}");
     // With the default delimiter the client cuts there itself: two statements, each read.
     let v = verdicts("SELECT 1; DROP DATABASE victim;\n");
     assert_eq!(v.len(), 2, "{v:?}");
@@ -175,6 +175,76 @@ fn a_delimiter_inside_a_statement_is_refused() {
     let v = verdicts("INSERT INTO t VALUES (1)\nDELIMITER $$\n;\n");
     assert!(
         v[0].contains("comes inside an unfinished statement"),
+        "{v:?}"
+    );
+}
+
+/// The verdict on one statement, or "ok".
+fn verdict(sql: &str) -> String {
+    match guard().statement(sql.as_bytes()) {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn bodies_are_read_statement_by_statement_not_word_by_word() {
+    let more = "holds more than one statement (another after the body of a trigger, routine or event, in what the client sends as one), which would run unread";
+    let cases = [
+        // Good bodies, with the guard's words as names and inside strings.
+        ("CREATE TRIGGER t BEFORE INSERT ON p FOR EACH ROW SET NEW.names = 'USE victim; KILL 1'", "ok"),
+        ("CREATE TRIGGER t BEFORE INSERT ON p FOR EACH ROW BEGIN IF NEW.a > 0 THEN SET NEW.sql_mode = 1; ELSE SET NEW.b = CASE WHEN 1 THEN 2 ELSE 3 END; END IF; END", "ok"),
+        ("CREATE PROCEDURE p(IN a INT) lbl: BEGIN DECLARE i INT DEFAULT 0; w: WHILE i < a DO SET i = i + 1; END WHILE w; REPEAT SET i = i - 1; UNTIL i = 0 END REPEAT; SELECT 'FLUSH TABLES'; END lbl", "ok"),
+        ("CREATE FUNCTION f(c VARCHAR(50)) RETURNS varchar(20) CHARACTER SET latin1 READS SQL DATA RETURN (SELECT COUNT(*) FROM customers WHERE city = c)", "ok"),
+        ("CREATE EVENT e ON SCHEDULE EVERY 1 DAY DISABLE DO DELETE FROM posts WHERE id < 0", "ok"),
+        // A statement after the body, in the same packet.
+        ("CREATE TRIGGER t BEFORE INSERT ON p FOR EACH ROW SET @a = 1; DELETE FROM t", more),
+        ("CREATE PROCEDURE p() BEGIN SELECT 1; END; DROP TABLE t", more),
+        ("CREATE TRIGGER t BEFORE INSERT ON p FOR EACH ROW BEGIN SET @a = 1; END; UPDATE t SET a = 1", more),
+        // Statements inside a body that act on the server when it runs.
+        ("CREATE EVENT e ON SCHEDULE EVERY 1 MINUTE DO KILL 5", "holds KILL in the body of a trigger, routine or event, which acts on the server (or the session) when it runs, not on the dump's data"),
+        ("CREATE PROCEDURE p() BEGIN IF 1 THEN FLUSH PRIVILEGES; END IF; END", "holds FLUSH in the body of a trigger, routine or event, which acts on the server (or the session) when it runs, not on the dump's data"),
+        ("CREATE TRIGGER t AFTER INSERT ON p FOR EACH ROW lbl: BEGIN RESET MASTER; END lbl", "holds RESET in the body of a trigger, routine or event, which acts on the server (or the session) when it runs, not on the dump's data"),
+        ("CREATE PROCEDURE p() BEGIN SET NAMES sjis; END", "holds SET NAMES inside a trigger, routine or event (it would change the session)"),
+        ("CREATE PROCEDURE p() BEGIN SET @x = 1, SESSION sql_mode = ''; END", "holds SET SQL_MODE inside a trigger, routine or event (it would change the session)"),
+        ("CREATE PROCEDURE p() BEGIN USE victim; END", "holds USE in the body of a trigger, routine or event, which acts on the server (or the session) when it runs, not on the dump's data"),
+        ("CREATE PROCEDURE p() BEGIN START SLAVE; END", "holds START in the body of a trigger, routine or event, which acts on the server when it runs, not on the dump's data"),
+        ("CREATE PROCEDURE p() BEGIN START TRANSACTION; COMMIT; END", "ok"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(sql, want)| {
+            let got = verdict(sql);
+            (got != *want).then(|| format!("{sql}\n  got:  {got}\n  want: {want}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn ansi_quotes_set_by_the_dump_is_followed() {
+    // mariadb-dump --compatible=ansi: names in double quotes once the dump sets ANSI.
+    let v = verdicts("/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO,ANSI' */;\n\
+CREATE DATABASE /*!32312 IF NOT EXISTS*/ \"forum\";\nUSE \"forum\";\n\
+CREATE TABLE \"t\" (\"id\" int NOT NULL, \"a\" text DEFAULT 'it\\'s \\\"q\\\"', PRIMARY KEY (\"id\"));\n\
+INSERT INTO \"t\" VALUES (1,'it\\'s \\\"q\\\" \\\\ x; DROP DATABASE victim');\n\
+/*!40101 SET SQL_MODE=@OLD_SQL_MODE */;\nINSERT INTO t VALUES (2, \"x\\\"y\");\n");
+    assert!(v.iter().all(|l| l.ends_with("=> ok")), "{v:#?}");
+    assert_eq!(v.len(), 7, "{v:#?}");
+    // Another schema in double quotes is a name like any other.
+    let v = verdicts("SET sql_mode = 'ANSI_QUOTES';\nUSE \"victim\";\nINSERT INTO \"victim\".\"t\" VALUES (1);\n");
+    assert!(
+        v[1].ends_with("switches to schema `victim`, which is not the dump's"),
+        "{v:?}"
+    );
+    assert!(
+        v[2].ends_with("names schema `victim`, which is not the dump's"),
+        "{v:?}"
+    );
+    // A backslash inside a double-quoted name: the client would read it as an escape.
+    let v = verdicts("SET sql_mode = 'ANSI_QUOTES';\nINSERT INTO \"t\\\" VALUES (1);\n");
+    assert!(
+        v[1].contains("holds a `\\` inside a double-quoted name under ANSI_QUOTES"),
         "{v:?}"
     );
 }

@@ -5,7 +5,7 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
 use crate::db::keyset::KeyColumn;
-use crate::db::{errno, quote};
+use crate::db::{errno, quote, sqlmode};
 use crate::engine::copy::catalog::{is_sentry, table_exists, trigger_names};
 
 use crate::engine::copy::phase::Phase;
@@ -236,6 +236,9 @@ pub(crate) async fn create_triggers(
     conn.execute(lock_for_triggers_sql(schema, table, &n.log).as_str())
         .await
         .context("locking the table to add the change-log triggers")?;
+    // Created under the application's sql_mode, which they run under (db::sqlmode).
+    conn.execute(sqlmode::application_mode_sql().as_str())
+        .await?;
     let mut result = Ok(());
     for (name, ddl) in missing {
         if let Err(e) = conn.execute(ddl.as_str()).await {
@@ -245,6 +248,7 @@ pub(crate) async fn create_triggers(
             break;
         }
     }
+    conn.execute(sqlmode::tool_mode_sql().as_str()).await?;
     conn.execute(UNLOCK_TABLES).await?;
     result
 }

@@ -10,6 +10,7 @@
 
 use crate::bookkeeping::checkpoint::State;
 use crate::clients::bridge_sql::{trigger_sql, Bridge};
+use crate::db::sqlmode;
 use crate::engine::bridge::recorded;
 use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::setup::sql::drop_trigger_sql;
@@ -52,7 +53,10 @@ impl Carried for BridgeTriggers {
                 statements.push(trigger_sql(&b, &ctx.names.shadow, name, i == 1, &columns));
             }
         }
-        Ok(BridgeTriggers { statements })
+        // Created under the application's sql_mode, which they run under (db::sqlmode).
+        Ok(BridgeTriggers {
+            statements: sqlmode::as_application(statements),
+        })
     }
 
     async fn record(&self, _: &mut MySqlConnection, _: &Cut<'_, '_>) -> Result<()> {
@@ -62,7 +66,11 @@ impl Carried for BridgeTriggers {
 
     async fn apply(&self, conn: &mut MySqlConnection, _: &Cut<'_, '_>) -> Result<()> {
         for s in &self.statements {
-            conn.execute(s.as_str()).await?;
+            if let Err(e) = conn.execute(s.as_str()).await {
+                // The tool's own mode back before the error goes up (its last statement).
+                let _ = conn.execute(sqlmode::tool_mode_sql().as_str()).await;
+                return Err(e.into());
+            }
         }
         Ok(())
     }

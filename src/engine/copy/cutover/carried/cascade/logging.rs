@@ -5,7 +5,7 @@ use crate::bookkeeping::checkpoint::{self, State};
 use crate::bookkeeping::names::is_copy_trigger;
 use crate::bookkeeping::names::names;
 use crate::bookkeeping::names::Names;
-use crate::db::errno;
+use crate::db::{errno, sqlmode};
 use crate::engine::copy::cutover::carried::cascade::chains::{
     Event, Target, TooManyChains, MAX_CHAINS,
 };
@@ -116,6 +116,10 @@ pub(crate) async fn ensure_cascade_triggers(
     // application's statements behind it: a short wait, retried as any lock wait is.
     conn.execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
+    // Created under the application's sql_mode, which they run under (db::sqlmode).
+    conn.execute(sqlmode::application_mode_sql().as_str())
+        .await?;
+    let mut result = Ok(went_without);
     for (table, sql) in reconcile_all(schema, &want, &present, &[]) {
         if let Err(e) = conn.execute(sql.as_str()).await {
             let fix = if errno::of(&e) == Some(errno::TABLE_ACCESS_DENIED) {
@@ -123,12 +127,14 @@ pub(crate) async fn ensure_cascade_triggers(
             } else {
                 ""
             };
-            return Err(anyhow::Error::new(e).context(format!(
+            result = Err(anyhow::Error::new(e).context(format!(
                 "replacing a cascade-logging trigger on {table}{fix}"
             )));
+            break;
         }
     }
-    Ok(went_without)
+    conn.execute(sqlmode::tool_mode_sql().as_str()).await?;
+    result
 }
 
 /// [`ensure_cascade_triggers`] for the copies still to be swapped among `plans`; each one
