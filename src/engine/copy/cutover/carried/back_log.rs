@@ -9,6 +9,7 @@
 
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::names::names;
+use crate::db::sqlmode;
 use crate::engine::copy::catalog::table_exists;
 use crate::engine::copy::cutover::carried::class::{Carried, Cut};
 use crate::engine::copy::setup::back_log_sql::{back_log_ddl, back_trigger_ddl};
@@ -47,6 +48,8 @@ impl Carried for BackLog {
                 b.statements.push(ddl);
             }
         }
+        // Created under the application's sql_mode, which they run under (db::sqlmode).
+        b.statements = sqlmode::as_application(b.statements);
         Ok(b)
     }
 
