@@ -23,14 +23,15 @@ missing=()
 have_server || missing+=(mariadb-server)
 have_chromium || missing+=(chromium)
 have_php_mysql || missing+=(php-cli php-mysql)
+[ -x /usr/bin/time ] || missing+=(time)
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "myrecode: missing ${missing[*]} and no apt-get here. Install a MariaDB or MySQL server (or start Docker, or set MYSQL_TEST_URL), Chromium, and PHP's CLI with mysqli and pdo_mysql by hand." >&2
+    echo "myrecode: missing ${missing[*]} and no apt-get here. Install a MariaDB or MySQL server (or start Docker, or set MYSQL_TEST_URL), Chromium, PHP's CLI with mysqli and pdo_mysql, and GNU time by hand." >&2
     exit 1
   fi
-  echo "myrecode: installing ${missing[*]} from the OS packages (throwaway test server, HTML report test, legacy PHP client)..." >&2
+  echo "myrecode: installing ${missing[*]} from the OS packages (throwaway test server, HTML report test, legacy PHP client, peak memory)..." >&2
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   have_server || { echo "myrecode: mariadb-server installed but mariadbd not found" >&2; exit 1; }

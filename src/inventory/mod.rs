@@ -121,14 +121,20 @@ fn may_be_rebuilt(t: &Table) -> bool {
 }
 
 /// Whether `name` is one of myrecode's own tables: bookkeeping (`_myrecode_…`) or a copy's
-/// shadow, kept original or change log (`…_myrecode_new|old|log`). They are left out of
+/// shadow, kept original, change log, its spare or back log (`…_myrecode_new|old|log|log2|back`). They are left out of
 /// inventories and scans (a kept original still holds the legacy bytes and must not be
 /// planned again), unless named explicitly.
 pub fn is_own_table(name: &str) -> bool {
     name.starts_with("_myrecode_")
-        || ["_myrecode_new", "_myrecode_old", "_myrecode_log"]
-            .iter()
-            .any(|s| name.ends_with(s))
+        || [
+            "_myrecode_new",
+            "_myrecode_old",
+            "_myrecode_log",
+            "_myrecode_log2",
+            "_myrecode_back",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
 }
 
 /// Builds the inventory from catalog rows; `tables` filters by name when non-empty.
@@ -367,11 +373,17 @@ fn row_size(facts: &[&ColumnFacts]) -> RowSize {
     }
 }
 
-/// The table's triggers, each naming the other tables of its schema its body mentions.
+/// Suffixes of the back log's triggers, which a cut-over leaves on the table until `cleanup`
+/// (for `revert`): the tool's, not the application's, so no inventory lists them.
+const BACK_LOG_TRIGGERS: [&str; 3] = ["_myrecode_rvi", "_myrecode_rvu", "_myrecode_rvd"];
+
+/// The table's triggers (but the back log's), each naming the other tables of its schema its
+/// body mentions.
 fn triggers_of(raw: &RawCatalog, t: &read::RawTable) -> Vec<Trigger> {
     raw.triggers
         .iter()
         .filter(|(s, n, _)| s == &t.schema && n == &t.name)
+        .filter(|(_, _, tr)| !BACK_LOG_TRIGGERS.iter().any(|x| tr.name.ends_with(x)))
         .map(|(_, _, tr)| {
             let mut tr = tr.clone();
             let schema_tables: Vec<&str> = raw

@@ -53,6 +53,17 @@ fn counting_views(
     })
 }
 
+/// The charset of `posts.title`.
+async fn title_charset(c: &mut MySqlConnection, schema: &str) -> String {
+    sqlx::query_scalar(
+        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
+    )
+    .bind(schema)
+    .fetch_one(c)
+    .await
+    .unwrap()
+}
+
 async fn scalar(c: &mut MySqlConnection, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(c).await.unwrap()
 }
@@ -182,13 +193,7 @@ async fn revert_brings_every_write_back_in_legacy_bytes_through_kills() {
     )
     .await;
     // Still recoded, and written to all along.
-    let cs: String = sqlx::query_scalar(
-        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
-    )
-    .bind(&name)
-    .fetch_one(&mut c)
-    .await
-    .unwrap();
+    let cs = title_charset(&mut c, &name).await;
     assert_eq!(cs, "utf8mb4");
     let out = common::myrecode(Some(&url), &["revert", &jobp, "--execute"]);
     let (stdout, stderr) = texts(&out);
@@ -227,13 +232,7 @@ async fn revert_brings_every_write_back_in_legacy_bytes_through_kills() {
         views.values().sum::<i64>() > 50,
         "the application counted {views:?}"
     );
-    let cs: String = sqlx::query_scalar(
-        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
-    )
-    .bind(&name)
-    .fetch_one(&mut c)
-    .await
-    .unwrap();
+    let cs = title_charset(&mut c, &name).await;
     assert_eq!(cs, "latin1");
     let listed: Vec<(String, String, String)> =
         sqlx::query_as("SELECT tbl, col, CAST(value_text AS CHAR) FROM _myrecode_unreverted")

@@ -14,8 +14,8 @@ use super::sql::{drop_revert_sentries_sql, revert_lock_sql, revert_rename_sql, r
 use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
-use crate::engine::copy::cutover::swap::{wait_for_queued_rename, RENAME_LOCK_WAIT};
-use crate::engine::copy::cutover::swap_sql::{AUTOCOMMIT_OFF, CONNECTION_ID_SQL};
+use crate::engine::copy::cutover::swap::{connect_renamer, wait_for_queued_rename};
+use crate::engine::copy::cutover::swap_sql::AUTOCOMMIT_OFF;
 use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
 use crate::engine::copy::setup::sql::{lock_wait_timeout_sql, wait_timeout_sql, UNLOCK_TABLES};
 use crate::engine::error::EngineError;
@@ -46,13 +46,7 @@ pub async fn swap_back(
     // A run whose host vanishes holds the lock this long at most (see the cut-over's guard).
     locker.execute(wait_timeout_sql(10).as_str()).await?;
     locker.execute(AUTOCOMMIT_OFF).await?;
-    let mut renamer = cfg.connect_one().await?;
-    let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
-        .fetch_one(&mut renamer)
-        .await?;
-    renamer
-        .execute(lock_wait_timeout_sql(RENAME_LOCK_WAIT).as_str())
-        .await?;
+    let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
     locker
         .execute(revert_lock_sql(schema, &pairs).as_str())
         .await

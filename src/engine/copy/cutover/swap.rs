@@ -305,7 +305,7 @@ async fn keyless_maps(locker: &mut MySqlConnection, ctxs: &[Ctx<'_>]) -> Result<
 
 /// The connection that renames, with its id (to see its rename queued, or kill it) and its
 /// bounded wait for the lock.
-async fn connect_renamer(cfg: &ConnectionConfig) -> Result<(MySqlConnection, u64)> {
+pub(crate) async fn connect_renamer(cfg: &ConnectionConfig) -> Result<(MySqlConnection, u64)> {
     let mut renamer = cfg.connect_one().await?;
     let renamer_id: u64 = sqlx::query_scalar(CONNECTION_ID_SQL)
         .fetch_one(&mut renamer)
