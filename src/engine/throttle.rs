@@ -63,6 +63,16 @@ pub struct Pacer<'a> {
     events: &'a dyn Events,
 }
 
+/// How every reason to wait for a replica begins.
+const HOLD_PREFIX: &str = "throttled: replica";
+/// What a hold by the lag budget says (see [`crate::engine::replicas::watch::hold_reason`]).
+const HOLD_MARK: &str = "is still applying earlier batches";
+
+/// A reason with its figures left out, to say a wait once per cause.
+fn figures_aside(why: &str) -> String {
+    why.chars().filter(|c| !c.is_ascii_digit()).collect()
+}
+
 /// How often load and lag are sampled (a status query per batch would be load of its own).
 const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 /// Sleep while paused or throttled.
@@ -160,17 +170,25 @@ impl<'a> Pacer<'a> {
                     return Ok((Flow::Go, rows));
                 }
                 Some(why) => {
-                    if said.as_deref() != Some(why.as_str()) {
+                    // Said once per cause: a lag's figure changes at every sample.
+                    if said.as_deref().map(figures_aside) != Some(figures_aside(&why)) {
                         self.events.event(&Event::Waiting {
                             job: &self.job,
                             why: &why,
                         });
                         said = Some(why.clone());
                     }
-                    // A replica is sampled again at once by the next turn (it waits for a
-                    // fresh sample); other waits are polled.
-                    if !why.starts_with("throttled: replica") || self.watch.is_none() {
-                        tokio::time::sleep(WAIT_STEP).await;
+                    // The next turn waits for a fresh sample of the replicas: a budget's
+                    // hold asks again soon (a quarter of a sampling interval); a lag over
+                    // the limit is polled each sample; other waits every WAIT_STEP.
+                    match self.watch.as_ref() {
+                        Some(w) if why.starts_with(HOLD_PREFIX) && why.contains(HOLD_MARK) => {
+                            tokio::time::sleep(w.every() / 4).await
+                        }
+                        Some(w) if why.starts_with(HOLD_PREFIX) => {
+                            tokio::time::sleep(w.every()).await
+                        }
+                        _ => tokio::time::sleep(WAIT_STEP).await,
                     }
                 }
             }
@@ -270,6 +288,17 @@ mod tests {
             "replica_lag"
         );
         assert_eq!(wait_kind("something new"), "other");
+        let hold = crate::engine::replicas::watch::hold_reason("db2:3306", max);
+        assert_eq!(wait_kind(&hold), "replica_lag");
+        assert!(hold.starts_with(HOLD_PREFIX) && hold.contains(HOLD_MARK));
+        assert_eq!(
+            figures_aside(&lag_reason("db2:3306", &lagging, max)),
+            figures_aside(&lag_reason(
+                "db2:3306",
+                &Reading::Replicating(Duration::from_millis(9123), LagSource::Heartbeat),
+                max
+            ))
+        );
         assert_eq!(
             load_reason(40, 25),
             "throttled: Threads_running is 40, over max_threads_running 25"

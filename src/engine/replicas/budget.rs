@@ -67,6 +67,13 @@ struct Pace {
     finished_us: i64,
     /// When it was last sampled (0: never).
     sampled_us: i64,
+    /// The lag that sample showed, in microseconds: what it still has to apply of the
+    /// application's own writes too, which no batch of the job's accounts for.
+    lag_us: i64,
+    /// The most rows one measurement of its pace spanned: a pace is trusted for a batch up
+    /// to twice that (a replica's pace changes with what it holds: an index outgrowing its
+    /// buffer pool makes every row dearer).
+    measured_rows: u64,
     /// Whether it was seen stopped since its last measured batch: the next measurement
     /// holds the stop's time, not its pace, and is not taken.
     disturbed: bool,
@@ -144,9 +151,10 @@ impl Budget {
     /// `beat_us` applied: every batch committed before that beat was written is applied
     /// there, and the batches applied since its last sample measure its pace.
     pub fn sampled(&mut self, r: usize, at_us: i64, beat_us: i64) {
-        let Some(pace) = self.paces.get(r) else {
+        let Some(pace) = self.paces.get_mut(r) else {
             return;
         };
+        pace.lag_us = (at_us - beat_us).max(0);
         let before = if pace.sampled_us > 0 {
             pace.sampled_us
         } else {
@@ -175,6 +183,7 @@ impl Budget {
             let took = (done_us - begin).max(0) as f64;
             let seen = took / rows as f64;
             if !disturbed {
+                pace.measured_rows = pace.measured_rows.max(rows);
                 pace.us_per_row = Some(match pace.us_per_row {
                     Some(p) if seen < p => p + (seen - p) * EASE,
                     _ => seen,
@@ -211,7 +220,13 @@ impl Budget {
             .max(FEWEST)
             .min(wanted);
         let backlog = self.backlog(now_us);
-        let mut n = wanted.min(idle.max(FEWEST));
+        let trusted = self
+            .paces
+            .iter()
+            .map(|p| (2 * p.measured_rows).min(usize::MAX as u64) as usize)
+            .min()
+            .unwrap_or(usize::MAX);
+        let mut n = wanted.min(idle.max(FEWEST)).min(trusted.max(FEWEST));
         loop {
             match self.worst(now_us, &backlog, n, aim) {
                 None => return Allowance::Go(n),
@@ -267,7 +282,16 @@ impl Budget {
                 done[r] = done[r].max(this[r]);
             }
         }
-        done.into_iter().map(|d| d.max(now_us as f64)).collect()
+        // A replica seen lagging is busy that long from its sample, less a beat's quantum,
+        // whatever the model says: with the application's writes, or batches begun late.
+        let quantum = self.grain_us / 2.0;
+        done.into_iter()
+            .zip(&self.paces)
+            .map(|(d, p)| {
+                let behind = p.sampled_us as f64 + (p.lag_us as f64 - quantum).max(0.0);
+                d.max(behind).max(now_us as f64)
+            })
+            .collect()
     }
 
     /// The replicas in an order where each relay comes before those below it.
@@ -340,6 +364,12 @@ mod tests {
             panic!("idle chain")
         };
         assert!((1000..=1166).contains(&n), "{n}");
+        // A pace measured on 100 rows is trusted for 200 at most.
+        let mut small = chain();
+        small.committed(100 * MS, 100, 5 * MS);
+        small.sampled(0, 130 * MS, 150 * MS);
+        small.sampled(1, 160 * MS, 150 * MS);
+        assert_eq!(small.allow(500 * MS, 100_000), Allowance::Go(200));
         assert_eq!(b.allow(500 * MS, 300), Allowance::Go(300));
     }
 
@@ -354,6 +384,27 @@ mod tests {
         assert!(matches!(b.allow(520 * MS, 1100), Allowance::Hold(_)));
         // Late enough that the next batch's lag fits again.
         assert!(matches!(b.allow(800 * MS, 1100), Allowance::Go(_)));
+    }
+
+    #[test]
+    fn a_replica_that_lags_on_the_applications_writes_leaves_less_room() {
+        let mut b = Budget::new(500 * MS, 50 * MS, vec![None]);
+        b.committed(0, 1000, MS);
+        b.sampled(0, 100 * MS, MS);
+        let Allowance::Go(idle) = b.allow(200 * MS, 100_000) else {
+            panic!("idle")
+        };
+        // Aim 350 ms at 100 us per row.
+        assert!((3000..=3500).contains(&idle), "{idle}");
+        // Seen 200 ms behind (its beat written at 100 ms, read at 300 ms): busy until
+        // about 275 ms from now, so a batch has about 75 ms of room.
+        b.sampled(0, 300 * MS, 100 * MS);
+        let Allowance::Go(n) = b.allow(300 * MS, 100_000) else {
+            panic!("room left")
+        };
+        assert!(n < idle / 2, "{n}");
+        b.sampled(0, 400 * MS, 50 * MS);
+        assert_eq!(b.allow(400 * MS, 100_000), Allowance::Hold(0));
     }
 
     #[test]

@@ -393,7 +393,19 @@ impl Watch {
     /// limit applying even a small batch after what it still has to apply).
     pub fn allowance(&self, wanted: usize) -> std::result::Result<usize, String> {
         let latest = self.latest.lock().expect("not poisoned");
-        match latest.budget.allow(now_us(), wanted) {
+        let allowed = latest.budget.allow(now_us(), wanted);
+        tracing::info!(
+            "lag budget: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            (0..self.names.len())
+                .map(|r| latest.budget.us_per_row(r).map(|p| p.round()))
+                .collect::<Vec<_>>(),
+            latest
+                .readings
+                .iter()
+                .map(|(_, r)| r.lag_ms())
+                .collect::<Vec<_>>()
+        );
+        match allowed {
             Allowance::Go(n) => Ok(n),
             Allowance::Hold(r) => Err(hold_reason(
                 self.names.get(r).map_or("?", String::as_str),
