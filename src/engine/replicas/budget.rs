@@ -230,7 +230,18 @@ impl Budget {
         loop {
             match self.worst(now_us, &backlog, n, aim) {
                 None => return Allowance::Go(n),
-                Some(r) if n <= fewest => return Allowance::Hold(r),
+                Some(r) if n <= fewest => {
+                    // Not even the smallest batch fits an idle chain (a pace measured through
+                    // a delay or a stall): holding would learn nothing, so the smallest goes,
+                    // and its apply measures the pace again. Only a backlog holds.
+                    let idle = backlog.iter().all(|&d| d <= now_us as f64);
+                    let fits_idle =
+                        self.worst(now_us, &vec![now_us as f64; backlog.len()], fewest, aim);
+                    return match (idle, fits_idle) {
+                        (true, Some(_)) => Allowance::Go(fewest),
+                        _ => Allowance::Hold(r),
+                    };
+                }
                 Some(_) => n = ((n as f64 * 0.85) as usize).max(fewest),
             }
         }
@@ -406,6 +417,23 @@ mod tests {
         assert!((1000..idle).contains(&n), "{n}");
         b.sampled(0, 400 * MS, 50 * MS);
         assert_eq!(b.allow(400 * MS, 100_000), Allowance::Hold(0));
+    }
+
+    #[test]
+    fn a_pace_too_slow_for_any_batch_still_lets_the_smallest_go_once_the_chain_is_idle() {
+        let mut b = Budget::new(400 * MS, 80 * MS, vec![None]);
+        // 20 rows applied 3 s after their commit (a replica delayed on purpose).
+        b.committed(0, 20, MS);
+        b.sampled(0, 3_000 * MS, 3_000 * MS);
+        assert_eq!(b.us_per_row(0), Some(150_000.0));
+        assert_eq!(b.allow(3_100 * MS, 20), Allowance::Go(FEWEST));
+        // While that batch is not applied, the backlog holds the next.
+        b.committed(3_100 * MS, 10, MS);
+        assert_eq!(b.allow(3_200 * MS, 20), Allowance::Hold(0));
+        // Applied at once this time: the pace eases back.
+        b.sampled(0, 3_150 * MS, 3_140 * MS);
+        assert!(b.us_per_row(0).unwrap() < 150_000.0);
+        assert_eq!(b.allow(3_200 * MS, 20), Allowance::Go(FEWEST));
     }
 
     #[test]
