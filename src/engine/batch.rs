@@ -39,6 +39,12 @@ pub trait Batches {
     fn most_rows(&self) -> usize {
         MOST_ROWS
     }
+
+    /// Whether the next batch writes about as many rows as it takes (so the replicas' lag
+    /// budget bounds it); a pass that only reads does not.
+    fn writes(&self) -> bool {
+        true
+    }
 }
 
 /// The most rows a batch takes where its statements lock rows the application writes (in
@@ -56,29 +62,25 @@ pub async fn run<B: Batches>(
     pacer: &mut Pacer<'_>,
     events: &dyn Events,
 ) -> Result<TableOutcome> {
+    // The size the primary's pace steers to; each batch takes at most what the replicas' lag
+    // budget allows at its start.
     let mut size = plan.batch_size.max(1);
     let started = Instant::now();
     let rows_at_start = batches.state().rows_read;
-    // The size of the batch before, for the replicas' verdict on it, and the ceiling their
-    // holds set (none until one).
-    let mut last: Option<usize> = None;
-    let mut ceiling: Option<usize> = None;
     loop {
-        match pacer.between_batches(conn, stop).await? {
-            Flow::Go => {}
-            Flow::Stop => return Ok(TableOutcome::Interrupted),
-            Flow::Abort => return Ok(TableOutcome::Aborted),
-        }
-        if let Some(l) = last {
-            ceiling = replica_ceiling(ceiling, l, pacer.held_by_replicas());
-        }
-        if let Some(c) = ceiling {
-            size = size.min(c);
-        }
+        let wanted = if batches.writes() { size } else { 0 };
+        let allowed = match pacer.before_batch(conn, stop, wanted).await? {
+            (Flow::Go, _) if wanted == 0 => size,
+            (Flow::Go, allowed) => allowed.clamp(1, size),
+            (Flow::Stop, _) => return Ok(TableOutcome::Interrupted),
+            (Flow::Abort, _) => return Ok(TableOutcome::Aborted),
+        };
         let t0 = Instant::now();
-        last = Some(size);
-        let next = batches.batch(conn, size).await?;
+        let read_before = batches.state().rows_read;
+        let next = batches.batch(conn, allowed).await?;
+        let took = t0.elapsed();
         let state = batches.state();
+        pacer.committed(state.rows_read.saturating_sub(read_before), took);
         let rate =
             (state.rows_read - rows_at_start) as f64 / started.elapsed().as_secs_f64().max(1e-3);
         events.event(&Event::Batch {
@@ -90,7 +92,15 @@ pub async fn run<B: Batches>(
         let Next::More { pause } = next else {
             return Ok(TableOutcome::Done);
         };
-        size = tune(size, t0.elapsed(), plan.target_batch_time).min(batches.most_rows());
+        // Steered by the batch's own pace: one cut short by the budget says as much of the
+        // rate as a full one.
+        let full = tune(allowed, took, plan.target_batch_time);
+        size = if allowed < size {
+            size.min(full.max(allowed))
+        } else {
+            full
+        };
+        size = size.min(batches.most_rows());
         if pause && !plan.pause.is_zero() {
             tokio::time::sleep(plan.pause).await;
         }
@@ -104,32 +114,9 @@ pub fn tune(size: usize, took: Duration, target: Duration) -> usize {
     ((size as f64 * ratio.clamp(0.5, 2.0)) as usize).max(10)
 }
 
-/// The most rows a batch may take after a batch of `last` rows, by the replicas' verdict on
-/// it (`held`: they held the job back after it), from the ceiling before (`None`: none yet).
-/// The primary's time steers [`tune`], but a replica that applies a batch slower than the
-/// primary wrote it (a weaker host, triggers of its own) lags by a whole batch before the
-/// next sample sees it. So, as TCP does with its window: a hold halves the batch that
-/// caused it, and each batch the replicas take within the limit lets the ceiling grow by a
-/// tenth. The batch settles about the size the slowest replica applies within the limit.
-pub fn replica_ceiling(ceiling: Option<usize>, last: usize, held: bool) -> Option<usize> {
-    if held {
-        Some((last / 2).max(10))
-    } else {
-        ceiling.map(|c| c.saturating_add(c / 10 + 1))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_hold_by_the_replicas_halves_the_batch_and_the_ceiling_grows_back_by_a_tenth() {
-        assert_eq!(replica_ceiling(None, 20_000, false), None);
-        assert_eq!(replica_ceiling(None, 20_000, true), Some(10_000));
-        assert_eq!(replica_ceiling(Some(10_000), 10_000, false), Some(11_001));
-        assert_eq!(replica_ceiling(Some(10_000), 15, true), Some(10));
-    }
 
     #[test]
     fn tuning_steers_toward_target_within_bounds() {

@@ -1,7 +1,9 @@
 //! Throttling between batches: the job waits while the operator paused it
 //! ([`super::control`]), while the server's `Threads_running` is over `max_threads_running`,
-//! or while a replica lags over `max_replica_lag` (or stopped); why it waits is noted in the
-//! control row (when it changes) for `myrecode status`.
+//! while a replica lags over `max_replica_lag` (or stopped), or, before a batch, while the
+//! replicas' lag budget ([`super::replicas::budget`]) says the batch would take one past
+//! the limit; the budget also caps the batch's rows. Why it waits is noted in the control
+//! row (when it changes) for `myrecode status`.
 
 use super::control::{self, Command};
 use super::events::{Event, Events};
@@ -57,11 +59,18 @@ pub struct Pacer<'a> {
     /// The reason last written to the control row for `status` (`None`: not known yet, so
     /// the first call clears what a killed run may have left).
     noted: Option<Option<String>>,
-    /// Whether the last wait between batches was for a replica (lag over the limit, or
-    /// stopped): the batch before it was more than the replicas could take.
-    held_by_replicas: bool,
     /// Where it says that the job waits, and that it goes on.
     events: &'a dyn Events,
+}
+
+/// How every reason to wait for a replica begins.
+const HOLD_PREFIX: &str = "throttled: replica";
+/// What a hold by the lag budget says (see [`crate::engine::replicas::watch::hold_reason`]).
+const HOLD_MARK: &str = "is still applying earlier batches";
+
+/// A reason with its figures left out, to say a wait once per cause.
+fn figures_aside(why: &str) -> String {
+    why.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 /// How often load and lag are sampled (a status query per batch would be load of its own).
@@ -86,14 +95,8 @@ impl<'a> Pacer<'a> {
             watch,
             last_check: None,
             noted: None,
-            held_by_replicas: false,
             events,
         }
-    }
-
-    /// Whether the last [`Pacer::between_batches`] waited for a replica.
-    pub fn held_by_replicas(&self) -> bool {
-        self.held_by_replicas
     }
 
     /// Called between batches: returns once the job may go on, or must stop or abort.
@@ -102,18 +105,61 @@ impl<'a> Pacer<'a> {
         conn: &mut MySqlConnection,
         stop: &AtomicBool,
     ) -> Result<Flow> {
+        Ok(self.wait(conn, stop, None).await?.0)
+    }
+
+    /// Called before a batch of `wanted` rows: returns once the job may go on, or must stop
+    /// or abort, with the rows the replicas' lag budget lets the batch take (`wanted` at
+    /// most; 0: a batch that writes nothing, which the budget does not bound).
+    pub async fn before_batch(
+        &mut self,
+        conn: &mut MySqlConnection,
+        stop: &AtomicBool,
+        wanted: usize,
+    ) -> Result<(Flow, usize)> {
+        self.wait(conn, stop, Some(wanted).filter(|&n| n > 0)).await
+    }
+
+    /// Notes a batch of `rows` just committed after `took` on the primary, for the lag
+    /// budget to follow it onto the replicas.
+    pub fn committed(&self, rows: u64, took: Duration) {
+        if let Some(w) = self.watch.as_ref() {
+            w.committed(rows, took);
+        }
+    }
+
+    /// Waits while the job must; with a batch of `wanted` rows to follow, also while the
+    /// budget holds it, and says how many rows it may take.
+    async fn wait(
+        &mut self,
+        conn: &mut MySqlConnection,
+        stop: &AtomicBool,
+        wanted: Option<usize>,
+    ) -> Result<(Flow, usize)> {
         let mut said: Option<String> = None;
-        self.held_by_replicas = false;
+        let mut rows = wanted.unwrap_or(0);
         loop {
             if stop.load(Ordering::SeqCst) {
                 // Best effort: a run that stops waits for nothing; a failure here changes nothing.
                 self.note(conn, None).await.ok();
-                return Ok(Flow::Stop);
+                return Ok((Flow::Stop, rows));
             }
             let why = match control::read(conn, &self.schema, &self.job).await? {
-                Some(Command::Abort) => return Ok(Flow::Abort),
+                Some(Command::Abort) => return Ok((Flow::Abort, rows)),
                 Some(Command::Pause) => Some(PAUSED.to_string()),
-                _ => self.throttled(conn).await?,
+                _ => match self.throttled(conn).await? {
+                    None => match (wanted, self.watch.as_ref()) {
+                        (Some(n), Some(w)) => match w.allowance(n) {
+                            Ok(allowed) => {
+                                rows = allowed;
+                                None
+                            }
+                            Err(hold) => Some(hold),
+                        },
+                        _ => None,
+                    },
+                    held => held,
+                },
             };
             self.note(conn, why.as_deref()).await?;
             match why {
@@ -121,17 +167,29 @@ impl<'a> Pacer<'a> {
                     if said.is_some() {
                         self.events.event(&Event::GoingOn { job: &self.job });
                     }
-                    return Ok(Flow::Go);
+                    return Ok((Flow::Go, rows));
                 }
                 Some(why) => {
-                    if said.as_deref() != Some(why.as_str()) {
+                    // Said once per cause: a lag's figure changes at every sample.
+                    if said.as_deref().map(figures_aside) != Some(figures_aside(&why)) {
                         self.events.event(&Event::Waiting {
                             job: &self.job,
                             why: &why,
                         });
-                        said = Some(why);
+                        said = Some(why.clone());
                     }
-                    tokio::time::sleep(WAIT_STEP).await;
+                    // The next turn waits for a fresh sample of the replicas: a budget's
+                    // hold asks again soon (a quarter of a sampling interval); a lag over
+                    // the limit is polled each sample; other waits every WAIT_STEP.
+                    match self.watch.as_ref() {
+                        Some(w) if why.starts_with(HOLD_PREFIX) && why.contains(HOLD_MARK) => {
+                            tokio::time::sleep(w.every() / 4).await
+                        }
+                        Some(w) if why.starts_with(HOLD_PREFIX) => {
+                            tokio::time::sleep(w.every()).await
+                        }
+                        _ => tokio::time::sleep(WAIT_STEP).await,
+                    }
                 }
             }
         }
@@ -178,7 +236,6 @@ impl<'a> Pacer<'a> {
         // task's connections): one that fell behind during a batch stops the next.
         if let Some(w) = self.watch.as_mut() {
             if let Some(why) = w.fresh_verdict().await? {
-                self.held_by_replicas = true;
                 return Ok(Some(why));
             }
         }
@@ -231,6 +288,17 @@ mod tests {
             "replica_lag"
         );
         assert_eq!(wait_kind("something new"), "other");
+        let hold = crate::engine::replicas::watch::hold_reason("db2:3306", max);
+        assert_eq!(wait_kind(&hold), "replica_lag");
+        assert!(hold.starts_with(HOLD_PREFIX) && hold.contains(HOLD_MARK));
+        assert_eq!(
+            figures_aside(&lag_reason("db2:3306", &lagging, max)),
+            figures_aside(&lag_reason(
+                "db2:3306",
+                &Reading::Replicating(Duration::from_millis(9123), LagSource::Heartbeat),
+                max
+            ))
+        );
         assert_eq!(
             load_reason(40, 25),
             "throttled: Threads_running is 40, over max_threads_running 25"

@@ -3,7 +3,7 @@
 //! says, and how long a replica may be down before the job stops.
 //!
 //! The job writes its own clock (microseconds since the epoch, on the host running
-//! myrecode) into a heartbeat row on the primary every [`BEAT_EVERY`]; a replica's lag is
+//! myrecode) into a heartbeat row on the primary every [`beat_every`]; a replica's lag is
 //! the tool's clock now minus the beat it has applied. Both readings come from the same
 //! clock, so no skew between servers enters, and the lag is in milliseconds, not the whole
 //! seconds of `Seconds_Behind_Master` (which reads 0 on a replica whose relay stalled).
@@ -15,8 +15,16 @@ use std::time::Duration;
 /// The heartbeat table, in the job's schema (so it replicates wherever the job's tables do).
 pub const HEARTBEAT: &str = "_myrecode_heartbeat";
 
-/// How often the heartbeat is written on the primary.
+/// How often the heartbeat is written on the primary (and each replica sampled) at most.
 pub const BEAT_EVERY: Duration = Duration::from_millis(100);
+
+/// How often the heartbeat is written and the replicas sampled under `max_lag`: a tenth of
+/// it, between 20 ms and [`BEAT_EVERY`]. A lag shows up to a beat and a sample late, and
+/// the budget ([`super::budget`]) keeps that much of the limit aside: under a 200 ms limit,
+/// 100 ms beats would leave nothing to copy in.
+pub fn beat_every(max_lag: Duration) -> Duration {
+    (max_lag / 10).clamp(Duration::from_millis(20), BEAT_EVERY)
+}
 
 /// DDL of the heartbeat table: one row per job, its last beat in the tool's microseconds.
 pub fn heartbeat_ddl(schema: &str) -> String {
@@ -204,6 +212,23 @@ mod tests {
         assert_eq!(
             read_beat_sql("база"),
             "SELECT beat_us FROM `база`.`_myrecode_heartbeat` WHERE job = ?"
+        );
+    }
+
+    #[test]
+    fn beats_come_ten_to_the_limit_between_20_and_100_ms() {
+        assert_eq!(
+            beat_every(Duration::from_millis(200)),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            beat_every(Duration::from_millis(500)),
+            Duration::from_millis(50)
+        );
+        assert_eq!(beat_every(Duration::from_secs(2)), BEAT_EVERY);
+        assert_eq!(
+            beat_every(Duration::from_millis(50)),
+            Duration::from_millis(20)
         );
     }
 

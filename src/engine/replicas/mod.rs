@@ -1,7 +1,9 @@
 //! Replicas: finding them ([`discover`]), what refuses a job on them and what the rehearsal
-//! says ([`topology`]), measuring their lag by a heartbeat ([`lag`], [`watch`]).
+//! says ([`topology`]), measuring their lag by a heartbeat ([`lag`], [`watch`]), and the
+//! batch size their lag leaves room for ([`budget`]).
 
 pub mod address;
+pub mod budget;
 pub mod checksum;
 pub mod discover;
 pub mod lag;
@@ -76,17 +78,24 @@ pub async fn watch(
     if cfgs.is_empty() {
         return Ok(None);
     }
+    let addresses: Vec<String> = t.replicas.iter().map(|n| n.address.clone()).collect();
     let replicas = t
         .replicas
         .into_iter()
-        .map(|n| n.address)
         .zip(cfgs)
+        .map(|(n, c)| {
+            // The replica it relays from (`None`: the primary, or one the job does not watch).
+            let source = n
+                .below
+                .as_ref()
+                .and_then(|b| addresses.iter().position(|a| a == b));
+            (n.address, c, source)
+        })
         .collect();
     watch::Watch::start(
         conn,
         cfg,
-        &job.schema,
-        job_id,
+        (&job.schema, job_id),
         replicas,
         job.defaults.max_replica_lag.0,
         job.defaults.max_replica_down.0,

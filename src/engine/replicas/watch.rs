@@ -1,12 +1,16 @@
 //! Watching a running job's replicas: a task writing the heartbeat on the primary every
-//! [`BEAT_EVERY`], and samples of each replica (the beat it has applied, its replication
-//! threads) that throttle the job, or stop it once a replica has been down too long.
-//! Each sample is also written where `myrecode status` reads it.
+//! [`beat_every`] (a tenth of `max_replica_lag`, 20 to 100 ms), and a task sampling each
+//! replica as often (the beat it has applied, its replication threads), continuously, in
+//! the background, batch or no batch. The samples feed the lag budget ([`Budget`]: each
+//! replica's apply time per row, the batch size and holds it allows) and the verdict that
+//! throttles the job on the lag measured, or stops it once a replica has been down too
+//! long. Each sample is also written where `myrecode status` reads it.
 
+use super::budget::{Allowance, Budget};
 use super::discover;
 use super::lag::{
-    beat_sql, heartbeat_ddl, heartbeat_lag, lag_reason, read_beat_sql, DownClock, LagSource,
-    Reading, BEAT_EVERY,
+    beat_every, beat_sql, heartbeat_ddl, heartbeat_lag, lag_reason, read_beat_sql, DownClock,
+    LagSource, Reading,
 };
 use crate::db::connect::ConnectionConfig;
 use crate::db::{errno, quote};
@@ -58,14 +62,10 @@ pub fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// How often every replica is sampled at least (as often as the heartbeat); the pacer also
-/// asks for a sample before every batch, so a replica falling behind stops the job within
-/// one batch.
-pub const SAMPLE_EVERY: Duration = BEAT_EVERY;
 /// How long one replica may take to answer a sample before it counts as unreachable.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 /// How often the samples are written for `status`.
-const NOTE_EVERY: u32 = 10;
+const NOTE_EVERY: Duration = Duration::from_secs(1);
 
 /// One replica watched: its settings, and a connection kept between samples.
 struct Watched {
@@ -74,10 +74,11 @@ struct Watched {
     conn: Option<MySqlConnection>,
 }
 
-/// The last sample of every replica, shared by the sampling task and the pacer.
-#[derive(Default)]
+/// The last sample of every replica, and the budget the samples measure, shared by the
+/// sampling task and the pacer.
 struct Latest {
     readings: Vec<(String, Reading)>,
+    budget: Budget,
 }
 
 type Shared = Arc<Mutex<Latest>>;
@@ -85,6 +86,9 @@ type Shared = Arc<Mutex<Latest>>;
 /// A job's replicas under watch, with the heartbeat written meanwhile.
 pub struct Watch {
     max_lag: Duration,
+    /// How often the heartbeat is written and the replicas sampled.
+    every: Duration,
+    names: Vec<String>,
     max_down: Duration,
     latest: Shared,
     /// Wakes the sampling task for a sample now.
@@ -138,12 +142,18 @@ async fn note(
     Ok(())
 }
 
-/// The heartbeat task: a beat every [`BEAT_EVERY`], the samples noted every [`NOTE_EVERY`]
-/// beats, on a connection of its own to the primary.
-async fn beating(cfg: ConnectionConfig, schema: String, job: String, latest: Shared) {
+/// The heartbeat task: a beat `every` so often, the samples noted every [`NOTE_EVERY`], on
+/// a connection of its own to the primary.
+async fn beating(
+    cfg: ConnectionConfig,
+    (schema, job): (String, String),
+    latest: Shared,
+    every: Duration,
+) {
     let mut c: Option<MySqlConnection> = None;
+    let note_every = (NOTE_EVERY.as_millis() / every.as_millis().max(1)).max(1) as u32;
     for n in 0u32.. {
-        tokio::time::sleep(BEAT_EVERY).await;
+        tokio::time::sleep(every).await;
         if c.is_none() {
             c = cfg.connect_one().await.ok();
         }
@@ -151,7 +161,7 @@ async fn beating(cfg: ConnectionConfig, schema: String, job: String, latest: Sha
         // A failed beat shows as lag on every replica: the job throttles, fails closed,
         // while the next beat reconnects.
         let mut ok = beat(conn, &schema, &job, now_us()).await.is_ok();
-        if ok && n % NOTE_EVERY == 0 {
+        if ok && n % note_every == 0 {
             let readings = latest.lock().expect("not poisoned").readings.clone();
             ok = note(conn, &schema, &job, &readings).await.is_ok();
         }
@@ -167,46 +177,63 @@ struct Tally {
     taken: watch::Sender<u64>,
 }
 
-/// The sampling task: every replica every [`SAMPLE_EVERY`], or at once when woken.
+/// The sampling task: every replica `every` so often, or at once when woken; each sample
+/// goes to the budget as soon as it is read.
 async fn sampling(
-    wake: Arc<Notify>,
-    tally: Tally,
+    (wake, tally): (Arc<Notify>, Tally),
     mut replicas: Vec<Watched>,
-    schema: String,
-    job: String,
+    (schema, job): (String, String),
     first_beat_us: i64,
     latest: Shared,
+    every: Duration,
 ) {
     loop {
         tally.begun.fetch_add(1, Ordering::SeqCst);
         let mut readings = Vec::with_capacity(replicas.len());
-        for w in replicas.iter_mut() {
-            let r = match tokio::time::timeout(ANSWER_WITHIN, read(w, &schema, &job, first_beat_us))
-                .await
+        for (i, w) in replicas.iter_mut().enumerate() {
+            let (r, applied) =
+                match tokio::time::timeout(ANSWER_WITHIN, read(w, &schema, &job, first_beat_us))
+                    .await
+                {
+                    Ok(r) => r,
+                    Err(_) => {
+                        w.conn = None;
+                        let why = format!("no answer within {} s", ANSWER_WITHIN.as_secs());
+                        (Reading::Unreachable(why), None)
+                    }
+                };
+            let at = now_us();
             {
-                Ok(r) => r,
-                Err(_) => {
-                    w.conn = None;
-                    Reading::Unreachable(format!("no answer within {} s", ANSWER_WITHIN.as_secs()))
+                let budget = &mut latest.lock().expect("not poisoned").budget;
+                match (&r, applied) {
+                    (Reading::Replicating(..), Some(beat)) => budget.sampled(i, at, beat),
+                    (Reading::Replicating(..), None) => {}
+                    _ => budget.stopped(i, at),
                 }
-            };
+            }
             readings.push((w.name.clone(), r));
         }
         latest.lock().expect("not poisoned").readings = readings;
         tally.taken.send_modify(|n| *n += 1);
         tokio::select! {
             _ = wake.notified() => {}
-            _ = tokio::time::sleep(SAMPLE_EVERY) => {}
+            _ = tokio::time::sleep(every) => {}
         }
     }
 }
 
-/// One replica's reading now (its connection opened again where it failed).
-async fn read(w: &mut Watched, schema: &str, job: &str, first_beat_us: i64) -> Reading {
+/// One replica's reading now (its connection opened again where it failed), with the beat
+/// it has applied where it replicates and one has reached it.
+async fn read(
+    w: &mut Watched,
+    schema: &str,
+    job: &str,
+    first_beat_us: i64,
+) -> (Reading, Option<i64>) {
     if w.conn.is_none() {
         match w.cfg.connect_one().await {
             Ok(c) => w.conn = Some(c),
-            Err(e) => return Reading::Unreachable(format!("{e:#}")),
+            Err(e) => return (Reading::Unreachable(format!("{e:#}")), None),
         }
     }
     let c = w.conn.as_mut().expect("connected above");
@@ -214,11 +241,14 @@ async fn read(w: &mut Watched, schema: &str, job: &str, first_beat_us: i64) -> R
         Ok(s) => s,
         Err(e) => {
             w.conn = None;
-            return Reading::Unreachable(format!("{e:#}"));
+            return (Reading::Unreachable(format!("{e:#}")), None);
         }
     };
     match status {
-        None => Reading::Stopped("not a replica (no replication status)".into()),
+        None => (
+            Reading::Stopped("not a replica (no replication status)".into()),
+            None,
+        ),
         Some(Reading::Replicating(..)) => {
             let applied = match sqlx::query_scalar::<_, i64>(&read_beat_sql(schema))
                 .bind(job)
@@ -230,28 +260,27 @@ async fn read(w: &mut Watched, schema: &str, job: &str, first_beat_us: i64) -> R
                 Err(e) if errno::of(&e) == Some(errno::NO_SUCH_TABLE) => None,
                 Err(e) => {
                     w.conn = None;
-                    return Reading::Unreachable(format!("reading the heartbeat: {e}"));
+                    let why = format!("reading the heartbeat: {e}");
+                    return (Reading::Unreachable(why), None);
                 }
             };
-            Reading::Replicating(
-                heartbeat_lag(now_us(), applied, first_beat_us),
-                LagSource::Heartbeat,
-            )
+            let lag = heartbeat_lag(now_us(), applied, first_beat_us);
+            (Reading::Replicating(lag, LagSource::Heartbeat), applied)
         }
-        Some(stopped) => stopped,
+        Some(stopped) => (stopped, None),
     }
 }
 
 impl Watch {
-    /// Starts watching `replicas` (name, settings) for `job`: creates the heartbeat and state
-    /// tables on the primary over `conn`, writes the first beat, and starts the heartbeat and
-    /// sampling tasks, each on connections of its own.
+    /// Starts watching `replicas` (name, settings, the index of the replica it relays from:
+    /// `None` for the primary) for `job`: creates the heartbeat and state tables on the
+    /// primary over `conn`, writes the first beat, and starts the heartbeat and sampling
+    /// tasks, each on connections of its own.
     pub async fn start(
         conn: &mut MySqlConnection,
         primary: &ConnectionConfig,
-        schema: &str,
-        job: &str,
-        replicas: Vec<(String, ConnectionConfig)>,
+        (schema, job): (&str, &str),
+        replicas: Vec<(String, ConnectionConfig, Option<usize>)>,
         max_lag: Duration,
         max_down: Duration,
     ) -> Result<Watch> {
@@ -263,13 +292,20 @@ impl Watch {
             .context("creating the replica state table")?;
         let first_beat_us = now_us();
         beat(conn, schema, job, first_beat_us).await?;
-        let latest: Shared = Arc::default();
+        let every = beat_every(max_lag);
+        let sources = replicas.iter().map(|r| r.2).collect();
+        let grain = 2 * every.as_micros() as i64;
+        let latest: Shared = Arc::new(Mutex::new(Latest {
+            readings: Vec::new(),
+            budget: Budget::new(max_lag.as_micros() as i64, grain, sources),
+        }));
+        let names: Vec<String> = replicas.iter().map(|r| r.0.clone()).collect();
         let wake = Arc::new(Notify::new());
         let (count, taken) = watch::channel(0u64);
         let begun = Arc::new(AtomicU64::new(0));
         let watched = replicas
             .into_iter()
-            .map(|(name, cfg)| Watched {
+            .map(|(name, cfg, _)| Watched {
                 name,
                 cfg,
                 conn: None,
@@ -278,25 +314,29 @@ impl Watch {
         let tasks = vec![
             tokio::spawn(beating(
                 primary.clone(),
-                schema.to_string(),
-                job.to_string(),
+                (schema.to_string(), job.to_string()),
                 latest.clone(),
+                every,
             )),
             tokio::spawn(sampling(
-                wake.clone(),
-                Tally {
-                    begun: begun.clone(),
-                    taken: count,
-                },
+                (
+                    wake.clone(),
+                    Tally {
+                        begun: begun.clone(),
+                        taken: count,
+                    },
+                ),
                 watched,
-                schema.to_string(),
-                job.to_string(),
+                (schema.to_string(), job.to_string()),
                 first_beat_us,
                 latest.clone(),
+                every,
             )),
         ];
         let mut w = Watch {
             max_lag,
+            every,
+            names,
             max_down,
             latest,
             wake,
@@ -321,7 +361,7 @@ impl Watch {
         let _ = self.taken.wait_for(|n| *n > begun).await;
     }
 
-    /// The verdict of the last sample (taken at most [`SAMPLE_EVERY`] ago, no query here):
+    /// The verdict of the last sample (taken at most a sampling interval ago, no query here):
     /// `Some(reason)` while the job must wait for a replica, an error (the job stops,
     /// resumably) once one has been down longer than `max_replica_down`.
     fn verdict(&mut self) -> Result<Option<String>> {
@@ -347,6 +387,54 @@ impl Watch {
         self.fresh().await;
         self.verdict()
     }
+
+    /// What the lag budget allows a batch of `wanted` rows now, by the samples so far: at
+    /// most so many rows, or a hold with its reason (a replica that would lag past the
+    /// limit applying even a small batch after what it still has to apply).
+    pub fn allowance(&self, wanted: usize) -> std::result::Result<usize, String> {
+        let latest = self.latest.lock().expect("not poisoned");
+        let allowed = latest.budget.allow(now_us(), wanted);
+        tracing::info!(
+            "lag budget: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            (0..self.names.len())
+                .map(|r| latest.budget.us_per_row(r).map(|p| p.round()))
+                .collect::<Vec<_>>(),
+            latest
+                .readings
+                .iter()
+                .map(|(_, r)| r.lag_ms())
+                .collect::<Vec<_>>()
+        );
+        match allowed {
+            Allowance::Go(n) => Ok(n),
+            Allowance::Hold(r) => Err(hold_reason(
+                self.names.get(r).map_or("?", String::as_str),
+                self.max_lag,
+            )),
+        }
+    }
+
+    /// Notes a batch of `rows` committed now, after `took` on the primary, for the budget.
+    pub fn committed(&self, rows: u64, took: Duration) {
+        let mut latest = self.latest.lock().expect("not poisoned");
+        latest
+            .budget
+            .committed(now_us(), rows, took.as_micros() as i64);
+    }
+
+    /// How often the heartbeat is written and the replicas sampled.
+    pub fn every(&self) -> Duration {
+        self.every
+    }
+}
+
+/// Why a job holds before a batch by the budget (the same words each time, so the wait is
+/// said once): starts as every reason to wait for a replica does.
+pub fn hold_reason(replica: &str, max: Duration) -> String {
+    format!(
+        "throttled: replica {replica} is still applying earlier batches: the next one would take it past max_replica_lag {} ms",
+        max.as_millis()
+    )
 }
 
 #[cfg(test)]

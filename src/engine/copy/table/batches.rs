@@ -61,6 +61,12 @@ impl Batches for Copy<'_, '_> {
         most_rows(self.pipe.writers.len())
     }
 
+    /// The copy writes its rows; the check pass only reads (and replays the few it finds),
+    /// and the replay's batches are the log's, not of the size asked.
+    fn writes(&self) -> bool {
+        Phase::of(&self.state) == Phase::Copying
+    }
+
     async fn batch(&mut self, conn: &mut MySqlConnection, size: usize) -> Result<Next> {
         let (ctx, job) = (self.ctx, self.job);
         let plan = ctx.plan;
