@@ -137,7 +137,7 @@ async fn writer(
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let r = if x % 5 == 0 {
+        let r = if x.is_multiple_of(5) {
             next_id += 1;
             sqlx::query("INSERT INTO posts (id, author, body) VALUES (?, 'writer', ?)")
                 .bind(next_id)
