@@ -62,12 +62,13 @@ pub async fn revert(
     let mut conn = cfg.connect_one().await?;
     checkpoint::refuse_foreign(&mut conn, schema).await?;
     let _held = if execute {
-        Some(job_lock::hold(&cfg, schema, job_id).await?)
+        let held = job_lock::hold(&cfg, schema, job_id).await?;
+        // A swap back a killed revert left queued is waited out (or stopped) first.
+        settle_leftover_cutover(&mut conn, schema).await?;
+        Some(held)
     } else {
         None
     };
-    // A swap back a killed revert left queued is waited out (or stopped) first.
-    settle_leftover_cutover(&mut conn, schema).await?;
     let mut out = Reverted::default();
     let mut ready = Vec::new();
     for f in check::find(&mut conn, job, job_id).await? {
