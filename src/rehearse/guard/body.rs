@@ -37,7 +37,8 @@ const LEADS: &[&str] = &["BEGIN", "THEN", "ELSE", "DO", "LOOP", "REPEAT"];
 /// Session settings a body's `SET` may not change.
 const SESSION: &[&str] = &["NAMES", "SQL_MODE", "CHARACTER_SET_CLIENT", "CHARACTER"];
 
-/// Words that start a routine's body after its parameters, return type and characteristics.
+/// Words that start a routine's body after its parameters, return type and characteristics
+/// (and every word of [`DENIED`], which starts one too: see [`starts_body`]).
 const STARTS: &[&str] = &[
     "BEGIN",
     "RETURN",
@@ -64,20 +65,6 @@ const STARTS: &[&str] = &[
     "START",
     "COMMIT",
     "ROLLBACK",
-    "KILL",
-    "FLUSH",
-    "RESET",
-    "PURGE",
-    "CHANGE",
-    "STOP",
-    "SHUTDOWN",
-    "BINLOG",
-    "CACHE",
-    "INSTALL",
-    "UNINSTALL",
-    "LOAD",
-    "USE",
-    "RESTART",
     "SHOW",
     "ANALYZE",
     "OPTIMIZE",
@@ -99,6 +86,11 @@ const STARTS: &[&str] = &[
     "WITH",
     "VALUES",
 ];
+
+/// Whether word `w` starts a routine's body: one of [`STARTS`] or of [`DENIED`].
+fn starts_body(w: &str) -> bool {
+    STARTS.contains(&w) || DENIED.contains(&w)
+}
 
 fn word(t: Option<&T>) -> Option<&str> {
     match t {
@@ -145,7 +137,7 @@ pub(super) fn start(t: &[T], k: usize, kind: &str) -> Option<usize> {
             (close? + 1..t.len()).find(|&i| {
                 let label = matches!(t[i], T::Word(_) | T::Name(_))
                     && matches!(t.get(i + 1), Some(T::Punct(':')));
-                let statement = word(t.get(i)).is_some_and(|w| STARTS.contains(&w))
+                let statement = word(t.get(i)).is_some_and(starts_body)
                     // `RETURNS VARCHAR(9) CHARACTER SET x`: not a SET statement.
                     && !(word(t.get(i)) == Some("SET") && word(t.get(i.wrapping_sub(1))) == Some("CHARACTER"));
                 label || statement
