@@ -8,26 +8,24 @@
 
 use super::check::Reverting;
 use super::sql::{
-    copy_back_sql, delete_old_sql, forget_back_sql, read_back_sql, record_unreverted_sql,
-    unreverted_binds, unreverted_sql, UNREVERTED,
+    copy_back_sql, delete_old_sql, forget_back_sql, forget_unreverted_sql, read_back_sql,
+    record_unreverted_sql, unreverted_binds, unreverted_sql,
 };
 use crate::bookkeeping::keycodec;
-use crate::db::quote;
 use anyhow::{anyhow, Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 
 /// Keys a chunk takes from the back log.
 pub const CHUNK: usize = 500;
 
-/// What one chunk did: keys brought back, values listed.
+/// What one chunk did: log entries read, keys brought back (the values listed are in
+/// `_myrecode_unreverted`, counted from there).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Chunk {
     /// Log entries read (0: the back log is empty).
     pub entries: usize,
     /// Distinct keys brought back.
     pub keys: usize,
-    /// Values listed as unable to go back.
-    pub unreverted: usize,
 }
 
 /// Brings back the next chunk of `r`'s back log, in one transaction (`conn` has autocommit
@@ -58,7 +56,7 @@ pub async fn chunk(
         ..Chunk::default()
     };
     for k in &keys {
-        done.unreverted += bring_back(conn, schema, job, r, k).await?;
+        bring_back(conn, schema, job, r, k).await?;
         done.keys += 1;
     }
     sqlx::query(&forget_back_sql(schema, &r.names))
@@ -70,14 +68,14 @@ pub async fn chunk(
 }
 
 /// One key: listed if a value cannot go back, then its row written afresh into the kept
-/// original. Returns how many values were listed.
+/// original.
 async fn bring_back(
     conn: &mut MySqlConnection,
     schema: &str,
     job: &str,
     r: &Reverting,
     k: &[u8],
-) -> Result<usize> {
+) -> Result<()> {
     let parts = keycodec::unpack(k)
         .ok_or_else(|| anyhow!("a back log entry of {} holds no key", r.table))?;
     if parts.len() != r.key.len() {
@@ -88,7 +86,7 @@ async fn bring_back(
             r.key.len()
         ));
     }
-    let mut listed = 0;
+    let mut lossy = false;
     if let Some(sql) = unreverted_sql(schema, &r.table, &r.columns, &r.key) {
         let mut q = sqlx::query(&sql);
         for _ in 0..unreverted_binds(&r.columns) {
@@ -100,15 +98,13 @@ async fn bring_back(
             .fetch_all(&mut *conn)
             .await
             .context("looking for values the legacy charset cannot hold")?;
-        sqlx::query(&format!(
-            "DELETE FROM {} WHERE job = ? AND tbl = ? AND key_bytes = ?",
-            quote::table(schema, UNREVERTED)
-        ))
-        .bind(job)
-        .bind(&r.table)
-        .bind(k)
-        .execute(&mut *conn)
-        .await?;
+        lossy = !lost.is_empty();
+        sqlx::query(&forget_unreverted_sql(schema))
+            .bind(job)
+            .bind(&r.table)
+            .bind(k)
+            .execute(&mut *conn)
+            .await?;
         for row in lost {
             let col: String = row.try_get(0)?;
             let text: String = row.try_get(1)?;
@@ -120,12 +116,11 @@ async fn bring_back(
                 .bind(text)
                 .execute(&mut *conn)
                 .await?;
-            listed += 1;
         }
     }
     for sql in [
         delete_old_sql(schema, &r.names, &r.key),
-        copy_back_sql(schema, &r.table, &r.names, (&r.columns, listed > 0), &r.key),
+        copy_back_sql(schema, &r.table, &r.names, (&r.columns, lossy), &r.key),
     ] {
         let mut q = sqlx::query(&sql);
         for p in &parts {
@@ -135,5 +130,5 @@ async fn bring_back(
             .await
             .with_context(|| format!("bringing a row of {} back into {}", r.table, r.names.old))?;
     }
-    Ok(listed)
+    Ok(())
 }

@@ -92,23 +92,21 @@ pub async fn revert(
         .await
         .context("creating the list of values revert cannot put back")?;
     conn.execute(AUTOCOMMIT_OFF).await?;
-    let mut counts = vec![(0usize, 0usize); ready.len()];
-    for (r, (keys, listed)) in ready.iter().zip(counts.iter_mut()) {
+    let mut counts = vec![0usize; ready.len()];
+    for (r, keys) in ready.iter().zip(counts.iter_mut()) {
         while back_len(&mut conn, schema, r).await? > SHORT_ENOUGH {
             let c = catch_up::chunk(&mut conn, schema, job_id, r).await?;
             *keys += c.keys;
-            *listed += c.unreverted;
         }
         // At least one chunk before the lock, for kill tests to land in.
         let c = catch_up::chunk(&mut conn, schema, job_id, r).await?;
         *keys += c.keys;
-        *listed += c.unreverted;
         if let Some(hold) = crate::engine::test_hooks::revert_hold() {
             tokio::time::sleep(hold).await;
         }
     }
-    let (pause, _) = swap_back::swap_back(&mut conn, &cfg, schema, job_id, &ready).await?;
-    for (r, (keys, _)) in ready.iter().zip(counts) {
+    let pause = swap_back::swap_back(&mut conn, &cfg, schema, job_id, &ready).await?;
+    for (r, keys) in ready.iter().zip(counts) {
         let mut state = r.state.clone();
         state.phase = Phase::Reverted.as_str().into();
         checkpoint::save(&mut conn, schema, job_id, &r.table, &state).await?;

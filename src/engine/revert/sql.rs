@@ -130,6 +130,14 @@ pub fn unreverted_ddl(schema: &str) -> String {
     )
 }
 
+/// What was listed of one key (`?` job, table, key bytes), listed afresh as its row now stands.
+pub fn forget_unreverted_sql(schema: &str) -> String {
+    format!(
+        "DELETE FROM {} WHERE job = ? AND tbl = ? AND key_bytes = ?",
+        quote::table(schema, UNREVERTED)
+    )
+}
+
 /// One value listed (job, table, key bytes, column, text).
 pub fn record_unreverted_sql(schema: &str) -> String {
     format!(
@@ -244,6 +252,10 @@ mod tests {
              AND CONVERT(CONVERT(`ti``tle` USING cp1251) USING utf8mb4) COLLATE utf8mb4_bin <> CONVERT(`ti``tle` USING utf8mb4) COLLATE utf8mb4_bin"
         );
         assert_eq!(unreverted_binds(&cols()), 1);
+        assert_eq!(
+            forget_unreverted_sql("s"),
+            "DELETE FROM `s`.`_myrecode_unreverted` WHERE job = ? AND tbl = ? AND key_bytes = ?"
+        );
         assert_eq!(unreverted_sql("s", "posts", &cols()[..1], &key), None);
         // A charset name never carries anything but its letters and digits into the statement.
         assert_eq!(charset_ident("cp1251; DROP"), "cp1251DROP");

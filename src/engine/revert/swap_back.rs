@@ -14,7 +14,9 @@ use super::sql::{drop_revert_sentries_sql, revert_lock_sql, revert_rename_sql, r
 use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
-use crate::engine::copy::cutover::swap::{connect_renamer, wait_for_queued_rename};
+use crate::engine::copy::cutover::swap::{
+    connect_renamer, locker_idle_limit, wait_for_queued_rename,
+};
 use crate::engine::copy::cutover::swap_sql::AUTOCOMMIT_OFF;
 use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
 use crate::engine::copy::setup::sql::{lock_wait_timeout_sql, wait_timeout_sql, UNLOCK_TABLES};
@@ -23,15 +25,14 @@ use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection};
 use std::time::{Duration, Instant};
 
-/// Swaps every table of `tables` back at one instant; returns how long they were locked and
-/// how many values the drain under the lock listed.
+/// Swaps every table of `tables` back at one instant; returns how long they were locked.
 pub async fn swap_back(
     conn: &mut MySqlConnection,
     cfg: &ConnectionConfig,
     schema: &str,
     job: &str,
     tables: &[Reverting],
-) -> Result<(Duration, usize)> {
+) -> Result<Duration> {
     for r in tables {
         place_sentry(conn, schema, r).await?;
     }
@@ -43,8 +44,10 @@ pub async fn swap_back(
     locker
         .execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
-    // A run whose host vanishes holds the lock this long at most (see the cut-over's guard).
-    locker.execute(wait_timeout_sql(10).as_str()).await?;
+    // A run whose host vanishes holds the lock this long at most, as the cut-over's does.
+    locker
+        .execute(wait_timeout_sql(locker_idle_limit()).as_str())
+        .await?;
     locker.execute(AUTOCOMMIT_OFF).await?;
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
     locker
@@ -52,15 +55,8 @@ pub async fn swap_back(
         .await
         .context("locking the tables for the swap back")?;
     let paused = Instant::now();
-    let mut listed = 0;
     for r in tables {
-        loop {
-            let c = chunk(&mut locker, schema, job, r).await?;
-            listed += c.unreverted;
-            if c.entries == 0 {
-                break;
-            }
-        }
+        while chunk(&mut locker, schema, job, r).await?.entries > 0 {}
     }
     if let Some(hold) = crate::engine::test_hooks::revert_hold() {
         // Test hook: kill tests land with the tables locked and drained.
@@ -86,7 +82,7 @@ pub async fn swap_back(
     let pause = paused.elapsed();
     released?;
     renamed?;
-    Ok((pause, listed))
+    Ok(pause)
 }
 
 /// A sentry in the name the live table takes (one of ours from a killed revert stays; a

@@ -40,11 +40,13 @@ pub(crate) const RENAME_LOCK_WAIT: u32 = 20;
 /// left to end it) stays silent that long, and the application waits no longer for it.
 const LOCKER_IDLE_LIMIT: u32 = 10;
 
-/// [`LOCKER_IDLE_LIMIT`], plus the pauses tests ask the locked window to hold.
-fn locker_idle_limit() -> u32 {
+/// [`LOCKER_IDLE_LIMIT`], plus the pauses tests ask a locked window (the cut-over's, or
+/// `revert`'s swap back) to hold.
+pub(crate) fn locker_idle_limit() -> u32 {
     let hooks = [
         crate::engine::test_hooks::cutover_hold(),
         crate::engine::test_hooks::closed_hold(),
+        crate::engine::test_hooks::revert_hold(),
     ];
     let held: u64 = hooks.iter().flatten().map(|d| d.as_secs()).sum();
     LOCKER_IDLE_LIMIT.saturating_add(u32::try_from(held).unwrap_or(u32::MAX))
