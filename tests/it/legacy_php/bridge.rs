@@ -64,6 +64,24 @@ fn legacy_at_work(l: Launcher, before: Vec<Vec<u8>>, stop: Arc<AtomicBool>) -> S
     seen
 }
 
+/// Every statement of the general log that created, dropped or renamed something, or
+/// failed the application, with its time and connection: what a failure is read against.
+async fn ddl_history(admin: &mut sqlx::MySqlConnection) -> String {
+    let rows: Vec<(String, u64, String)> = sqlx::query_as(
+        "SELECT CAST(event_time AS CHAR), thread_id, CAST(argument AS CHAR) FROM mysql.general_log \
+         WHERE command_type = 'Query' AND (argument RLIKE '^(CREATE|DROP|RENAME|LOCK|UNLOCK|KILL)' \
+         OR argument LIKE 'INSERT INTO posts %') ORDER BY event_time",
+    )
+    .fetch_all(admin)
+    .await
+    .unwrap_or_default();
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|(t, id, q)| format!("{t} [{id}] {}", q.chars().take(160).collect::<String>()))
+        .collect();
+    lines.join("\n")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_unchanged_legacy_app_and_new_code_live_through_the_switch_with_the_bridge() {
     let shop = Shop::open("php_bridge").await;
@@ -71,6 +89,11 @@ async fn the_unchanged_legacy_app_and_new_code_live_through_the_switch_with_the_
     let mut admin = shop.db.config.connect_one().await.unwrap();
     // An init_connect the server had before: kept through the bridge's life.
     sqlx::query("SET GLOBAL init_connect = 'SET @shop_audit = 1'")
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    // The server's own record of every statement, read back if the application saw an error.
+    sqlx::query("SET GLOBAL log_output = 'TABLE', general_log = ON")
         .execute(&mut admin)
         .await
         .unwrap();
@@ -175,7 +198,13 @@ async fn the_unchanged_legacy_app_and_new_code_live_through_the_switch_with_the_
     let seen = worker.join().unwrap();
 
     // The legacy application, unchanged, through the copy and the cut-over.
-    assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    if !seen.errors.is_empty() {
+        panic!(
+            "{:#?}\nthe server's DDL, in order:\n{}",
+            seen.errors,
+            ddl_history(&mut admin).await
+        );
+    }
     assert!(seen.writes.len() > 20 && seen.reads > 20, "{seen:?}");
     // A request whose connection opened just before the cut-over's lock and whose read ran
     // after its rename is a session opened before the swap: at most one per attempt.
