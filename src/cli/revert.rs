@@ -53,6 +53,18 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(p) = out.pause {
         println!("swap back: tables locked for {} ms", p.as_millis());
     }
+    if let Some((users, n)) = out.bridged.as_ref().filter(|(_, n)| *n > 0) {
+        let who = if users.is_empty() {
+            "the application".to_string()
+        } else {
+            users.join(", ")
+        };
+        println!(
+            "bridge: {n} session(s) of {who} opened since the cut-over's swap are still open, bridged: they talk the legacy charset to tables latin1 again, \
+             so their writes of text latin1 cannot hold fail (1366; a session without strict sql_mode stores '?'). \
+             Fix: restart the application's workers or pool now, or KILL CONNECTION each once its transaction is done; new logins are not bridged"
+        );
+    }
     if listed > 0 {
         println!(
             "{listed} value(s) their legacy charset cannot hold were put back with '?' in their place: each is listed, with its key, column and text, \

@@ -9,7 +9,7 @@
 use super::check::Reverting;
 use super::sql::{
     copy_back_sql, delete_old_sql, forget_back_sql, forget_unreverted_sql, read_back_sql,
-    record_unreverted_sql, unreverted_binds, unreverted_sql,
+    record_unreverted_sql, unreverted_sql,
 };
 use crate::bookkeeping::keycodec;
 use anyhow::{anyhow, Context, Result};
@@ -87,17 +87,23 @@ async fn bring_back(
         ));
     }
     let mut lossy = false;
-    if let Some(sql) = unreverted_sql(schema, &r.table, &r.columns, &r.key) {
+    if let Some((sql, names)) = unreverted_sql(schema, &r.table, &r.columns, &r.key) {
         let mut q = sqlx::query(&sql);
-        for _ in 0..unreverted_binds(&r.columns) {
-            for p in &parts {
-                q = q.bind(p.clone());
-            }
+        for p in &parts {
+            q = q.bind(p.clone());
         }
-        let lost = q
-            .fetch_all(&mut *conn)
+        let row = q
+            .fetch_optional(&mut *conn)
             .await
             .context("looking for values the legacy charset cannot hold")?;
+        let mut lost = Vec::new();
+        if let Some(row) = row {
+            for (i, name) in names.into_iter().enumerate() {
+                if row.try_get::<i64, _>(2 * i)? != 0 {
+                    lost.push((name, row.try_get::<String, _>(2 * i + 1)?));
+                }
+            }
+        }
         lossy = !lost.is_empty();
         sqlx::query(&forget_unreverted_sql(schema))
             .bind(job)
@@ -105,9 +111,7 @@ async fn bring_back(
             .bind(k)
             .execute(&mut *conn)
             .await?;
-        for row in lost {
-            let col: String = row.try_get(0)?;
-            let text: String = row.try_get(1)?;
+        for (col, text) in lost {
             sqlx::query(&record_unreverted_sql(schema))
                 .bind(job)
                 .bind(&r.table)

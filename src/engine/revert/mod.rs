@@ -5,7 +5,8 @@
 //! original (`<t>_myrecode_old`), its text encoded back by the server ([`catch_up`]), until
 //! the back logs are short, then swaps every table back at one instant ([`swap_back`]): the
 //! recoded table is kept as `<t>_myrecode_new` until `cleanup`. The bridge, if the job has
-//! one, switches back by itself: it acts only on tables that are utf8mb4.
+//! one, switches back by itself for every new login (it acts only on tables that are
+//! utf8mb4); the sessions it bridged since the swap, still open, are counted for the DBA.
 //!
 //! A value the legacy charset cannot hold (an emoji, a letter cp1251 lacks) is listed by job,
 //! table, key and column with its text in `_myrecode_unreverted`, and counted in the output;
@@ -19,6 +20,7 @@ pub mod swap_back;
 
 use crate::bookkeeping::checkpoint;
 use crate::db::connect::ConnectionConfig;
+use crate::engine::bridge;
 use crate::engine::copy::cutover::leftover::settle_leftover_cutover;
 use crate::engine::copy::cutover::swap_sql::AUTOCOMMIT_OFF;
 use crate::engine::copy::Phase;
@@ -46,6 +48,9 @@ pub struct Reverted {
     pub refused: Vec<(String, String)>,
     /// How long the tables were locked for the swap back.
     pub pause: Option<Duration>,
+    /// The bridge's users and how many of their sessions opened since the cut-over's swap
+    /// (bridged: they talk the legacy charset to tables latin1 again) are still open.
+    pub bridged: Option<(Vec<String>, i64)>,
 }
 
 /// Reverts the job's swapped tables (with `execute`; otherwise says what it would do).
@@ -121,6 +126,12 @@ pub async fn revert(
             .push((r.table.clone(), keys, listed.max(0) as usize));
     }
     out.pause = Some(pause);
+    if let Some(r) = bridge::recorded(&mut conn, schema, job_id).await? {
+        if !r.removed && r.swap_mark.is_some() {
+            let (_, since) = bridge::sessions(&mut conn, schema, &r).await?;
+            out.bridged = Some((r.users, since));
+        }
+    }
     Ok(out)
 }
 

@@ -89,34 +89,43 @@ fn charset_ident(cs: &str) -> String {
     cs.chars().filter(|c| c.is_ascii_alphanumeric()).collect()
 }
 
-/// The text of the recoded columns of one key's live row that their legacy charset cannot
-/// hold (encoded there and back, it is not what it was), one column each: `(column, text)`.
+/// One key's live row read once (the table named once: under the swap back's `LOCK TABLES`
+/// a second reference would need a lock of its own): for each recoded column, in order,
+/// whether its legacy charset cannot hold its text (encoded there and back, it is not what it
+/// was; 1 or 0) and the text. With the names of those columns, in that order.
 pub fn unreverted_sql(
     schema: &str,
     table: &str,
     columns: &[BackColumn],
     key: &[KeyColumn],
-) -> Option<String> {
-    let parts: Vec<String> = columns
-        .iter()
-        .filter_map(|c| {
-            let cs = charset_ident(c.legacy.as_deref()?);
-            let col = quote::ident(&c.name);
-            Some(format!(
-                "SELECT {name}, CAST(CONVERT({col} USING utf8mb4) AS CHAR CHARACTER SET utf8mb4) FROM {t} WHERE {cond} \
-                 AND CONVERT(CONVERT({col} USING {cs}) USING utf8mb4) COLLATE utf8mb4_bin <> CONVERT({col} USING utf8mb4) COLLATE utf8mb4_bin",
-                name = quote::literal(&c.name),
-                t = quote::table(schema, table),
-                cond = equals(key),
-            ))
-        })
-        .collect();
-    (!parts.is_empty()).then(|| parts.join(" UNION ALL "))
-}
-
-/// How many times [`unreverted_sql`] binds the key (once per recoded column).
-pub fn unreverted_binds(columns: &[BackColumn]) -> usize {
-    columns.iter().filter(|c| c.legacy.is_some()).count()
+) -> Option<(String, Vec<String>)> {
+    let mut names = Vec::new();
+    let mut fields = Vec::new();
+    for c in columns {
+        let Some(legacy) = c.legacy.as_deref() else {
+            continue;
+        };
+        let cs = charset_ident(legacy);
+        let col = quote::ident(&c.name);
+        fields.push(format!(
+            "COALESCE(CONVERT(CONVERT({col} USING {cs}) USING utf8mb4) COLLATE utf8mb4_bin <> CONVERT({col} USING utf8mb4) COLLATE utf8mb4_bin, 0)"
+        ));
+        fields.push(format!(
+            "CAST(CONVERT({col} USING utf8mb4) AS CHAR CHARACTER SET utf8mb4)"
+        ));
+        names.push(c.name.clone());
+    }
+    (!names.is_empty()).then(|| {
+        (
+            format!(
+                "SELECT {} FROM {} WHERE {}",
+                fields.join(", "),
+                quote::table(schema, table),
+                equals(key)
+            ),
+            names,
+        )
+    })
 }
 
 /// The table listing what could not go back.
@@ -245,13 +254,23 @@ mod tests {
     #[test]
     fn a_value_its_legacy_charset_cannot_hold_is_asked_for_by_column() {
         let key = [KeyColumn::plain("id")];
-        let sql = unreverted_sql("s", "posts", &cols(), &key).unwrap();
+        let (sql, names) = unreverted_sql("s", "posts", &cols(), &key).unwrap();
         assert_eq!(
             sql,
-            "SELECT 'ti`tle', CAST(CONVERT(`ti``tle` USING utf8mb4) AS CHAR CHARACTER SET utf8mb4) FROM `s`.`posts` WHERE `id` = ? \
-             AND CONVERT(CONVERT(`ti``tle` USING cp1251) USING utf8mb4) COLLATE utf8mb4_bin <> CONVERT(`ti``tle` USING utf8mb4) COLLATE utf8mb4_bin"
+            "SELECT COALESCE(CONVERT(CONVERT(`ti``tle` USING cp1251) USING utf8mb4) COLLATE utf8mb4_bin <> CONVERT(`ti``tle` USING utf8mb4) COLLATE utf8mb4_bin, 0), \
+             CAST(CONVERT(`ti``tle` USING utf8mb4) AS CHAR CHARACTER SET utf8mb4) FROM `s`.`posts` WHERE `id` = ?"
         );
-        assert_eq!(unreverted_binds(&cols()), 1);
+        assert_eq!(names, ["ti`tle"]);
+        // Two recoded columns: still one reference to the table (one lock under LOCK TABLES).
+        let mut two = cols();
+        two.push(BackColumn {
+            name: "body".into(),
+            legacy: Some("koi8r".into()),
+        });
+        let (sql, names) = unreverted_sql("s", "posts", &two, &key).unwrap();
+        assert_eq!(sql.matches("`s`.`posts`").count(), 1, "{sql}");
+        assert!(sql.contains("CONVERT(`body` USING koi8r)"), "{sql}");
+        assert_eq!(names, ["ti`tle", "body"]);
         assert_eq!(
             forget_unreverted_sql("s"),
             "DELETE FROM `s`.`_myrecode_unreverted` WHERE job = ? AND tbl = ? AND key_bytes = ?"

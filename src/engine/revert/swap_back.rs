@@ -50,6 +50,13 @@ pub async fn swap_back(
         .await?;
     locker.execute(AUTOCOMMIT_OFF).await?;
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
+    // A bridged login waits on this until the rename is done, as at the cut-over: one opening
+    // during the pause sees the tables latin1 again, and stays unbridged.
+    let bridge_lock = crate::clients::bridge_sql::lock_name(schema);
+    sqlx::query("DO GET_LOCK(?, 0)")
+        .bind(&bridge_lock)
+        .execute(&mut renamer)
+        .await?;
     locker
         .execute(revert_lock_sql(schema, &pairs).as_str())
         .await
@@ -80,6 +87,10 @@ pub async fn swap_back(
     };
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
+    let _ = sqlx::query("DO RELEASE_LOCK(?)")
+        .bind(&bridge_lock)
+        .execute(&mut renamer)
+        .await;
     released?;
     renamed?;
     Ok(pause)

@@ -5,6 +5,7 @@
 //! what the job's bridge keeps working.
 
 mod bridge;
+mod revert;
 mod today;
 
 use crate::common::legacy::RUSSIAN;
