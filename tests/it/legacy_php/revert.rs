@@ -166,7 +166,10 @@ async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write(
     for w in workers {
         w.join().unwrap();
     }
-    let (old, new) = (old.lock().unwrap(), new.lock().unwrap());
+    let (old, new) = (
+        std::mem::take(&mut *old.lock().unwrap()),
+        std::mem::take(&mut *new.lock().unwrap()),
+    );
     eprintln!(
         "through the revert: legacy {} writes, {} reads, {} errors; new code {} writes, {} errors",
         old.writes.len(),
