@@ -91,8 +91,20 @@ pub(super) async fn execute(
     }
     if finished && copies.is_empty() && summaries.iter().all(|s| s.done) {
         // A copy's last cut-over sets the defaults; a job in place only, here.
-        let (schema, job_id) = (&session.job.schema, session.job_id);
-        copy::after_in_place(conn, schema, job_id, schedule.plans).await?;
+        // Retried as a step is: a server restarting just after the last table finished
+        // would otherwise end a finished job with an error.
+        let mut streak = retry::Streak::default();
+        loop {
+            let began = Instant::now();
+            let (schema, job_id) = (&session.job.schema, session.job_id);
+            match copy::after_in_place(conn, schema, job_id, schedule.plans).await {
+                Ok(()) => break,
+                Err(e) => {
+                    *conn =
+                        reconnect(session, e, &mut streak, began, &"the schema's default").await?
+                }
+            }
+        }
     }
     Ok(Outcome::Ran(summaries))
 }
@@ -184,7 +196,7 @@ async fn reconnect(
     mut e: anyhow::Error,
     streak: &mut retry::Streak,
     mut began: Instant,
-    step: &Step<'_>,
+    step: &dyn std::fmt::Display,
 ) -> Result<MySqlConnection> {
     let retry_for = session.retry_for;
     loop {
