@@ -15,7 +15,7 @@ use common::{exec_script, texts};
 use myrecode::codec::Encoding::Windows1251;
 use myrecode::db::throwaway::test_database;
 use sqlx::{MySqlConnection, Row};
-use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 use Value::{Ascii, Int, Text};
 
@@ -379,14 +379,7 @@ async fn statements_cascade_while_the_tables_copy_and_while_the_job_waits(
     url: &str,
     jobp: &str,
 ) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode");
+    let mut child = common::spawn_myrecode(url, &["run", jobp, "--execute"], &[]);
     // While the first tables copy (the later ones not started yet).
     wait_until(c, "the copy to start", |p| p.iter().any(|x| x == "copying")).await;
     apply(&while_copying(), c, k).await;

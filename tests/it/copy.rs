@@ -73,14 +73,7 @@ fn edit(job: &std::path::Path, from: &str, to: &str) {
 }
 
 fn run_child(url: &str, job: &str) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", job, "--execute"])
-        .env("MYSQL_URL", url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode")
+    common::spawn_myrecode(url, &["run", job, "--execute"], &[])
 }
 
 async fn scalar(c: &mut sqlx::MySqlConnection, sql: &str, schema: &str) -> i64 {

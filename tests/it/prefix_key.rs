@@ -13,7 +13,7 @@ use myrecode::job::load::load_str;
 use myrecode::job::model::Strategy;
 use sqlx::MySqlConnection;
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 /// Themes' key: (id_theme, id_member, variable).
@@ -219,14 +219,7 @@ async fn prefix_keyed_tables_are_copied_in_batches_and_swapped(engine: &str) {
 
     // run: batches under a writer, then the swap.
     let mut c = db.config.connect_one().await.unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", jobp, "--execute"])
-        .env("MYSQL_URL", &url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode");
+    let mut child = common::spawn_myrecode(&url, &["run", jobp, "--execute"], &[]);
     let mut w = Writer {
         want,
         x: 0x9E37_79B9_7F4A_7C15,

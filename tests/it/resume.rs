@@ -8,7 +8,7 @@ use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::test_database;
 use sqlx::Row;
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
+
 use std::time::Duration;
 
 /// Rows of the kill test's table: enough that 20 kills land before the end even when the
@@ -123,14 +123,7 @@ async fn differing(c: &mut sqlx::MySqlConnection, want: impl Fn(i64) -> Vec<u8>)
 }
 
 fn run_child(url: &str, job: &str) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", job, "--execute"])
-        .env("MYSQL_URL", url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn myrecode")
+    common::spawn_myrecode(url, &["run", job, "--execute"], &[])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

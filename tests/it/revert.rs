@@ -13,7 +13,7 @@ use myrecode::codec::Encoding::Windows1251;
 use myrecode::db::throwaway::test_database;
 use sqlx::{Executor, MySqlConnection};
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -75,15 +75,11 @@ async fn revert_killed_when(
     jobp: &str,
     ready: &str,
 ) -> (String, String) {
-    let mut run = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["revert", jobp, "--execute"])
-        .env("MYSQL_URL", url)
-        .env("MYRECODE_TEST_REVERT_HOLD_MS", "15000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = common::spawn_myrecode(
+        url,
+        &["revert", jobp, "--execute"],
+        &[("MYRECODE_TEST_REVERT_HOLD_MS", "15000")],
+    );
     let since = Instant::now();
     let mut reached = false;
     while since.elapsed() < Duration::from_secs(60) && run.try_wait().unwrap().is_none() {

@@ -10,7 +10,7 @@ use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::throwaway::{test_database, ThrowawayServer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// `notes` (in place: utf8mb4 holding cp1251 mojibake), `posts` and `users` (copies: latin1
@@ -169,14 +169,7 @@ async fn status_follows_a_job_to_its_manual_cutover() {
         n_posts,
         n_users,
     };
-    let child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", f.job.to_str().unwrap(), "--execute"])
-        .env("MYSQL_URL", &f.url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::spawn_myrecode(&f.url, &["run", f.job.to_str().unwrap(), "--execute"], &[]);
     while_posts_is_copied_status_shows_its_pace_and_an_eta(&f);
     once_every_copy_caught_up_the_job_waits_for_its_one_cutover(&f);
     paused_the_backlog_piles_up_and_is_counted_then_drains(&f).await;

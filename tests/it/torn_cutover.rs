@@ -18,7 +18,7 @@ use common::{errno, texts};
 use myrecode::codec::Encoding::Windows1251;
 use myrecode::db::throwaway::{test_database, TestDatabase};
 use sqlx::{Executor, MySqlConnection};
-use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 const NAMES: [&str; 4] = ["Пушкин", "Гоголь", "Чехов", "Толстой"];
@@ -135,16 +135,14 @@ pub(crate) async fn authors_with_their_books_and_bios_and_a_job_copying_two_tabl
 /// the shadow.
 async fn a_run_killed_inside_its_cut_over_leaves_the_tables_half_moved(s: &mut Scene) {
     let (c, name) = (&mut s.c, s.db.name.as_str());
-    let mut run = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", &s.jobp, "--execute"])
-        .env("MYSQL_URL", &s.url)
-        .env("MYRECODE_TEST_CLOSED_HOLD_MS", "20000")
-        .env("MYRECODE_TEST_NO_GUARD", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = common::spawn_myrecode(
+        &s.url,
+        &["run", &s.jobp, "--execute"],
+        &[
+            ("MYRECODE_TEST_CLOSED_HOLD_MS", "20000"),
+            ("MYRECODE_TEST_NO_GUARD", "1"),
+        ],
+    );
     let since = Instant::now();
     let mut moved = false;
     while since.elapsed() < Duration::from_secs(120) {

@@ -20,6 +20,22 @@ pub fn myrecode(url: Option<&str>, args: &[&str]) -> Output {
     cmd.output().expect("the myrecode binary runs")
 }
 
+/// Starts the built `myrecode` on `url` with `args` and the test hooks `env`, its output piped
+/// and no stdin, for a test that kills it or reads it as it goes.
+pub fn spawn_myrecode(url: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_myrecode"));
+    cmd.args(args)
+        .env_remove("MYSQL_PWD")
+        .env("MYSQL_URL", url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("the myrecode binary runs")
+}
+
 /// Runs `myrecode` on `url` with `args`: its exit code (-1 when killed by a signal), stdout
 /// and stderr; a panic of the tool fails the test.
 pub fn cli(url: &str, args: &[&str]) -> (i32, String, String) {

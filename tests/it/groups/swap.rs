@@ -21,7 +21,7 @@ use myrecode::db::throwaway::{test_database, TestDatabase};
 use run::*;
 use sqlx::{Executor, MySqlConnection};
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,14 +54,7 @@ async fn two_groups_are_swapped_at_two_instants_with_their_foreign_keys_and_a_wr
         );
         tokio::spawn(async move { write_until(cfg, ctl, steer, schema).await })
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["run", &s.jobp, "--execute"])
-        .env("MYSQL_URL", &s.url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_myrecode(&s.url, &["run", &s.jobp, "--execute"], &[]);
     nothing_is_swapped_before_the_first_groups_command(&mut s, &mut child).await;
     the_first_group_swaps_alone_and_its_foreign_keys_reference_live_tables(&mut s, &mut child)
         .await;

@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::common::{self, cli};
-use std::process::{Command, Stdio};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -71,15 +71,11 @@ fn new_text(k: usize) -> String {
 /// Runs `revert --execute` with its test hold and SIGKILLs it once its swap back holds the
 /// lock (an application write waits on it).
 async fn revert_killed_under_its_lock(admin: &mut sqlx::MySqlConnection, url: &str, job: &str) {
-    let mut run = Command::new(env!("CARGO_BIN_EXE_myrecode"))
-        .args(["revert", job, "--execute"])
-        .env("MYSQL_URL", url)
-        .env("MYRECODE_TEST_REVERT_HOLD_MS", "3000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = common::spawn_myrecode(
+        url,
+        &["revert", job, "--execute"],
+        &[("MYRECODE_TEST_REVERT_HOLD_MS", "3000")],
+    );
     let since = Instant::now();
     let mut locked = false;
     while since.elapsed() < Duration::from_secs(60) && run.try_wait().unwrap().is_none() {
