@@ -18,7 +18,8 @@ pub struct ClientsSeen {
     /// Whether each session's own charset could be read (MySQL 8:
     /// `performance_schema.variables_by_thread`); MariaDB has no such table.
     pub per_session: bool,
-    /// Whether the statement history was read for `SET NAMES` (performance_schema on).
+    /// Whether the statement history was read for `SET NAMES` (performance_schema on, with
+    /// its statement consumers).
     pub history: bool,
     /// One entry per user and client host with sessions on the schema.
     pub seen: Vec<ClientSeen>,

@@ -5,7 +5,10 @@
 //! the server's default.
 
 use super::model::{ClientSeen, ClientsSeen};
-use super::sql::{named_charset, CHARSETS_SQL, PRIVILEGED_SQL, SESSIONS_SQL, SET_NAMES_SQL};
+use super::sql::{
+    named_charset, CHARSETS_SQL, PRIVILEGED_SQL, SESSIONS_SQL, SET_NAMES_SQL,
+    STATEMENT_CONSUMERS_SQL,
+};
 use anyhow::Result;
 use sqlx::MySqlConnection;
 
@@ -56,7 +59,17 @@ pub async fn read(conn: &mut MySqlConnection, schema: &str) -> Result<ClientsSee
             }
             Err(_) => false,
         };
-    let history = ps == 1
+    // The history is kept only with both consumers on (MariaDB starts with them off, even
+    // with performance_schema on): otherwise it reads empty, which must not pass for "none".
+    let consumers: i64 = if ps == 1 {
+        sqlx::query_scalar(STATEMENT_CONSUMERS_SQL)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let history = consumers == 2
         && match sqlx::query_as::<_, (String, String, Option<String>)>(SET_NAMES_SQL)
             .bind(schema)
             .fetch_all(&mut *conn)

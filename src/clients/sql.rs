@@ -28,6 +28,15 @@ pub const SET_NAMES_SQL: &str = "SELECT CAST(t.PROCESSLIST_USER AS CHAR), CAST(t
      JOIN performance_schema.threads t ON t.THREAD_ID = h.THREAD_ID \
      WHERE t.PROCESSLIST_DB = ? AND (h.SQL_TEXT LIKE 'SET NAMES%' OR h.SQL_TEXT LIKE 'SET CHARACTER SET%') GROUP BY 1, 2";
 
+/// How many of the two consumers the statement history needs are on (2: it is kept).
+pub const STATEMENT_CONSUMERS_SQL: &str =
+    "SELECT CAST(COUNT(*) AS SIGNED) FROM performance_schema.setup_consumers \
+     WHERE NAME IN ('events_statements_current', 'events_statements_history') AND ENABLED = 'YES'";
+
+/// How to make the statement history seen, for a plan that could not read it.
+pub const HISTORY_FIX: &str = "start the server with performance_schema=ON, then before the scan run UPDATE performance_schema.setup_consumers \
+     SET ENABLED = 'YES' WHERE NAME IN ('events_statements_current', 'events_statements_history')";
+
 /// The charset a `SET NAMES x` / `SET CHARACTER SET x` statement names (lower case,
 /// unquoted), if it is one.
 pub fn named_charset(statement: &str) -> Option<String> {

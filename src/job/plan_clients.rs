@@ -137,6 +137,13 @@ fn clients_seen(o: &mut String, s: &ClientsSeen, bridge: Option<&str>) {
             " (MariaDB cannot say a session's charset: each is taken to talk it)"
         }
     );
+    if !s.history && !s.seen.is_empty() {
+        let _ = writeln!(
+            o,
+            "# Not seen: a client that sends SET NAMES itself (performance_schema keeps no statement history here). To see it: {}.",
+            crate::clients::sql::HISTORY_FIX
+        );
+    }
     for c in &s.seen {
         let v = verdict(c, &s.server_handshake, bridge);
         let _ = writeln!(

@@ -6,6 +6,7 @@
 
 mod bridge;
 mod revert;
+mod set_names;
 mod today;
 
 use crate::common::legacy::RUSSIAN;
@@ -62,8 +63,14 @@ pub struct Shop {
 impl Shop {
     /// Starts the server and creates the legacy table and the application's user.
     pub async fn open(hint: &str) -> Shop {
+        Shop::open_with(hint, &[]).await
+    }
+
+    /// [`Shop::open`] on a server started with the options `opts`.
+    pub async fn open_with(hint: &str, opts: &[&str]) -> Shop {
         php_present();
-        let server = ThrowawayServer::start_local_with(&[])
+        let opts: Vec<String> = opts.iter().map(|o| o.to_string()).collect();
+        let server = ThrowawayServer::start_local_with(&opts)
             .unwrap_or_else(|e| panic!("a server of its own: {e:#}"));
         let db = server.fresh_database(hint).unwrap();
         let user = ("shopapp".to_string(), "Sh0p-app-pw".to_string());
