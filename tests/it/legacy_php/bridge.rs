@@ -123,29 +123,21 @@ async fn the_unchanged_legacy_app_and_new_code_live_through_the_switch_with_the_
 
     let dir = tempfile::tempdir().unwrap();
     let (report, planned, text) = common::scan_and_plan(&url, dir.path());
-    for want in [
-        "clients:\n  bridge: true\n  legacy: cp1251\n  users: [shopapp]\n",
-        "session(s)): latin1 handshake: its sessions opened after the swap talk cp1251",
-        "#   shopadmin@127.0.0.1 (1 session(s)): latin1 handshake, but init_connect does not run for it",
-        "#     NOT COVERED: holds SUPER or CONNECTION ADMIN",
-        "# Not seen: a client that sends SET NAMES itself (performance_schema keeps no statement history here)",
-    ] {
-        assert!(text.contains(want), "{want}\nnot in the plan:\n{text}");
-    }
+    plan_says(
+        &text,
+        &[
+            "clients:\n  bridge: true\n  legacy: cp1251\n  users: [shopapp]\n",
+            "session(s)): latin1 handshake: its sessions opened after the swap talk cp1251",
+            "#   shopadmin@127.0.0.1 (1 session(s)): latin1 handshake, but init_connect does not run for it",
+            "#     NOT COVERED: holds SUPER or CONNECTION ADMIN",
+            "# Not seen: a client that sends SET NAMES itself (performance_schema keeps no statement history here)",
+        ],
+    );
     let job = dir.path().join("job.yaml");
     std::fs::write(&job, text.replace("batch_size: 1000 ", "batch_size: 10   ")).unwrap();
     let jobp = job.to_str().unwrap();
     let check = |want_code: i32, want: &str| {
-        let (code, out, err) = cli(
-            &url,
-            &[
-                "plan",
-                "--check",
-                jobp,
-                "--report",
-                report.to_str().unwrap(),
-            ],
-        );
+        let (code, out, err) = plan_check(&url, jobp, &report);
         assert_eq!(code, want_code, "{out}\n{err}");
         assert!(out.contains(want), "{want} not in: {out}\n{err}");
     };

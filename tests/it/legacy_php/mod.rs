@@ -141,6 +141,30 @@ impl Shop {
     }
 }
 
+/// Fails unless the plan's text holds every line of `wants`.
+pub fn plan_says(text: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(text.contains(want), "{want}\nnot in the plan:\n{text}");
+    }
+}
+
+/// `plan --check` of `job` against the scan's `report`: exit code, stdout, stderr.
+pub fn plan_check(url: &str, job: &str, report: &std::path::Path) -> (i32, String, String) {
+    crate::common::cli(
+        url,
+        &["plan", "--check", job, "--report", report.to_str().unwrap()],
+    )
+}
+
+/// The stored bytes of post `id`'s title.
+pub async fn title_bytes(c: &mut sqlx::MySqlConnection, id: i64) -> Vec<u8> {
+    sqlx::query_scalar("SELECT CAST(title AS BINARY) FROM posts WHERE id = ?")
+        .bind(id)
+        .fetch_one(c)
+        .await
+        .unwrap()
+}
+
 /// The `i`th seeded post: its title and body as text.
 pub fn post(i: usize) -> (String, String) {
     (

@@ -199,12 +199,7 @@ async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write(
     assert_eq!(cs, "latin1");
     let mut emoji = Vec::new();
     for (id, text) in old.writes.iter().chain(&new.writes) {
-        let stored: Vec<u8> =
-            sqlx::query_scalar("SELECT CAST(title AS BINARY) FROM posts WHERE id = ?")
-                .bind(id)
-                .fetch_one(&mut admin)
-                .await
-                .unwrap();
+        let stored = title_bytes(&mut admin, *id).await;
         if text.contains('😀') {
             emoji.push(text.clone());
             assert_eq!(stored, legacy(&text.replace('😀', "?")), "post {id}");
@@ -234,13 +229,7 @@ async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write(
     assert_eq!(app.charset(), "latin1 latin1", "unbridged at login again");
     assert_eq!(app.pages(), before, "every page byte for byte as before");
     let id = id_of(&app.add(&legacy("После отката"), &legacy("Текст")));
-    let stored: Vec<u8> =
-        sqlx::query_scalar("SELECT CAST(title AS BINARY) FROM posts WHERE id = ?")
-            .bind(id)
-            .fetch_one(&mut admin)
-            .await
-            .unwrap();
-    assert_eq!(stored, legacy("После отката"));
+    assert_eq!(title_bytes(&mut admin, id).await, legacy("После отката"));
     // The session bridged before the swap back fails its Cyrillic write, loudly, until it
     // reconnects (what the revert's output tells the DBA).
     let a = kept.add(&legacy("Старая сессия"), &legacy("Текст"));

@@ -27,26 +27,18 @@ async fn an_app_sending_set_names_latin1_is_named_before_the_cut_over_with_the_f
     let before = app.pages();
     let dir = tempfile::tempdir().unwrap();
     let (report, _, text) = common::scan_and_plan(&url, dir.path());
-    for want in [
-        "clients:\n  bridge: true\n  legacy: cp1251\n  users: [shopapp]\n",
-        "sends SET NAMES latin1",
-        "NOT COVERED: sends SET NAMES latin1 itself, after init_connect",
-    ] {
-        assert!(text.contains(want), "{want}\nnot in the plan:\n{text}");
-    }
+    plan_says(
+        &text,
+        &[
+            "clients:\n  bridge: true\n  legacy: cp1251\n  users: [shopapp]\n",
+            "sends SET NAMES latin1",
+            "NOT COVERED: sends SET NAMES latin1 itself, after init_connect",
+        ],
+    );
     let job = dir.path().join("job.yaml");
     std::fs::write(&job, text.replace("cutover: manual", "cutover: auto")).unwrap();
     let jobp = job.to_str().unwrap();
-    let (code, out, err) = cli(
-        &url,
-        &[
-            "plan",
-            "--check",
-            jobp,
-            "--report",
-            report.to_str().unwrap(),
-        ],
-    );
+    let (code, out, err) = plan_check(&url, jobp, &report);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
         out.contains("sends SET NAMES latin1 itself")
