@@ -388,12 +388,40 @@ fn proven(stdout: &str) -> (u64, u64) {
 /// the row, and it is copied again; the table ends exact.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shadow_row_changed_behind_the_copys_back_is_found_by_the_check_and_copied_again() {
-    let db = test_database("copy_tamper");
+    let (mut c, victim) = tamper_a_copied_row("copy_tamper", "body = 'tampered'").await;
+    let body: String = sqlx::query_scalar("SELECT body FROM posts WHERE id = ?")
+        .bind(victim)
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(body, seeded(victim).0);
+}
+
+/// A column outside the job changed in the shadow behind the copy's back: the table's side
+/// of the check's sums, which the batch's own read took (each row's hash of its key and other
+/// columns), disagrees with the shadow's, the server's comparison finds the row, and it is
+/// copied again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_column_outside_the_job_changed_behind_the_copys_back_is_found_by_the_check() {
+    let (mut c, victim) = tamper_a_copied_row("copy_tamper_other", "code = 'tampered'").await;
+    let code: String = sqlx::query_scalar("SELECT code FROM posts WHERE id = ?")
+        .bind(victim)
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(code, format!("C-{victim:06}"));
+}
+
+/// Copies a seeded table in batches of 200 with long pauses, sets `set` on the shadow's last
+/// copied row once two batches are copied (while that batch waits for its check, which
+/// trails the copy by one batch), and asserts the check found exactly that row and that some
+/// but not all batches were proven by the copy's own decisions. Returns a connection and the
+/// row's id.
+async fn tamper_a_copied_row(name: &str, set: &str) -> (sqlx::MySqlConnection, i64) {
+    let db = test_database(name);
     let n = 3000;
     seed(&db.config, n).await;
     let dir = tempfile::tempdir().unwrap();
-    // Long pauses between batches: the row is changed while its batch waits for its check,
-    // which trails the copy by one batch.
     let job = job(dir.path(), &db.name, 200, 1500);
     edit(&job, "target_batch_time: 100ms", "target_batch_time: 10s");
     let child = run_child(&db.config.url_with_secret(), job.to_str().unwrap());
@@ -404,7 +432,7 @@ async fn a_shadow_row_changed_behind_the_copys_back_is_found_by_the_check_and_co
     .await;
     let (_, read) = progress_of(&mut c).await.unwrap();
     let victim = read - 1; // ids from 0: the last row of the batch just copied
-    let changed = sqlx::query("UPDATE posts_myrecode_new SET body = 'tampered' WHERE id = ?")
+    let changed = sqlx::query(&format!("UPDATE posts_myrecode_new SET {set} WHERE id = ?"))
         .bind(victim)
         .execute(&mut c)
         .await
@@ -420,12 +448,7 @@ async fn a_shadow_row_changed_behind_the_copys_back_is_found_by_the_check_and_co
     );
     let (own, all) = proven(&stdout);
     assert!(own >= 1 && own < all, "{own} of {all}: {stdout}");
-    let body: String = sqlx::query_scalar("SELECT body FROM posts WHERE id = ?")
-        .bind(victim)
-        .fetch_one(&mut c)
-        .await
-        .unwrap();
-    assert_eq!(body, seeded(victim).0);
+    (c, victim)
 }
 
 /// The checkpoint's phase and rows read for `posts`, if it has one.

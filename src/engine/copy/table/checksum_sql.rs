@@ -93,6 +93,28 @@ impl Compare<'_> {
         crc_of(row, parts, self.job.iter().map(|jc| &jc.name))
     }
 
+    /// `CAST(CRC32(…) AS UNSIGNED)` of a row of `src` read without an alias (a batch's
+    /// read, [`crate::engine::read::batch_sql`]): its key and columns outside the job, the
+    /// very hash [`Compare::light_sums_sql`] sums over `src`. Given per row by the read that
+    /// decides a batch, it spares the check reading the table's rows again.
+    pub fn others_hash_sql(&self) -> String {
+        let src = quote::table(self.schema, self.src);
+        format!("CAST({} AS UNSIGNED)", self.others_hash(&src))
+    }
+
+    /// One row of three sums over the rows of `dst` matching `cond`: the count, the
+    /// `BIT_XOR` of the hashes of the key and the columns outside the job, and that of the
+    /// key and the job values: [`Compare::light_sums_sql`]'s second row, for a batch whose
+    /// table side the rows' own read summed ([`Compare::others_hash_sql`]).
+    pub fn shadow_sums_sql(&self, cond: &str) -> String {
+        format!(
+            "SELECT COUNT(*), BIT_XOR({}), BIT_XOR({}) FROM {} AS s WHERE {cond}",
+            self.others_hash("s"),
+            self.job_hash("s"),
+            quote::table(self.schema, self.dst),
+        )
+    }
+
     /// Two rows of three sums over the rows matching `cond`, `src`'s then `dst`'s: the count,
     /// the `BIT_XOR` of the hashes of the key and the columns outside the job, and (`dst`
     /// only; `BIT_XOR(0)`, an unsigned 0, for `src`) the `BIT_XOR` of the hashes of the key and the job values, which
@@ -187,6 +209,19 @@ mod tests {
              a.`created`, CONCAT(ISNULL(a.`created`))))), BIT_XOR(0) \
              FROM `s`.`t` AS a WHERE `id` > ? \
              UNION ALL SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS(_binary'#', s.`id`, \
+             s.`created`, CONCAT(ISNULL(s.`created`))))), \
+             BIT_XOR(CRC32(CONCAT_WS(_binary'#', s.`id`, s.`author`, \
+             s.`raw`, CONCAT(ISNULL(s.`author`), ISNULL(s.`raw`))))) \
+             FROM `s`.`t_new` AS s WHERE `id` > ?"
+        );
+        assert_eq!(
+            cmp.others_hash_sql(),
+            "CAST(CRC32(CONCAT_WS(_binary'#', `s`.`t`.`id`, `s`.`t`.`created`, \
+             CONCAT(ISNULL(`s`.`t`.`created`)))) AS UNSIGNED)"
+        );
+        assert_eq!(
+            cmp.shadow_sums_sql("`id` > ?"),
+            "SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS(_binary'#', s.`id`, \
              s.`created`, CONCAT(ISNULL(s.`created`))))), \
              BIT_XOR(CRC32(CONCAT_WS(_binary'#', s.`id`, s.`author`, \
              s.`raw`, CONCAT(ISNULL(s.`author`), ISNULL(s.`raw`))))) \

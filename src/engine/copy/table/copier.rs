@@ -90,7 +90,7 @@ pub(crate) async fn copy_batch(
     let write = write_batch(tx, ctx, job, batch, check_from, &mut next);
     let read_next = read_next(reader, ctx, upper.as_ref().filter(|_| !end), size, sum);
     let (written, read, checked) = futures_util::future::join3(write, read_next, check).await;
-    let (staged, expected) = written?;
+    let (staged, expected, stage_used) = written?;
     checked?;
     if let Some(t) = trailing.as_mut() {
         let step = ((last, upper, end), (staged, expected));
@@ -98,15 +98,19 @@ pub(crate) async fn copy_batch(
     }
     // A failed read-ahead costs only its head start: the next batch decides for itself.
     *ahead = read.ok().flatten();
-    clear_stage(conn).await?;
+    // A batch that staged nothing leaves the table empty: no `TRUNCATE` (which recreates it)
+    // between one batch's write and the next.
+    if stage_used {
+        clear_stage(conn).await?;
+    }
     *state = next;
     Ok(())
 }
 
 /// Writes a locked batch (the rows after `last`; by the write `made` ahead where it still
 /// holds) and the checkpoint `next` moved past it (to the check pass, from `check_from`,
-/// after the table's last rows), and commits. Returns the keys it staged and, when summed,
-/// what the shadow should hold for its rows.
+/// after the table's last rows), and commits. Returns the keys it staged, when summed what
+/// the shadow should hold for its rows, and whether it used the staging table.
 async fn write_batch(
     mut tx: Transaction<'_, MySql>,
     ctx: &Ctx<'_>,
@@ -114,7 +118,7 @@ async fn write_batch(
     (last, locked, made, sum): (Option<&[Vec<u8>]>, Locked, Option<Ready>, bool),
     check_from: Option<Vec<u8>>,
     next: &mut State,
-) -> Result<(Vec<Key>, Option<Expected>)> {
+) -> Result<(Vec<Key>, Option<Expected>, bool)> {
     let b = ctx.plan;
     let Locked {
         count,
@@ -125,12 +129,13 @@ async fn write_batch(
         renewed,
     } = locked;
     let (mut staged, mut expected) = (Vec::new(), expected.filter(|_| sum));
+    let mut stage_used = false;
     if let Some(upper) = &upper {
         let (cond, binds) = key_range(&b.key, last, Some(upper));
         // Made while the step before was written, where it still holds.
         let ready = Ready::made_or_gather(made, renewed, ctx, &rows, (last, cond.as_str()));
         let w = write_step(&mut tx, ctx, job, (ready, &binds), (expected, sum), || ()).await?;
-        (staged, expected) = (w.staged, w.expected);
+        (staged, expected, stage_used) = (w.staged, w.expected, w.stage_used);
         next.rows_changed += w.changed;
         next.rows_quarantined += w.quarantined;
         next.last_key = Some(keycodec::pack(upper));
@@ -142,7 +147,7 @@ async fn write_batch(
     }
     checkpoint::save(&mut tx, &b.schema, job, &b.table, next).await?;
     tx.commit().await.context("committing a copy batch")?;
-    Ok((staged, expected))
+    Ok((staged, expected, stage_used))
 }
 
 /// The batch after `upper` (none after the table's last) read on `reader` and decided ahead,

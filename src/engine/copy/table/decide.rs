@@ -78,15 +78,15 @@ impl Decider {
     /// never all held at once.
     pub(crate) fn decide_ahead(
         &self,
-        rows: Vec<(Key, Stored)>,
+        rows: Vec<(Key, Stored, Option<u32>)>,
         targets: Option<&[Target]>,
     ) -> (Vec<(Key, Decisions)>, Option<Expected>) {
         let mut expected = targets.map(|_| Vec::with_capacity(rows.len()));
         let mut out = Vec::with_capacity(rows.len());
-        for (key, cells) in rows {
+        for (key, cells, others) in rows {
             let mut cells = self.decide_row(cells);
             if let (Some(t), Some(e)) = (targets, expected.as_mut()) {
-                match expect::row(&key, &cells, t) {
+                match expect::row(&key, &cells, t, others) {
                     Some(sum) => e.push(sum),
                     None => expected = None,
                 }

@@ -44,8 +44,10 @@ pub(crate) fn targets(
 }
 
 /// A batch's rows as the shadow should hold them: per row a tag of its key
-/// ([`key_tag`]) and the hash of its key and job values.
-pub(crate) type Expected = Vec<(u64, u32)>;
+/// ([`key_tag`]), the hash of its key and job values, and, where the row's read gave it, the
+/// server's hash of its key and other columns as the table held them
+/// ([`crate::engine::copy::table::checksum_sql::Compare::others_hash_sql`]).
+pub(crate) type Expected = Vec<(u64, u32, Option<u32>)>;
 
 /// The shadow bytes of one decided job value (`None`: only the server knows them).
 fn shadow_bytes<'a>(stored: &'a [u8], stage: &'a Stage, target: Target) -> Option<&'a [u8]> {
@@ -103,16 +105,23 @@ fn tagger() -> &'static foldhash::fast::RandomState {
     T.get_or_init(Default::default)
 }
 
-/// The batch's expectation, or `None` when some row's shadow bytes are the server's to know.
+/// The batch's expectation, or `None` when some row's shadow bytes are the server's to know
+/// (without the hashes of the other columns: the check sums the table's side).
 pub(crate) fn batch(rows: &[(Key, Decisions)], targets: &[Target]) -> Option<Expected> {
     rows.iter()
-        .map(|(k, cells)| row(k, cells, targets))
+        .map(|(k, cells)| row(k, cells, targets, None))
         .collect()
 }
 
-/// One row's part of its batch's expectation ([`batch`]).
-pub(crate) fn row(key: &Key, cells: &Decisions, targets: &[Target]) -> Option<(u64, u32)> {
-    Some((key_tag(key), row_hash(key, cells, targets)?))
+/// One row's part of its batch's expectation ([`batch`]), with `others` the server's hash
+/// of its key and other columns where its read gave it.
+pub(crate) fn row(
+    key: &Key,
+    cells: &Decisions,
+    targets: &[Target],
+    others: Option<u32>,
+) -> Option<(u64, u32, Option<u32>)> {
+    Some((key_tag(key), row_hash(key, cells, targets)?, others))
 }
 
 /// `expected` (aligned with a batch's rows) once the rows whose keys are `stale` are replaced
@@ -130,29 +139,45 @@ pub(crate) fn renew(
     let gone: std::collections::HashSet<u64> = stale.iter().map(key_tag).collect();
     let mut out: Expected = expected
         .into_iter()
-        .filter(|(tag, _)| !gone.contains(tag))
+        .filter(|(tag, _, _)| !gone.contains(tag))
         .collect();
     out.extend(batch(renewed, targets)?);
     Some(out)
 }
 
-/// What the table's rows of a batch should sum to once the rows `changed` says of their tags
-/// (rows the application changed since they were decided: the change log's business) are
-/// left out: (rows, `BIT_XOR` of their hashes), and the tags left out.
-pub(crate) fn sums_without(
-    expected: &Expected,
-    changed: impl Fn(u64) -> bool,
-) -> (i64, u64, Vec<u64>) {
-    let (mut rows, mut xor, mut left_out) = (0i64, 0u64, Vec::new());
-    for &(tag, hash) in expected {
+/// What a batch's rows should sum to once the rows `changed` says of their tags (rows the
+/// application changed since they were decided: the change log's business) are left out.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Sums {
+    /// Rows summed.
+    pub(crate) rows: i64,
+    /// `BIT_XOR` of their hashes of key and job values.
+    pub(crate) job: u64,
+    /// `BIT_XOR` of their hashes of key and other columns as read, when every row summed
+    /// has one.
+    pub(crate) others: Option<u64>,
+    /// The tags left out.
+    pub(crate) left_out: Vec<u64>,
+}
+
+/// The [`Sums`] of `expected` without the rows `changed` says of their tags.
+pub(crate) fn sums_without(expected: &Expected, changed: impl Fn(u64) -> bool) -> Sums {
+    let mut s = Sums {
+        rows: 0,
+        job: 0,
+        others: Some(0),
+        left_out: Vec::new(),
+    };
+    for &(tag, hash, others) in expected {
         if changed(tag) {
-            left_out.push(tag);
+            s.left_out.push(tag);
         } else {
-            rows += 1;
-            xor ^= u64::from(hash);
+            s.rows += 1;
+            s.job ^= u64::from(hash);
+            s.others = s.others.zip(others).map(|(a, b)| a ^ u64::from(b));
         }
     }
-    (rows, xor, left_out)
+    s
 }
 
 #[cfg(test)]
@@ -240,11 +265,21 @@ mod tests {
 
     #[test]
     fn changed_rows_are_left_out_of_the_sums() {
-        let exp: Expected = vec![(1, 0b001), (2, 0b010), (3, 0b100)];
+        let exp: Expected = vec![
+            (1, 0b001, Some(0b100)),
+            (2, 0b010, None),
+            (3, 0b100, Some(0b001)),
+        ];
         let changed: HashSet<u64> = [2, 9].into_iter().collect();
-        assert_eq!(
-            sums_without(&exp, |t| changed.contains(&t)),
-            (2, 0b101, vec![2])
-        );
+        let want = Sums {
+            rows: 2,
+            job: 0b101,
+            others: Some(0b101),
+            left_out: vec![2],
+        };
+        assert_eq!(sums_without(&exp, |t| changed.contains(&t)), want);
+        // A row summed without the other columns' hash: the table's side is summed apart.
+        let none = sums_without(&exp, |t| t == 1);
+        assert_eq!((none.rows, none.job, none.others), (2, 0b110, None));
     }
 }

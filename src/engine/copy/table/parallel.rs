@@ -214,7 +214,11 @@ async fn write_part(
     tx.commit()
         .await
         .context("committing a copy stream's range")?;
-    clear_stage(w).await?;
+    // A step that staged nothing leaves the table empty: no `TRUNCATE` (which recreates it)
+    // on the stream's path.
+    if written.stage_used {
+        clear_stage(w).await?;
+    }
     Ok(written)
 }
 

@@ -2,6 +2,7 @@
 //! ranges its streams write.
 
 use crate::db::keyset;
+use crate::engine::copy::table::checker::compare;
 use crate::engine::copy::table::context::Ctx;
 use crate::engine::copy::table::decide::Decider;
 use crate::engine::copy::table::expect::Target;
@@ -9,9 +10,10 @@ use crate::engine::copy::table::locked_read::{sum_targets, Ahead};
 use crate::engine::copy::table::read_sql::key_range;
 use crate::engine::copy::table::ready::Ready;
 use crate::engine::copy::table::recoded::Decisions;
-use crate::engine::read::{self, bind_all, fetch_stored, Key, Stored};
+use crate::engine::read::{self, bind_all, fetch_stored, stored_row, Key, Stored};
 use anyhow::{Context, Result};
-use sqlx::MySqlConnection;
+use futures_util::TryStreamExt;
+use sqlx::{MySqlConnection, Row};
 use std::sync::Arc;
 /// Reads the `size` rows after `after` (from the start where `None`) without locks and
 /// decides them on blocking threads, `parts` at once.
@@ -22,11 +24,60 @@ pub(crate) async fn read_decided(
     (size, parts): (usize, usize),
     sum: bool,
 ) -> Result<Ahead> {
-    let stored = read::read_stored(reader, ctx.plan, &ctx.job_names(), after, size)
-        .await
-        .context("reading the next rows to copy")?;
     let targets = sum_targets(ctx, sum);
-    decide_parts(Arc::clone(&ctx.decider), stored, parts, size, targets).await
+    let (sql, binds, hashed) = ahead_sql(ctx, after, size, targets.is_some());
+    let b = ctx.plan;
+    let read = fetch_ahead(
+        bind_all(sqlx::query(&sql), &binds),
+        reader,
+        (b.key.len(), b.columns.len(), hashed),
+    )
+    .await
+    .context("reading the next rows to copy")?;
+    crate::db::packet::no_value_cut(reader, &b.table).await?;
+    decide_parts(Arc::clone(&ctx.decider), read, parts, size, targets).await
+}
+
+/// The read of the `size` rows after `after`: key and job values as raw bytes and, when
+/// `hashed` (a trailing check will compare them) and the table has a shadow, each row's hash
+/// of its key and other columns ([`Compare::others_hash_sql`]), the table's side of the
+/// check's sums taken in the same read. Returns the statement, its binds and whether the
+/// hash is in it.
+fn ahead_sql(
+    ctx: &Ctx<'_>,
+    after: Option<&[Vec<u8>]>,
+    size: usize,
+    hashed: bool,
+) -> (String, Vec<Vec<u8>>, bool) {
+    let b = ctx.plan;
+    let mut exprs: Vec<String> = ctx.job_names().iter().map(|c| keyset::raw(c)).collect();
+    if hashed {
+        exprs.push(compare(ctx, &b.table, &ctx.names.shadow).others_hash_sql());
+    }
+    let (sql, binds) = read::batch_of(b, &exprs, after, size, false);
+    (sql, binds, hashed)
+}
+
+/// Rows read as `key…, job values…[, others' hash]` (`nk` key columns, `nc` job columns,
+/// the hash when `hashed`), each copied out of its packet as it arrives ([`fetch_stored`]).
+async fn fetch_ahead(
+    q: read::Query<'_>,
+    conn: &mut MySqlConnection,
+    (nk, nc, hashed): (usize, usize, bool),
+) -> Result<Vec<(Key, Stored, Option<u32>)>> {
+    if !hashed {
+        let rows = fetch_stored(q, conn, (nk, nc)).await?;
+        return Ok(rows.into_iter().map(|(k, s)| (k, s, None)).collect());
+    }
+    let mut rows = q.fetch(conn);
+    let mut out = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        let (key, stored) = stored_row(nk, nc, &row)?;
+        // A CRC32: 32 bits, whatever the integer type the server gives it.
+        let hash = row.try_get::<u64, _>(nk + nc)? as u32;
+        out.push((key, stored, Some(hash)));
+    }
+    Ok(out)
 }
 
 /// The read-ahead of a step as a task of its own: the `size` rows after `after` read on
@@ -42,13 +93,13 @@ pub(crate) fn spawn_read_ahead(
 ) -> tokio::task::JoinHandle<(MySqlConnection, Result<Ahead>)> {
     let targets = sum_targets(ctx, sum);
     let b = ctx.plan;
-    let exprs: Vec<String> = ctx.job_names().iter().map(|c| keyset::raw(c)).collect();
-    let (sql, binds) = read::batch_of(b, &exprs, Some(after), size, false);
+    let (sql, binds, hashed) = ahead_sql(ctx, Some(after), size, targets.is_some());
     let (nk, nc) = (b.key.len(), b.columns.len());
     let decider = Arc::clone(&ctx.decider);
     tokio::spawn(async move {
         let read = async {
-            let stored = fetch_stored(bind_all(sqlx::query(&sql), &binds), &mut reader, (nk, nc))
+            let q = bind_all(sqlx::query(&sql), &binds);
+            let stored = fetch_ahead(q, &mut reader, (nk, nc, hashed))
                 .await
                 .context("reading the next rows to copy")?;
             decide_parts(decider, stored, parts, size, targets).await
@@ -58,12 +109,12 @@ pub(crate) fn spawn_read_ahead(
     })
 }
 
-/// Decides `stored` rows on blocking threads, `parts` at once, in order, with what the shadow
-/// should hold where `targets` ([`Decider::decide_ahead`]); `asked`: how many rows were
-/// asked for.
+/// Decides `stored` rows (with the server's hash of each one's other columns, where read)
+/// on blocking threads, `parts` at once, in order, with what the shadow should hold where
+/// `targets` ([`Decider::decide_ahead`]); `asked`: how many rows were asked for.
 async fn decide_parts(
     decider: Arc<Decider>,
-    stored: Vec<(Key, Stored)>,
+    stored: Vec<(Key, Stored, Option<u32>)>,
     parts: usize,
     asked: usize,
     targets: Option<Vec<Target>>,
@@ -171,7 +222,7 @@ mod tests {
         let ahead = Ahead {
             rows,
             asked: 9,
-            expected: Some((1..=7u64).map(|i| (i, i as u32)).collect()),
+            expected: Some((1..=7u64).map(|i| (i, i as u32, None)).collect()),
             ready: Vec::new(),
         };
         let borrowed: Vec<(Option<Key>, Key, usize)> = ranges(Some(&vec![vec![0]]), &ahead.rows, 3)
@@ -182,7 +233,7 @@ mod tests {
         let bounds: Vec<(Option<Key>, Key, usize, Vec<u64>)> = parts
             .into_iter()
             .map(|(lo, hi, a)| {
-                let tags = a.expected.unwrap().iter().map(|(t, _)| *t).collect();
+                let tags = a.expected.unwrap().iter().map(|(t, _, _)| *t).collect();
                 (lo, hi, a.rows.len(), tags)
             })
             .collect();

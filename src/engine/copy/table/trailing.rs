@@ -19,7 +19,9 @@ use std::collections::{HashMap, HashSet};
 /// decided them (`expected`), by sums neither of which reads the table's job values again
 /// ([`Compare::light_sums_sql`]): the table's and the shadow's counts and hashes of the key
 /// and the other columns agree, and the shadow's hashes of the key and job values are those
-/// of the decisions. The rows the application changed since they were decided (in the
+/// of the decisions. Where the batch's read gave each row's hash of its key and other
+/// columns ([`Compare::others_hash_sql`]), the table's side is their sum, and only the
+/// shadow is summed here ([`Compare::shadow_sums_sql`]). The rows the application changed since they were decided (in the
 /// change log now, or `replayed` since) are left out: the replay copies them afresh from a
 /// locked read. `false` (a difference, or more changes than a sum should leave out) leaves
 /// the batch to the server-side comparison, which finds the rows.
@@ -49,29 +51,56 @@ async fn decisions_agree(
         };
         changed.insert(expect::key_tag(&key), key);
     }
-    let (rows, want, left_out) = expect::sums_without(expected, |t| changed.contains_key(&t));
-    if left_out.len() > MAX_LEFT_OUT {
+    let want = expect::sums_without(expected, |t| changed.contains_key(&t));
+    if want.left_out.len() > MAX_LEFT_OUT {
         return Ok(false);
     }
     let (range, mut binds) = key_range(&b.key, p.lo.as_deref(), Some(&p.hi));
-    let cond = if left_out.is_empty() {
+    let cond = if want.left_out.is_empty() {
         range
     } else {
-        binds.extend(left_out.iter().flat_map(|t| changed[t].iter().cloned()));
-        format!("{range} AND NOT ({})", any_of(&b.key, left_out.len()))
+        binds.extend(
+            want.left_out
+                .iter()
+                .flat_map(|t| changed[t].iter().cloned()),
+        );
+        format!("{range} AND NOT ({})", any_of(&b.key, want.left_out.len()))
     };
-    let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
-    let sql = compare(ctx, &b.table, &ctx.names.shadow).light_sums_sql(&cond);
-    let sums = bind_all(sqlx::query(&sql), &twice)
-        .fetch_all(&mut *conn)
-        .await
-        .with_context(|| format!("summing a batch of {} and its copy", b.table))?;
-    let sum = |i: usize| -> Result<(i64, u64, u64)> {
-        let r = sums.get(i).context("a checksum row is missing")?;
+    let cmp = compare(ctx, &b.table, &ctx.names.shadow);
+    let sum = |r: Option<&sqlx::mysql::MySqlRow>| -> Result<(i64, u64, u64)> {
+        let r = r.context("a checksum row is missing")?;
         Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
     };
-    let ((n_src, others_src, _), (n_dst, others_dst, job_dst)) = (sum(0)?, sum(1)?);
-    Ok(n_src == rows && n_dst == rows && others_src == others_dst && job_dst == want)
+    let context = || format!("summing a batch of {} and its copy", b.table);
+    // The table's side as the batch's own read summed it, where it did for every row: the
+    // same rows (a row changed since is left out), the same hash.
+    let others_src = match want.others {
+        Some(others) => others,
+        None => {
+            let twice: Vec<Vec<u8>> = binds.iter().chain(&binds).cloned().collect();
+            let sums = bind_all(sqlx::query(&cmp.light_sums_sql(&cond)), &twice)
+                .fetch_all(&mut *conn)
+                .await
+                .with_context(context)?;
+            let ((n_src, others_src, _), dst) = (sum(sums.first())?, sum(sums.get(1))?);
+            return Ok(n_src == want.rows && agree(dst, &want, others_src));
+        }
+    };
+    let row = bind_all(sqlx::query(&cmp.shadow_sums_sql(&cond)), &binds)
+        .fetch_optional(&mut *conn)
+        .await
+        .with_context(context)?;
+    Ok(agree(sum(row.as_ref())?, &want, others_src))
+}
+
+/// Whether the shadow's sums (`count`, the other columns', the job values') are `want`'s,
+/// its other columns summing to the table's `others_src`.
+fn agree(
+    (n_dst, others_dst, job_dst): (i64, u64, u64),
+    want: &expect::Sums,
+    others_src: u64,
+) -> bool {
+    n_dst == want.rows && others_dst == others_src && job_dst == want.job
 }
 
 /// The check pass run beside the copy, one batch behind it: while batch N is copied, the

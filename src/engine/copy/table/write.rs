@@ -167,12 +167,15 @@ fn key_values_by_server(
 }
 
 /// What a step's write did: values recoded, newly quarantined, the keys staged (the check pass
-/// judges them one by one), and, when summed, what the shadow should hold for its rows.
+/// judges them one by one), and, when summed, what the shadow should hold for its rows;
+/// `stage_used`: whether it put rows in the session's staging table, which must then be
+/// emptied after the commit ([`crate::engine::copy::table::stage::clear_stage`]).
 pub(crate) struct Written {
     pub(crate) changed: u64,
     pub(crate) quarantined: u64,
     pub(crate) staged: Vec<Key>,
     pub(crate) expected: Option<Expected>,
+    pub(crate) stage_used: bool,
 }
 
 /// Writes a step's rows by `ready` ([`write_rows`], its `?`s bound to `binds`), with
@@ -197,6 +200,7 @@ pub(crate) async fn write_step(
         ready.cond.clone(),
         ready.after.clone(),
     );
+    let stage_used = !ready.decided.staged.is_empty();
     if let Some(hold) = crate::engine::test_hooks::write_hold() {
         // Test hook: widen the window in which a row read ahead can change before its write.
         tokio::time::sleep(hold).await;
@@ -208,6 +212,7 @@ pub(crate) async fn write_step(
                 quarantined,
                 staged,
                 expected,
+                stage_used,
             })
         }
         Err(e) => refused_conversion(&e).ok_or(e)?,
@@ -228,7 +233,9 @@ pub(crate) async fn write_step(
     let rows = decide_rows(ctx, &read)?;
     let ready = Ready::gather(ctx, &rows, (after.as_deref(), &cond));
     let (changed, staged) = (ready.decided.changed, staged_keys(&ready.decided));
+    let stage_used = !ready.decided.staged.is_empty();
     Ok(Written {
+        stage_used,
         quarantined: write_rows(conn, ctx, job, (ready, None), binds, || ()).await?,
         changed,
         staged,
