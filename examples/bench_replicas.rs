@@ -305,7 +305,9 @@ fn run_one(
     if let Some(keep) = std::env::var_os("BENCH_VERBOSE") {
         let to = std::path::Path::new(&keep).join(format!("{}_{lag}.log", db.name));
         std::fs::copy(&log, to)?;
-        let mut series = String::new();
+        // The job's log says when (the tool's clock, ms since the epoch); the series says
+        // how long after this.
+        let mut series = format!("began {}\n", now_us() / 1000 - began.elapsed().as_millis() as i64);
         for (i, (l, t)) in lags.iter().zip(&times).enumerate() {
             for (x, at) in l.iter().zip(t) {
                 series.push_str(&format!("R{} {at} {}\n", i + 1, x.as_millis()));

@@ -206,6 +206,15 @@ impl<'a> Pacer<'a> {
         }
     }
 
+    /// Waits until the replicas are settled ([`Pacer::replicas_caught_up`]): between the
+    /// statements of a cut-over, each a durable commit on every replica in turn, so that
+    /// together they do not take a small replica past `max_replica_lag`. Bounded by the
+    /// settling's own bound, or by `max_replica_down` for a replica that stopped.
+    pub async fn settle_replicas(&mut self) -> Result<()> {
+        while !self.replicas_caught_up().await? {}
+        Ok(())
+    }
+
     /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only
     /// when that changed: no write per batch while the job runs freely.
     async fn note(&mut self, conn: &mut MySqlConnection, why: Option<&str>) -> Result<()> {

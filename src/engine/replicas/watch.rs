@@ -69,7 +69,7 @@ const NOTE_EVERY: Duration = Duration::from_secs(1);
 /// Share of `max_replica_lag` every replica must be within, with every batch applied, before
 /// a cut-over: its statements (DDL, each a durable commit on every replica in turn) are
 /// applied after whatever a replica still lags by, and the limit must hold for both.
-pub const SETTLED: f64 = 0.25;
+pub const SETTLED: f64 = 0.2;
 /// How long a cut-over waits for the replicas to settle ([`SETTLED`]) before being within
 /// `max_replica_lag` is enough (a replica whose lag on the application's writes alone stays
 /// above that share must not keep the swap from ever happening).
@@ -413,11 +413,16 @@ impl Watch {
             latest.budget.all_applied()
                 && latest.readings.iter().all(|(_, r)| r.within(within))
         };
-        if calm || since.elapsed() >= SETTLE_FOR {
+        let settled = calm || since.elapsed() >= SETTLE_FOR;
+        tracing::info!(
+            "replicas at {} ms: {}",
+            now_us() / 1000,
+            if settled { "settled" } else { "settling" }
+        );
+        if settled {
             self.settling = None;
-            return Ok(true);
         }
-        Ok(false)
+        Ok(settled)
     }
 
     /// What the lag budget allows a batch of `wanted` rows now, by the samples so far: at
@@ -427,7 +432,8 @@ impl Watch {
         let latest = self.latest.lock().expect("not poisoned");
         let allowed = latest.budget.allow(now_us(), wanted);
         tracing::info!(
-            "lag budget: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            "lag budget at {} ms: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            now_us() / 1000,
             (0..self.names.len())
                 .map(|r| latest.budget.us_per_row(r).map(|p| p.round()))
                 .collect::<Vec<_>>(),
