@@ -307,7 +307,10 @@ fn run_one(
         std::fs::copy(&log, to)?;
         // The job's log says when (the tool's clock, ms since the epoch); the series says
         // how long after this.
-        let mut series = format!("began {}\n", now_us() / 1000 - began.elapsed().as_millis() as i64);
+        let mut series = format!(
+            "began {}\n",
+            now_us() / 1000 - began.elapsed().as_millis() as i64
+        );
         for (i, (l, t)) in lags.iter().zip(&times).enumerate() {
             for (x, at) in l.iter().zip(t) {
                 series.push_str(&format!("R{} {at} {}\n", i + 1, x.as_millis()));
@@ -323,8 +326,10 @@ fn run_one(
         .into_iter()
         .zip(&times)
         .map(|(l, t)| {
-            let (before, during): (Vec<_>, Vec<_>) =
-                l.into_iter().zip(t).partition(|(_, at)| **at < job_began_ms);
+            let (before, during): (Vec<_>, Vec<_>) = l
+                .into_iter()
+                .zip(t)
+                .partition(|(_, at)| **at < job_began_ms);
             (
                 before.into_iter().map(|(x, _)| x).collect::<Vec<_>>(),
                 during.into_iter().map(|(x, _)| x).collect::<Vec<_>>(),

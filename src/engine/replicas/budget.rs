@@ -20,6 +20,10 @@
 //! would not, the job holds until the replicas have worked their backlog off. So the job
 //! holds before the overshoot, and a batch under way is one the slowest chain can apply
 //! within the limit.
+//!
+//! A pace can be wrong by a few times from one batch to the next (a table outgrowing a
+//! replica's buffer pool): the first batch takes [`FIRST_ROWS`] at most, one batch at most
+//! half the aim, and a pace that slowed is predicted to slow as much again.
 
 use std::collections::VecDeque;
 
@@ -420,11 +424,11 @@ mod tests {
         b.committed(100 * MS, 1000, 50 * MS);
         b.sampled(0, 210 * MS, 150 * MS);
         b.sampled(1, 410 * MS, 150 * MS);
-        // A batch of 1100 rows committed at 500 ms: R0 busy until 610, R1 until 830.
-        b.committed(500 * MS, 1100, 50 * MS);
+        // A batch of 1500 rows committed at 500 ms: R0 busy until 650, R1 until 950.
+        b.committed(500 * MS, 1500, 50 * MS);
         assert!(matches!(b.allow(520 * MS, 1100), Allowance::Hold(_)));
         // Late enough that the next batch's lag fits again.
-        assert!(matches!(b.allow(800 * MS, 1100), Allowance::Go(_)));
+        assert!(matches!(b.allow(900 * MS, 1100), Allowance::Go(_)));
     }
 
     #[test]
@@ -438,13 +442,13 @@ mod tests {
         // Half the aim of 350 ms at 100 us per row is 1750 rows (a pace measured on 1000
         // rows is trusted for 2000).
         assert_eq!(idle, 1750);
-        // Seen 200 ms behind (its beat written at 100 ms, read at 300 ms): busy until
-        // about 275 ms from now, so a batch has about 75 ms of room.
-        b.sampled(0, 300 * MS, 100 * MS);
+        // Seen 300 ms behind (its beat written at 0 ms, read at 300 ms): busy until about
+        // 275 ms from now (less half the grain), so a batch has about 75 ms of room.
+        b.sampled(0, 300 * MS, 0);
         let Allowance::Go(n) = b.allow(300 * MS, 100_000) else {
             panic!("room left")
         };
-        assert!((1000..idle).contains(&n), "{n}");
+        assert!((500..=750).contains(&n), "{n}");
         b.sampled(0, 400 * MS, 50 * MS);
         assert_eq!(b.allow(400 * MS, 100_000), Allowance::Hold(0));
     }

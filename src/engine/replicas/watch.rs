@@ -410,8 +410,7 @@ impl Watch {
         let calm = {
             let latest = self.latest.lock().expect("not poisoned");
             let within = self.max_lag.mul_f64(SETTLED);
-            latest.budget.all_applied()
-                && latest.readings.iter().all(|(_, r)| r.within(within))
+            latest.budget.all_applied() && latest.readings.iter().all(|(_, r)| r.within(within))
         };
         let settled = calm || since.elapsed() >= SETTLE_FOR;
         tracing::info!(
