@@ -52,6 +52,9 @@ const USAGE: &str =
 /// The seeded table every run copies.
 const TEMPLATE: &str = "bench_rep_seed";
 
+/// How long the lag is sampled with the writer alone before each job starts.
+const IDLE: Duration = Duration::from_secs(3);
+
 /// What R2 is set to, by `SET GLOBAL`, with its SQL thread stopped.
 const SLOW_REPLICA: &[&str] = &[
     "SET GLOBAL slave_parallel_threads = 0",
@@ -191,7 +194,9 @@ async fn lag_of(r: &mut MySqlConnection) -> Option<Duration> {
 /// One run's figures.
 struct Figures {
     wall: Duration,
-    /// Per replica, every lag sample.
+    /// Per replica, every lag sample before the job began (the application's writes alone).
+    idle: Vec<Vec<Duration>>,
+    /// Per replica, every lag sample from the job's start until every replica caught up.
     lags: Vec<Vec<Duration>>,
     catch_up: Duration,
     writes: (u64, u64),
@@ -240,6 +245,7 @@ fn run_one(
         stop_all.clone(),
         last_beat.clone(),
     ));
+    let began = Instant::now();
     let sampler = {
         let (replicas, stop) = (replicas.clone(), stop_all.clone());
         rt.spawn(async move {
@@ -249,7 +255,6 @@ fn run_one(
             }
             let mut lags = vec![Vec::new(); rs.len()];
             let mut times = vec![Vec::new(); rs.len()];
-            let began = Instant::now();
             while !stop.load(Ordering::SeqCst) {
                 for (i, r) in rs.iter_mut().enumerate() {
                     if let Some(x) = lag_of(r).await {
@@ -262,6 +267,9 @@ fn run_one(
             anyhow::Ok((lags, times))
         })
     };
+    // The chain's lag on the application's writes alone, the job not started yet.
+    std::thread::sleep(IDLE);
+    let job_began_ms = began.elapsed().as_millis() as u64;
     let log = dir.path().join("run.log");
     // BENCH_VERBOSE=DIR: the job says what it does, its log kept in DIR.
     let verbose: &[&str] = if std::env::var_os("BENCH_VERBOSE").is_some() {
@@ -297,7 +305,12 @@ fn run_one(
     if let Some(keep) = std::env::var_os("BENCH_VERBOSE") {
         let to = std::path::Path::new(&keep).join(format!("{}_{lag}.log", db.name));
         std::fs::copy(&log, to)?;
-        let mut series = String::new();
+        // The job's log says when (the tool's clock, ms since the epoch); the series says
+        // how long after this.
+        let mut series = format!(
+            "began {}\n",
+            now_us() / 1000 - began.elapsed().as_millis() as i64
+        );
         for (i, (l, t)) in lags.iter().zip(&times).enumerate() {
             for (x, at) in l.iter().zip(t) {
                 series.push_str(&format!("R{} {at} {}\n", i + 1, x.as_millis()));
@@ -309,8 +322,23 @@ fn run_one(
         )?;
     }
     synced?;
+    let (idle, lags): (Vec<_>, Vec<_>) = lags
+        .into_iter()
+        .zip(&times)
+        .map(|(l, t)| {
+            let (before, during): (Vec<_>, Vec<_>) = l
+                .into_iter()
+                .zip(t)
+                .partition(|(_, at)| **at < job_began_ms);
+            (
+                before.into_iter().map(|(x, _)| x).collect::<Vec<_>>(),
+                during.into_iter().map(|(x, _)| x).collect::<Vec<_>>(),
+            )
+        })
+        .unzip();
     Ok(Figures {
         wall: cost.wall,
+        idle,
         lags,
         catch_up,
         writes,
@@ -365,18 +393,34 @@ fn main() -> Result<()> {
     let set = ThrowawayReplicaSet::chained(BinlogFormat::Row)
         .context("starting a primary and a chain of two replicas")?;
     let rt = tokio::runtime::Runtime::new()?;
-    rt.block_on(async {
+    let slow_log = rt.block_on(async {
+        let mut slow = None;
         let mut r = set.replica(1).connect_one().await?;
         r.execute("STOP SLAVE").await?;
         for s in SLOW_REPLICA {
             r.execute(*s).await?;
+        }
+        if std::env::var_os("BENCH_SLOWLOG").is_some() {
+            for s in [
+                "SET GLOBAL log_slow_slave_statements = ON",
+                "SET GLOBAL long_query_time = 0.01",
+                "SET GLOBAL slow_query_log_file = 'r2-slow.log'",
+                "SET GLOBAL slow_query_log = ON",
+            ] {
+                r.execute(s).await?;
+            }
+            let dir: String = sqlx::query_scalar("SELECT CAST(@@datadir AS CHAR)")
+                .fetch_one(&mut r)
+                .await?;
+            println!("R2 slow log: {dir}r2-slow.log");
+            slow = Some(format!("{dir}r2-slow.log"));
         }
         r.execute("START SLAVE").await?;
         let pool: u64 = sqlx::query_scalar("SELECT @@innodb_buffer_pool_size")
             .fetch_one(&mut r)
             .await?;
         println!("R2 buffer pool {} MiB", pool >> 20);
-        anyhow::Ok(())
+        anyhow::Ok(slow)
     })?;
     rt.block_on(seed(&set.primary.admin().clone(), rows))?;
     set.sync(Duration::from_secs(600))?;
@@ -394,8 +438,9 @@ fn main() -> Result<()> {
     let modes: Vec<(String, Option<i64>)> = std::iter::once(("1h".to_string(), None))
         .chain(limits.iter().map(|l| (format!("{l}ms"), Some(*l))))
         .collect();
-    // Per mode, per run: (rows/s, per replica (max, p99, share over the limit), catch-up).
-    type Run = (f64, Vec<(f64, f64, f64)>, f64);
+    // Per mode, per run: (rows/s, per replica (max, p99, share over the limit), catch-up,
+    // per replica the idle lag (median, max)).
+    type Run = (f64, Vec<(f64, f64, f64)>, f64, Vec<(f64, f64)>);
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); modes.len()];
     for run in 0..runs {
         // Alternating order, run by run.
@@ -422,8 +467,14 @@ fn main() -> Result<()> {
                     (max, p99, over)
                 })
                 .collect();
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            let idle: Vec<(f64, f64)> = f
+                .idle
+                .iter()
+                .map(|l| (ms(percentile(l, 0.5)), ms(percentile(l, 1.0))))
+                .collect();
             println!(
-                "run {} max_replica_lag {lag:>6}: {rate:>8.0} rows/s, wall {:.1} s, {}, catch-up {:.2} s, \
+                "run {} max_replica_lag {lag:>6}: {rate:>8.0} rows/s, wall {:.1} s, {}, idle (writer alone) {}, catch-up {:.2} s, \
                  writer {} statements ({} failed), myrecode cpu {:.1} s rss {:.0} MiB; load before {load}",
                 run + 1,
                 f.wall.as_secs_f64(),
@@ -436,13 +487,21 @@ fn main() -> Result<()> {
                     ))
                     .collect::<Vec<_>>()
                     .join(", "),
+                idle.iter()
+                    .zip(&names)
+                    .map(|((p50, max), n)| format!(
+                        "{} p50 {p50:.0} max {max:.0} ms",
+                        n.split(' ').next().unwrap_or("?")
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 f.catch_up.as_secs_f64(),
                 f.writes.0,
                 f.writes.1,
                 f.cpu.as_secs_f64(),
                 f.rss_mib
             );
-            results[m].push((rate, per, f.catch_up.as_secs_f64()));
+            results[m].push((rate, per, f.catch_up.as_secs_f64(), idle));
         }
     }
     println!(
@@ -456,7 +515,7 @@ fn main() -> Result<()> {
         "ratio",
         names
             .iter()
-            .map(|n| format!("{n}: max / p99 ms, over, max / limit"))
+            .map(|n| format!("{n}: max / p99 ms, over, max / limit, idle p50 / max ms"))
             .collect::<Vec<_>>()
             .join(" | ")
     );
@@ -469,7 +528,12 @@ fn main() -> Result<()> {
                 let p99 = median(results[m].iter().map(|r| r.1[i].1).collect());
                 let over = median(results[m].iter().map(|r| r.1[i].2).collect());
                 let ratio = limit.map_or("-".to_string(), |l| format!("{:.2}x", max / l as f64));
-                format!("{max:>6.0} / {p99:>5.0}, {:>5.1}%, {ratio}", over * 100.0)
+                let idle50 = median(results[m].iter().map(|r| r.3[i].0).collect());
+                let idle_max = median(results[m].iter().map(|r| r.3[i].1).collect());
+                format!(
+                    "{max:>6.0} / {p99:>5.0}, {:>5.1}%, {ratio}, {idle50:>4.0} / {idle_max:>4.0}",
+                    over * 100.0
+                )
             })
             .collect();
         println!(
@@ -477,6 +541,9 @@ fn main() -> Result<()> {
             rate / free,
             cols.join(" | ")
         );
+    }
+    if let (Some(log), Some(keep)) = (slow_log, std::env::var_os("BENCH_VERBOSE")) {
+        std::fs::copy(log, std::path::Path::new(&keep).join("r2-slow.log"))?;
     }
     Ok(())
 }

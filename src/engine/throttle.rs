@@ -195,13 +195,24 @@ impl<'a> Pacer<'a> {
         }
     }
 
-    /// Whether every replica is within `max_replica_lag` now (a fresh sample, whenever the
-    /// last was taken): the cut-over swaps only then, so its RENAME reaches them promptly.
+    /// Whether the replicas are settled for a cut-over now (a fresh sample, whenever the last
+    /// was taken; [`crate::engine::replicas::watch::Watch::settled`]): every batch applied and
+    /// every replica within a quarter of `max_replica_lag`, so the cut-over's own statements
+    /// reach them with the limit's room left.
     pub async fn replicas_caught_up(&mut self) -> Result<bool> {
         match self.watch.as_mut() {
             None => Ok(true),
-            Some(w) => Ok(w.fresh_verdict().await?.is_none()),
+            Some(w) => w.settled().await,
         }
+    }
+
+    /// Waits until the replicas are settled ([`Pacer::replicas_caught_up`]): between the
+    /// statements of a cut-over, each a durable commit on every replica in turn, so that
+    /// together they do not take a small replica past `max_replica_lag`. Bounded by the
+    /// settling's own bound, or by `max_replica_down` for a replica that stopped.
+    pub async fn settle_replicas(&mut self) -> Result<()> {
+        while !self.replicas_caught_up().await? {}
+        Ok(())
     }
 
     /// Writes why the job waits (`None`: it goes on) where `myrecode status` reads it, only

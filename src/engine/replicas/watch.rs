@@ -66,6 +66,14 @@ pub fn now_us() -> i64 {
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 /// How often the samples are written for `status`.
 const NOTE_EVERY: Duration = Duration::from_secs(1);
+/// Share of `max_replica_lag` every replica must be within, with every batch applied, before
+/// a cut-over: its statements (DDL, each a durable commit on every replica in turn) are
+/// applied after whatever a replica still lags by, and the limit must hold for both.
+pub const SETTLED: f64 = 0.2;
+/// How long a cut-over waits for the replicas to settle ([`SETTLED`]) before being within
+/// `max_replica_lag` is enough (a replica whose lag on the application's writes alone stays
+/// above that share must not keep the swap from ever happening).
+pub const SETTLE_FOR: Duration = Duration::from_secs(10);
 
 /// One replica watched: its settings, and a connection kept between samples.
 struct Watched {
@@ -100,6 +108,8 @@ pub struct Watch {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     down: DownClock,
     started: Instant,
+    /// Since when a cut-over has been waiting for the replicas to settle.
+    settling: Option<Instant>,
 }
 
 impl Drop for Watch {
@@ -345,6 +355,7 @@ impl Watch {
             tasks,
             down: DownClock::default(),
             started: Instant::now(),
+            settling: None,
         };
         w.fresh().await;
         Ok(w)
@@ -388,6 +399,31 @@ impl Watch {
         self.verdict()
     }
 
+    /// Whether the replicas are settled for a cut-over, by a sample begun after this call:
+    /// every batch applied everywhere and every replica within [`SETTLED`] of the limit; once
+    /// a cut-over has waited [`SETTLE_FOR`] for that, every replica within the limit.
+    pub async fn settled(&mut self) -> Result<bool> {
+        if self.fresh_verdict().await?.is_some() {
+            return Ok(false);
+        }
+        let since = *self.settling.get_or_insert_with(Instant::now);
+        let calm = {
+            let latest = self.latest.lock().expect("not poisoned");
+            let within = self.max_lag.mul_f64(SETTLED);
+            latest.budget.all_applied() && latest.readings.iter().all(|(_, r)| r.within(within))
+        };
+        let settled = calm || since.elapsed() >= SETTLE_FOR;
+        tracing::info!(
+            "replicas at {} ms: {}",
+            now_us() / 1000,
+            if settled { "settled" } else { "settling" }
+        );
+        if settled {
+            self.settling = None;
+        }
+        Ok(settled)
+    }
+
     /// What the lag budget allows a batch of `wanted` rows now, by the samples so far: at
     /// most so many rows, or a hold with its reason (a replica that would lag past the
     /// limit applying even a small batch after what it still has to apply).
@@ -395,7 +431,8 @@ impl Watch {
         let latest = self.latest.lock().expect("not poisoned");
         let allowed = latest.budget.allow(now_us(), wanted);
         tracing::info!(
-            "lag budget: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            "lag budget at {} ms: {wanted} rows asked, {allowed:?}; apply time per row {:?} us; lag {:?}",
+            now_us() / 1000,
             (0..self.names.len())
                 .map(|r| latest.budget.us_per_row(r).map(|p| p.round()))
                 .collect::<Vec<_>>(),

@@ -137,6 +137,8 @@ pub async fn cut_over_group(
     )
     .await?;
     hold_after_rename().await;
+    // The swap's statements applied on every replica before the finish's own.
+    pacer.settle_replicas().await?;
     for (ctx, state) in g.ctxs.iter().zip(g.states.iter_mut()) {
         finish(conn, ctx, job, state).await?;
     }
