@@ -39,6 +39,7 @@ use anyhow::{Context, Result};
 use sqlx::{Connection, MySqlConnection};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use write::Change;
@@ -46,7 +47,7 @@ use writer::Shared;
 
 /// A batch being written: its connection back (`None`: not fit to go on) and the state it
 /// committed.
-type Writing = JoinHandle<(Option<MySqlConnection>, Result<State>)>;
+type Writing = JoinHandle<(Option<MySqlConnection>, Result<(State, Duration)>)>;
 
 /// Runs (or resumes) one table of the run `session` until done or asked to stop.
 pub async fn run_table(
@@ -118,6 +119,7 @@ pub async fn run_table(
         writing: None,
         told: None,
         updated: None,
+        took: None,
     };
     let outcome = batch::run(
         conn,
@@ -160,6 +162,8 @@ struct InPlace<'a> {
     told: Option<oneshot::Receiver<State>>,
     /// Where the batch handed last tells that it ran its `UPDATE`s ([`write::Turn`]).
     updated: Option<oneshot::Receiver<()>>,
+    /// How long the batch last committed took, for the batch loop's tuning.
+    took: Option<Duration>,
 }
 
 impl Drop for InPlace<'_> {
@@ -251,9 +255,10 @@ impl InPlace<'_> {
     /// Waits for the batch being written; its committed state becomes the run's.
     async fn settle(&mut self, h: Writing) -> Result<()> {
         let (conn, committed) = h.await.context("writing a batch")?;
-        let state = committed?;
+        let (state, took) = committed?;
         self.idle.extend(conn);
         self.state = state;
+        self.took = Some(took);
         Ok(())
     }
 
@@ -269,6 +274,10 @@ impl InPlace<'_> {
 impl Batches for InPlace<'_> {
     fn state(&self) -> &State {
         &self.state
+    }
+
+    fn took(&self) -> Option<Duration> {
+        self.took
     }
 
     /// Hands this batch to a free writer (one transaction: compare-and-set its changed

@@ -19,6 +19,7 @@ use crate::engine::table_plan::TablePlan;
 use anyhow::{Context, Result};
 use sqlx::{Acquire, MySqlConnection};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// What every batch of one table's run shares: the job's id, the table's plan, its decider.
@@ -44,16 +45,19 @@ pub(super) struct Batch {
 
 /// Writes `batch` in one transaction on `conn`, committed after the batch before it (whose
 /// committed state `prev` brings) and handing its own committed state to `next`. Returns
-/// the connection (`None`: not fit to go on) and the state committed.
+/// the connection (`None`: not fit to go on), the state committed and how long the batch
+/// took from its first statement to its commit.
 pub(super) async fn write_batch(
     mut conn: MySqlConnection,
     shared: Arc<Shared>,
     batch: Batch,
     prev: oneshot::Receiver<State>,
     next: oneshot::Sender<State>,
-) -> (Option<MySqlConnection>, Result<State>) {
+) -> (Option<MySqlConnection>, Result<(State, Duration)>) {
+    let began = Instant::now();
     match write_in(&mut conn, &shared, batch, prev).await {
         Ok((state, staged)) => {
+            let took = began.elapsed();
             // The later batch may go on to its own checkpoint as soon as this one committed.
             let _ = next.send(state.clone());
             if staged {
@@ -61,7 +65,7 @@ pub(super) async fn write_batch(
                     return (None, Err(e));
                 }
             }
-            (Some(conn), Ok(state))
+            (Some(conn), Ok((state, took)))
         }
         Err(e) => (None, Err(e)),
     }
