@@ -40,6 +40,13 @@ pub trait Batches {
         MOST_ROWS
     }
 
+    /// How long the batch last committed took, where the strategy overlaps batches (a
+    /// `batch` call then returns as the batch before commits, not its own); `None`: the
+    /// call's own time is the batch's.
+    fn took(&self) -> Option<Duration> {
+        None
+    }
+
     /// Whether the next batch writes about as many rows as it takes (so the replicas' lag
     /// budget bounds it); a pass that only reads does not.
     fn writes(&self) -> bool {
@@ -78,7 +85,7 @@ pub async fn run<B: Batches>(
         let t0 = Instant::now();
         let read_before = batches.state().rows_read;
         let next = batches.batch(conn, allowed).await?;
-        let took = t0.elapsed();
+        let took = batches.took().unwrap_or_else(|| t0.elapsed());
         let state = batches.state();
         pacer.committed(state.rows_read.saturating_sub(read_before), took);
         let rate =

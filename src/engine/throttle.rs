@@ -120,6 +120,11 @@ impl<'a> Pacer<'a> {
         self.wait(conn, stop, Some(wanted).filter(|&n| n > 0)).await
     }
 
+    /// Whether replicas' lag paces the job (a strategy then keeps one batch in flight).
+    pub fn paces_replicas(&self) -> bool {
+        self.watch.is_some()
+    }
+
     /// Notes a batch of `rows` just committed after `took` on the primary, for the lag
     /// budget to follow it onto the replicas.
     pub fn committed(&self, rows: u64, took: Duration) {

@@ -7,9 +7,14 @@
 //! row by row, in one statement: [`write`]). Rows the application changed meanwhile are
 //! re-read under `FOR UPDATE`, decided again, and never overwritten with a stale recode.
 //! Backups, quarantine entries and the checkpoint commit with the batch.
+//!
+//! Batches are written on connections of their own ([`writer`]): without replicas to pace,
+//! two, each batch's statements running while the batch before finishes, its commit after
+//! that one's; with replicas, one, each batch committed before the next begins.
 
 mod sql;
 mod write;
+mod writer;
 
 pub use sql::{backup_insert_sql, update_if_unchanged_sql};
 
@@ -23,7 +28,6 @@ use super::table_plan::{TableOutcome, TablePlan};
 use crate::bookkeeping::checkpoint;
 use crate::bookkeeping::checkpoint::State;
 use crate::bookkeeping::keycodec;
-use crate::bookkeeping::quarantine;
 use crate::bookkeeping::quarantine::Quarantined;
 use crate::db::keyset;
 use crate::detect::{ColumnPrior, Label};
@@ -32,11 +36,18 @@ use crate::recode::value as recode;
 use crate::recode::value::Action;
 use crate::recode::value::Source;
 use anyhow::{Context, Result};
-use sqlx::{Acquire, MySqlConnection};
+use sqlx::{Connection, MySqlConnection};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use write::Change;
+use writer::Shared;
+
+/// A batch being written: its connection back (`None`: not fit to go on) and the state it
+/// committed.
+type Writing = JoinHandle<(Option<MySqlConnection>, Result<(State, Duration)>)>;
 
 /// Runs (or resumes) one table of the run `session` until done or asked to stop.
 pub async fn run_table(
@@ -70,23 +81,45 @@ pub async fn run_table(
         return Ok((TableOutcome::Done, state));
     }
     let cols = columns::columns_of(conn, &plan.schema, &plan.table).await?;
-    write::create_stage(conn, &columns::key_types(&cols, plan)?).await?;
+    let key_types = columns::key_types(&cols, plan)?;
+    // Two batches in flight put two on the replicas at once: with replicas to pace, one.
+    let writers = if session.pacer.paces_replicas() { 1 } else { 2 };
+    let mut idle = Vec::with_capacity(writers);
+    for _ in 0..writers {
+        let mut w = session
+            .cfg
+            .connect_one()
+            .await
+            .context("opening a connection that writes batches")?;
+        write::create_stage(&mut w, &key_types).await?;
+        idle.push(w);
+    }
     let reader = session
         .cfg
         .connect_one()
         .await
         .context("opening the connection that reads the next batch ahead")?;
-    let mut work = InPlace {
-        job,
-        plan,
+    let shared = Arc::new(Shared {
+        job: job.to_string(),
+        plan: plan.clone(),
         decider: Arc::new(Decider::new(
             plan,
             crate::bookkeeping::priors::parse(&state.priors),
         )),
+    });
+    let mut work = InPlace {
+        plan,
+        shared,
         names: plan.columns.iter().map(|c| c.name.clone()).collect(),
+        handed: state.last_key.as_deref().and_then(keycodec::unpack),
         state,
         reader: Some(reader),
         ahead: None,
+        idle,
+        writing: None,
+        told: None,
+        updated: None,
+        took: None,
     };
     let outcome = batch::run(
         conn,
@@ -98,22 +131,52 @@ pub async fn run_table(
         &session.events,
     )
     .await?;
-    write::drop_stage(conn).await?;
-    Ok((outcome, work.state))
+    // Stopped or aborted between batches: the batch still being written commits first.
+    work.finish().await?;
+    // Closed, not dropped: their sessions, and the staging tables with them, end at once.
+    for w in work.idle.drain(..).chain(work.reader.take()) {
+        w.close().await.ok();
+    }
+    Ok((outcome, work.state.clone()))
 }
 
 /// The in-place strategy's batches over one table.
 struct InPlace<'a> {
-    job: &'a str,
     plan: &'a TablePlan,
-    decider: Arc<Decider>,
+    shared: Arc<Shared>,
     names: Vec<String>,
+    /// The state last committed.
     state: State,
-    /// The connection batches are read on, apart from the one writing them (`None` while a
+    /// The last key of the last batch handed to a writer (`None`: none yet, from the start).
+    handed: Option<Key>,
+    /// The connection batches are read on, apart from those writing them (`None` while a
     /// read holds it).
     reader: Option<MySqlConnection>,
     /// The next batch, being read and decided while this one writes; hands the reader back.
     ahead: Option<JoinHandle<(MySqlConnection, Result<Ahead>)>>,
+    /// Writer connections free for the next batch.
+    idle: Vec<MySqlConnection>,
+    /// The batch handed to a writer last, not yet known committed.
+    writing: Option<Writing>,
+    /// Where the batch handed last tells its committed state, for the batch after it.
+    told: Option<oneshot::Receiver<State>>,
+    /// Where the batch handed last tells that it ran its `UPDATE`s ([`write::Turn`]).
+    updated: Option<oneshot::Receiver<()>>,
+    /// How long the batch last committed took, for the batch loop's tuning.
+    took: Option<Duration>,
+}
+
+impl Drop for InPlace<'_> {
+    /// A run that ends in an error stops the tasks it left: the batch being written is rolled
+    /// back with its connection, never committed after a failure of the batch before.
+    fn drop(&mut self) {
+        if let Some(h) = self.writing.take() {
+            h.abort();
+        }
+        if let Some(h) = self.ahead.take() {
+            h.abort();
+        }
+    }
 }
 
 /// A batch read ahead: how many rows were asked and read, its last key, its decisions.
@@ -149,7 +212,7 @@ impl InPlace<'_> {
         let nk = plan.key.len();
         let exprs: Vec<String> = self.names.iter().map(|c| keyset::raw(c)).collect();
         let (sql, binds) = read::batch_of(plan, &exprs, after.as_deref(), size, false);
-        let decider = self.decider.clone();
+        let decider = self.shared.decider.clone();
         let names = self.names.clone();
         let table = plan.table.clone();
         Ok(tokio::spawn(async move {
@@ -188,68 +251,103 @@ impl InPlace<'_> {
     }
 }
 
+impl InPlace<'_> {
+    /// Waits for the batch being written; its committed state becomes the run's.
+    async fn settle(&mut self, h: Writing) -> Result<()> {
+        let (conn, committed) = h.await.context("writing a batch")?;
+        let (state, took) = committed?;
+        self.idle.extend(conn);
+        self.state = state;
+        self.took = Some(took);
+        Ok(())
+    }
+
+    /// Waits for the batch still being written, if any.
+    async fn finish(&mut self) -> Result<()> {
+        match self.writing.take() {
+            Some(h) => self.settle(h).await,
+            None => Ok(()),
+        }
+    }
+}
+
 impl Batches for InPlace<'_> {
     fn state(&self) -> &State {
         &self.state
     }
 
-    /// One transaction: read the next batch ahead (no locks), compare-and-set this batch's
-    /// changed values, back up the originals, list the undecidable, advance the checkpoint.
-    async fn batch(&mut self, conn: &mut MySqlConnection, size: usize) -> Result<Next> {
-        let plan = self.plan;
+    fn took(&self) -> Option<Duration> {
+        self.took
+    }
+
+    /// Hands this batch to a free writer (one transaction: compare-and-set its changed
+    /// values, back up the originals, list the undecidable, advance the checkpoint after
+    /// the batch before committed), reads the next batch ahead (no locks), and returns once
+    /// the batch before is committed (with one writer, or at the table's end, this one).
+    async fn batch(&mut self, _conn: &mut MySqlConnection, size: usize) -> Result<Next> {
         let pending = match self.ahead.take() {
             Some(h) => h,
-            None => {
-                let last = self.state.last_key.as_deref().and_then(keycodec::unpack);
-                self.spawn_read_ahead(last, size)?
-            }
+            None => self.spawn_read_ahead(self.handed.clone(), size)?,
         };
         let this = self.take_ahead(pending).await?;
         let done = this.rows < this.size;
         if !done {
             self.ahead = Some(self.spawn_read_ahead(this.last_key.clone(), size)?);
         }
+        if self.idle.is_empty() {
+            self.finish().await?;
+        }
+        let conn = self
+            .idle
+            .pop()
+            .context("no connection free to write a batch")?;
+        let in_flight = self.writing.is_some();
+        let prev = match self.told.take() {
+            Some(told) if in_flight => told,
+            _ => {
+                let (tell, told) = oneshot::channel();
+                let _ = tell.send(self.state.clone());
+                told
+            }
+        };
+        let (tell, told) = oneshot::channel();
+        self.told = Some(told);
+        // With no batch in flight, a closed channel: nothing to wait for.
+        let after = match self.updated.take() {
+            Some(updated) if in_flight => updated,
+            _ => oneshot::channel().1,
+        };
+        let (then, updated) = oneshot::channel();
+        self.updated = Some(updated);
         let Decided {
             changes,
             stage,
-            mut quarantined,
+            quarantined,
         } = this.decided;
-        let mut tx = conn.begin().await?;
-        let decider = &self.decider;
-        let decide = |ci: usize, bytes: &[u8]| decider.decide(ci, bytes);
-        let lower = self.state.last_key.as_deref().and_then(keycodec::unpack);
-        let written = match &this.last_key {
-            Some(upper) => {
-                let range = (lower.as_deref(), upper.as_slice());
-                write::write(
-                    &mut tx,
-                    self.job,
-                    plan,
-                    range,
-                    (changes, stage),
-                    &decide,
-                    &mut quarantined,
-                )
-                .await?
-            }
-            None => write::Written::default(),
-        };
-        quarantine::save(&mut tx, &plan.schema, self.job, &plan.table, &quarantined).await?;
-        let mut next = self.state.clone();
-        next.rows_changed += written.changed;
-        next.rows_conflicted += written.conflicted;
-        next.rows_quarantined += quarantined.len() as u64;
+        let lower = self.handed.clone();
         if let Some(k) = &this.last_key {
-            next.last_key = Some(keycodec::pack(k));
+            self.handed = Some(k.clone());
         }
-        next.rows_read += this.rows as u64;
-        next.done = done;
-        checkpoint::save(&mut tx, &plan.schema, self.job, &plan.table, &next).await?;
-        tx.commit().await.context("committing a batch")?;
-        if written != write::Written::default() {
-            write::clear_stage(conn).await?;
+        let batch = writer::Batch {
+            lower,
+            upper: this.last_key,
+            size: this.size,
+            rows: this.rows,
+            changes,
+            stage,
+            quarantined,
+            turn: write::Turn { after, then },
+        };
+        let shared = self.shared.clone();
+        let before = self.writing.replace(tokio::spawn(writer::write_batch(
+            conn, shared, batch, prev, tell,
+        )));
+        if let Some(h) = before {
+            self.settle(h).await?;
         }
-        self.state = next;
+        if done || self.idle.is_empty() {
+            self.finish().await?;
+        }
         Ok(if self.state.done {
             Next::Done
         } else {

@@ -12,6 +12,7 @@ use crate::recode::value::Action;
 use anyhow::{Context, Result};
 use sqlx::{Executor, MySqlConnection, Row};
 use std::collections::HashMap;
+use tokio::sync::oneshot;
 
 /// About the most bytes of values one staging `INSERT` carries (twice that as hex): well
 /// under every server's `max_allowed_packet` (4 MiB on MySQL 5.7, 16 MiB on MariaDB, 64 MiB
@@ -30,6 +31,19 @@ pub(super) struct Change {
     pub(super) old: Vec<u8>,
     /// The bytes to write (UTF-8 text, or bytes for a binary column).
     pub(super) new: Vec<u8>,
+}
+
+/// When a batch may run its compare-and-set `UPDATE`s: once the batch before ran its own
+/// (`after`; a closed channel also lets it go), telling the batch after when it has (`then`).
+/// An `UPDATE` reads its key range and the first row past it, which is the next batch's:
+/// were the next batch's `UPDATE` to lock that row first, while it waits to commit after this
+/// batch, this one would wait on it until the lock wait timeout. Only the `UPDATE`s take
+/// turns; staging, backups and commits overlap.
+pub(super) struct Turn {
+    /// Ready once the batch before ran its `UPDATE`s.
+    pub(super) after: oneshot::Receiver<()>,
+    /// Told once this batch ran its own.
+    pub(super) then: oneshot::Sender<()>,
 }
 
 /// What a batch wrote.
@@ -63,28 +77,23 @@ pub(super) async fn clear_stage(conn: &mut MySqlConnection) -> Result<()> {
     Ok(())
 }
 
-/// Drops this session's staging table.
-pub(super) async fn drop_stage(conn: &mut MySqlConnection) -> Result<()> {
-    conn.execute(sql::stage_drop_sql().as_str()).await?;
-    Ok(())
-}
-
 /// Writes `changes` of the batch whose keys run from after `range.0` (from the start
 /// without one) to `range.1` inside the caller's transaction `tx`, each only where its row
 /// still holds the bytes it was decided on. A value changed since is decided again by `decide`
 /// on what the row holds now (under lock) and written, quarantined (into `quarantined`)
-/// or kept accordingly.
+/// or kept accordingly. The batch's `UPDATE`s run in their `turn`.
 pub(super) async fn write(
     tx: &mut MySqlConnection,
     job: &str,
     plan: &TablePlan,
     range: (Option<&[Vec<u8>]>, &[Vec<u8>]),
-    (changes, staging): (Vec<Change>, Vec<String>),
-    decide: &dyn Fn(usize, &[u8]) -> Action,
+    (changes, staging, turn): (Vec<Change>, Vec<String>, Turn),
+    decide: &(dyn Fn(usize, &[u8]) -> Action + Sync),
     quarantined: &mut Vec<Quarantined>,
 ) -> Result<Written> {
     let mut written = Written::default();
     if changes.is_empty() {
+        let _ = turn.after.await;
         return Ok(written);
     }
     for sql in &staging {
@@ -92,6 +101,9 @@ pub(super) async fn write(
             .await
             .context("staging a batch's recoded values")?;
     }
+    // An error (the batch before failed, or wrote no value) lets this one go on: its own
+    // failure, not this batch, stops the run.
+    let _ = turn.after.await;
     let mut redo = Vec::new();
     for (ci, col) in plan.columns.iter().enumerate() {
         let staged = changes.iter().filter(|c| c.col == ci).count() as u64;
@@ -119,6 +131,7 @@ pub(super) async fn write(
             redo.extend(unmatched(tx, plan, ci, &changes).await?);
         }
     }
+    drop(turn.then);
     written.conflicted = redo.len() as u64;
     for chunk in redo.chunks(1000) {
         let sql = sql::stage_forget_sql(chunk.len());
