@@ -66,7 +66,11 @@ pub enum Kind {
 /// The kinds `c` is, given the server's default handshake charset.
 pub fn kinds(c: &ClientSeen, server_handshake: &str) -> Vec<Kind> {
     let mut out = Vec::new();
-    let charset = c.charset.as_deref().unwrap_or(server_handshake);
+    // A `SET NAMES` it sends is what its session talks, whatever its handshake said (on
+    // MariaDB the history is the only way to see it: `charset` is never read there).
+    let charset = (c.set_names.as_deref())
+        .or(c.charset.as_deref())
+        .unwrap_or(server_handshake);
     let charsets: Vec<&str> = charset.split(", ").collect();
     if charsets.contains(&"latin1") {
         out.push(Kind::Latin1Handshake);
@@ -208,6 +212,12 @@ mod tests {
         assert_eq!(v.cannot, None);
         let v = verdict(&seen(None), "cp1251", Some("cp1251"));
         assert!(v.does.contains("server converts"), "{}", v.does);
+        // Its own SET NAMES, seen in the history, is what it talks: not the handshake.
+        let mut c = seen(None);
+        c.set_names = Some("cp1251".into());
+        let v = verdict(&c, "latin1", None);
+        assert_eq!(v.kinds, vec![Kind::Declares("cp1251".into())]);
+        assert_eq!(v.cannot, None);
         let v = verdict(&seen(Some("latin1, utf8mb4")), "latin1", Some("cp1251"));
         assert_eq!(
             v.kinds,

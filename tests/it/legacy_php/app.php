@@ -7,6 +7,7 @@
 //     CHARSET     none (the common legacy setup: no charset set, the server's default
 //                 handshake, latin1) | utf8mb4 (new code: set_charset / charset= in the DSN)
 //                 | latin1 (an application that sends SET NAMES latin1 itself)
+//                 | cp1251 (one that sends SET NAMES cp1251: tables declared cp1251)
 //     CONNECTION  fresh (a connection per request, as PHP-FPM without persistence) | keep
 //                 (one connection for every request: a session opened before the swap)
 //   The server: APP_HOST, APP_PORT, APP_USER, APP_PASSWORD, APP_DB.
@@ -35,15 +36,15 @@ function connect($api, $charset)
         $m = new mysqli($host, $user, $pass, $db, $port);
         if ($charset === 'utf8mb4') {
             $m->set_charset('utf8mb4');
-        } elseif ($charset === 'latin1') {
-            $m->query('SET NAMES latin1');
+        } elseif ($charset === 'latin1' || $charset === 'cp1251') {
+            $m->query("SET NAMES $charset");
         }
         return $m;
     }
     $dsn = "mysql:host=$host;port=$port;dbname=$db" . ($charset === 'utf8mb4' ? ';charset=utf8mb4' : '');
     $p = new PDO($dsn, $user, $pass, [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
-    if ($charset === 'latin1') {
-        $p->exec('SET NAMES latin1');
+    if ($charset === 'latin1' || $charset === 'cp1251') {
+        $p->exec("SET NAMES $charset");
     }
     return $p;
 }

@@ -68,6 +68,11 @@ impl Shop {
 
     /// [`Shop::open`] on a server started with the options `opts`.
     pub async fn open_with(hint: &str, opts: &[&str]) -> Shop {
+        Shop::open_declared(hint, opts, "latin1").await
+    }
+
+    /// [`Shop::open_with`], the table declared in `charset`.
+    pub async fn open_declared(hint: &str, opts: &[&str], charset: &str) -> Shop {
         php_present();
         let opts: Vec<String> = opts.iter().map(|o| o.to_string()).collect();
         let server = ThrowawayServer::start_local_with(&opts)
@@ -76,9 +81,10 @@ impl Shop {
         let user = ("shopapp".to_string(), "Sh0p-app-pw".to_string());
         let mut c = db.config.connect_one().await.unwrap();
         for s in [
-            "CREATE TABLE posts (id INT AUTO_INCREMENT PRIMARY KEY, title VARCHAR(200) NOT NULL, \
-             body TEXT, KEY (title)) ENGINE=InnoDB DEFAULT CHARSET=latin1"
-                .to_string(),
+            format!(
+                "CREATE TABLE posts (id INT AUTO_INCREMENT PRIMARY KEY, title VARCHAR(200) NOT NULL, \
+                 body TEXT, KEY (title)) ENGINE=InnoDB DEFAULT CHARSET={charset}"
+            ),
             format!(
                 "CREATE USER {}@'%' IDENTIFIED BY {}",
                 quote::literal(&user.0),
@@ -121,7 +127,12 @@ impl Shop {
 
     /// The seeded posts, written by the legacy application itself.
     pub fn seed(&self) {
-        let mut app = self.app("mysqli", "none", "keep");
+        self.seed_as("none");
+    }
+
+    /// The seeded posts, written by the legacy application talking `charset`.
+    pub fn seed_as(&self, charset: &str) {
+        let mut app = self.app("mysqli", charset, "keep");
         for i in 0..SEEDED {
             let (title, body) = post(i);
             let r = app.add(&legacy(&title), &legacy(&body));
