@@ -176,6 +176,17 @@ pub async fn title_bytes(c: &mut sqlx::MySqlConnection, id: i64) -> Vec<u8> {
         .unwrap()
 }
 
+/// The declared charset of `posts.title`.
+pub async fn title_charset(c: &mut sqlx::MySqlConnection) -> String {
+    sqlx::query_scalar(
+        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+         AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
+    )
+    .fetch_one(c)
+    .await
+    .unwrap()
+}
+
 /// The `i`th seeded post: its title and body as text.
 pub fn post(i: usize) -> (String, String) {
     (

@@ -190,13 +190,7 @@ async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write(
     );
 
     // The table is latin1 again and holds each write in cp1251; the emoji listed.
-    let cs: String = sqlx::query_scalar(
-        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
-    )
-    .fetch_one(&mut admin)
-    .await
-    .unwrap();
-    assert_eq!(cs, "latin1");
+    assert_eq!(title_charset(&mut admin).await, "latin1");
     let mut emoji = Vec::new();
     for (id, text) in old.writes.iter().chain(&new.writes) {
         let stored = title_bytes(&mut admin, *id).await;

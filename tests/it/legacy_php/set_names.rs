@@ -89,13 +89,7 @@ async fn an_app_declaring_cp1251_on_cp1251_tables_needs_nothing() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("cut-over:"), "{out}");
     let mut admin = shop.db.config.connect_one().await.unwrap();
-    let cs: String = sqlx::query_scalar(
-        "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'posts' AND COLUMN_NAME = 'title'",
-    )
-    .fetch_one(&mut admin)
-    .await
-    .unwrap();
-    assert_eq!(cs, "utf8mb4");
+    assert_eq!(title_charset(&mut admin).await, "utf8mb4");
     assert_eq!(app.pages(), before, "every page byte for byte as before");
     let (title, _) = post(5);
     assert_eq!(app.find(&legacy(&title)), "1");
