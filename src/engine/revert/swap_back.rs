@@ -15,7 +15,8 @@ use crate::bookkeeping::names::Names;
 use crate::db::connect::ConnectionConfig;
 use crate::engine::copy::catalog::{is_sentry, table_exists};
 use crate::engine::copy::cutover::swap::{
-    connect_renamer, locker_idle_limit, wait_for_queued_rename,
+    connect_renamer, hold_bridge_logins, locker_idle_limit, release_bridge_logins,
+    wait_for_queued_rename,
 };
 use crate::engine::copy::cutover::swap_sql::AUTOCOMMIT_OFF;
 use crate::engine::copy::setup::change_log::CUTOVER_LOCK_WAIT;
@@ -52,11 +53,7 @@ pub async fn swap_back(
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
     // A bridged login waits on this until the rename is done, as at the cut-over: one opening
     // during the pause sees the tables latin1 again, and stays unbridged.
-    let bridge_lock = crate::clients::bridge_sql::lock_name(schema);
-    sqlx::query("DO GET_LOCK(?, 0)")
-        .bind(&bridge_lock)
-        .execute(&mut renamer)
-        .await?;
+    hold_bridge_logins(&mut renamer, schema).await?;
     locker
         .execute(revert_lock_sql(schema, &pairs).as_str())
         .await
@@ -87,10 +84,7 @@ pub async fn swap_back(
     };
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
-    let _ = sqlx::query("DO RELEASE_LOCK(?)")
-        .bind(&bridge_lock)
-        .execute(&mut renamer)
-        .await;
+    release_bridge_logins(&mut renamer, schema).await;
     released?;
     renamed?;
     Ok(pause)

@@ -198,11 +198,7 @@ pub(crate) async fn try_cut_over(
     let maps = keyless_maps(&mut locker, ctxs).await?;
     let (mut renamer, renamer_id) = connect_renamer(cfg).await?;
     guard.watch(renamer_id);
-    // A bridged login waits on this until the rename is done (crate::clients::bridge_sql::lock_name).
-    sqlx::query("DO GET_LOCK(?, 0)")
-        .bind(crate::clients::bridge_sql::lock_name(schema))
-        .execute(&mut renamer)
-        .await?;
+    hold_bridge_logins(&mut renamer, schema).await?;
     lock(&mut locker, schema, &tables, &also).await?;
     let paused = Instant::now();
     let under_lock = (&carried, &cut, closes);
@@ -224,10 +220,7 @@ pub(crate) async fn try_cut_over(
     let release = release(conn, &mut locker, renamer_id, &tables, under_lock);
     let (renamed, released) = futures_util::future::join(rename, release).await;
     let pause = paused.elapsed();
-    let _ = sqlx::query("DO RELEASE_LOCK(?)")
-        .bind(crate::clients::bridge_sql::lock_name(schema))
-        .execute(&mut renamer)
-        .await;
+    release_bridge_logins(&mut renamer, schema).await;
     if renamed.is_ok() {
         let swapped: Vec<&str> = tables.iter().map(|(t, _)| *t).collect();
         record_pause(&mut renamer, cfg, schema, job, &swapped, pause).await;
@@ -316,6 +309,26 @@ pub(crate) async fn connect_renamer(cfg: &ConnectionConfig) -> Result<(MySqlConn
         .execute(lock_wait_timeout_sql(RENAME_LOCK_WAIT).as_str())
         .await?;
     Ok((renamer, renamer_id))
+}
+
+/// On the renaming connection, until its rename is done: a bridged login waits on this lock
+/// (`crate::clients::bridge_sql::lock_name`), so one opening during the pause is bridged by
+/// what the rename leaves, not by what was before it. The server frees it with the
+/// connection if the run dies.
+pub(crate) async fn hold_bridge_logins(renamer: &mut MySqlConnection, schema: &str) -> Result<()> {
+    sqlx::query("DO GET_LOCK(?, 0)")
+        .bind(crate::clients::bridge_sql::lock_name(schema))
+        .execute(renamer)
+        .await?;
+    Ok(())
+}
+
+/// Lets bridged logins through again, once the rename is done (or failed).
+pub(crate) async fn release_bridge_logins(renamer: &mut MySqlConnection, schema: &str) {
+    let _ = sqlx::query("DO RELEASE_LOCK(?)")
+        .bind(crate::clients::bridge_sql::lock_name(schema))
+        .execute(renamer)
+        .await;
 }
 
 /// `LOCK TABLES` on the lock connection over every table of the cut-over (with its shadow,
