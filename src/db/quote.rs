@@ -35,6 +35,20 @@ pub fn literal(value: &str) -> String {
     out
 }
 
+/// Appends `bytes` as the hex digits of a hex literal (`X'…'` without its frame) to `out`:
+/// a batch's staging statement carries megabytes of them, so one pass by table, no
+/// per-digit `char` iterator.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = Vec::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        buf.push(DIGITS[(b >> 4) as usize]);
+        buf.push(DIGITS[(b & 15) as usize]);
+    }
+    // Only ASCII digits were pushed.
+    out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
+}
+
 /// The value of the quoted string `s` starts with (`'…'` or `"…"`, doubled quotes and
 /// backslash escapes undone) and the bytes it spans.
 pub fn unquote_prefix(s: &str) -> Option<(String, usize)> {
@@ -88,6 +102,16 @@ pub fn members(list: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_digits_match_the_hex_crate() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut out = String::from("X'");
+        push_hex(&mut out, &bytes);
+        assert_eq!(out, format!("X'{}", hex::encode(&bytes)));
+        push_hex(&mut out, &[]);
+        assert_eq!(out.len(), 2 + 512);
+    }
 
     #[test]
     fn doubles_backticks() {

@@ -103,22 +103,29 @@ pub fn stage_values_sql(key_columns: usize, rows: &[StageRow<'_>]) -> String {
         "INSERT INTO {} ({N}, {cols}{COL}, {KB}, {LABEL}, {OLD}, {NEW}) VALUES ",
         quote::ident(STAGE)
     );
+    let bytes: usize = (rows.iter())
+        .map(|r| {
+            r.key.iter().map(Vec::len).sum::<usize>() + r.packed.len() + r.old.len() + r.new.len()
+        })
+        .sum();
+    out.reserve(2 * bytes + 80 * rows.len());
     for (i, r) in rows.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         out.push_str(&format!("({}, ", r.n));
         for k in r.key {
-            out.push_str(&format!("UNHEX('{}'), ", hex::encode(k)));
+            out.push_str("UNHEX('");
+            quote::push_hex(&mut out, k);
+            out.push_str("'), ");
         }
-        out.push_str(&format!(
-            "X'{}', X'{}', X'{}', X'{}', X'{}')",
-            hex::encode(r.col),
-            hex::encode(r.packed),
-            hex::encode(r.label),
-            hex::encode(r.old),
-            hex::encode(r.new)
-        ));
+        let values: [&[u8]; 5] = [r.col.as_bytes(), r.packed, r.label.as_bytes(), r.old, r.new];
+        for (i, v) in values.iter().enumerate() {
+            out.push_str(if i == 0 { "X'" } else { ", X'" });
+            quote::push_hex(&mut out, v);
+            out.push('\'');
+        }
+        out.push(')');
     }
     out
 }
