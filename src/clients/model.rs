@@ -63,6 +63,16 @@ pub enum Kind {
     Persistent,
 }
 
+/// What a client sends of `SET NAMES`, from two of its statements seen: `latin1` if either
+/// names it (a session of it talking latin1 is what the bridge cannot cover, whatever its
+/// other sessions send), else the first seen.
+pub fn either_set_names(a: Option<String>, b: Option<String>) -> Option<String> {
+    if b.as_deref() == Some("latin1") {
+        return b;
+    }
+    a.or(b)
+}
+
 /// The kinds `c` is, given the server's default handshake charset.
 pub fn kinds(c: &ClientSeen, server_handshake: &str) -> Vec<Kind> {
     let mut out = Vec::new();
@@ -223,6 +233,15 @@ mod tests {
             v.kinds,
             vec![Kind::Latin1Handshake, Kind::Declares("utf8mb4".into())]
         );
+    }
+
+    #[test]
+    fn a_set_names_latin1_among_others_is_what_counts() {
+        let (l, u) = (Some("latin1".to_string()), Some("utf8mb4".to_string()));
+        assert_eq!(either_set_names(u.clone(), l.clone()), l);
+        assert_eq!(either_set_names(l.clone(), u.clone()), l);
+        assert_eq!(either_set_names(None, u.clone()), u);
+        assert_eq!(either_set_names(u.clone(), None), u);
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub async fn read(conn: &mut MySqlConnection, schema: &str) -> Result<ClientsSee
             Ok(rows) => {
                 for (user, host, text) in rows {
                     if let Some(c) = seen.iter_mut().find(|c| c.user == user && c.host == host) {
-                        c.set_names = text.as_deref().and_then(named_charset);
+                        let named = text.as_deref().and_then(named_charset);
+                        c.set_names = super::model::either_set_names(c.set_names.take(), named);
                     }
                 }
                 true

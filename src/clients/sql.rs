@@ -21,12 +21,13 @@ pub const CHARSETS_SQL: &str = "SELECT CAST(t.PROCESSLIST_USER AS CHAR), CAST(t.
      WHERE t.PROCESSLIST_DB = ? GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
 
 /// Where performance_schema is on (MySQL by default, MariaDB when started with it): the
-/// latest `SET NAMES` / `SET CHARACTER SET` of each user and host on the schema, from the
-/// statement history of the live sessions.
-pub const SET_NAMES_SQL: &str = "SELECT CAST(t.PROCESSLIST_USER AS CHAR), CAST(t.PROCESSLIST_HOST AS CHAR), \
-     CAST(MAX(h.SQL_TEXT) AS CHAR) FROM performance_schema.events_statements_history h \
+/// `SET NAMES` / `SET CHARACTER SET` statements each user and host sent on the schema, each
+/// distinct one once, from the statement history of the live sessions (their last 10
+/// statements each); the reader keeps the one the bridge cannot cover, if any.
+pub const SET_NAMES_SQL: &str = "SELECT DISTINCT CAST(t.PROCESSLIST_USER AS CHAR), CAST(t.PROCESSLIST_HOST AS CHAR), \
+     CAST(h.SQL_TEXT AS CHAR) FROM performance_schema.events_statements_history h \
      JOIN performance_schema.threads t ON t.THREAD_ID = h.THREAD_ID \
-     WHERE t.PROCESSLIST_DB = ? AND (h.SQL_TEXT LIKE 'SET NAMES%' OR h.SQL_TEXT LIKE 'SET CHARACTER SET%') GROUP BY 1, 2";
+     WHERE t.PROCESSLIST_DB = ? AND (h.SQL_TEXT LIKE 'SET NAMES%' OR h.SQL_TEXT LIKE 'SET CHARACTER SET%')";
 
 /// How many of the two consumers the statement history needs are on (2: it is kept).
 pub const STATEMENT_CONSUMERS_SQL: &str =
