@@ -12,15 +12,22 @@ fn git(args: &[&str]) -> Option<String> {
 
 fn main() {
     println!("cargo:rerun-if-env-changed=MYRECODE_COMMIT");
-    // The files that move with a commit: HEAD, the branch it names, packed refs.
+    // The files that move with a commit: HEAD, the branch it names, packed refs. Only those
+    // there: cargo takes a missing one for changed, and reran this script (and rebuilt the
+    // crate and every test) on each build of a checkout without packed refs.
+    let watch = |p: String| {
+        if std::path::Path::new(&p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    };
     for path in ["HEAD", "packed-refs"] {
         if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
+            watch(p);
         }
     }
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={p}");
+            watch(p);
         }
     }
     let commit = std::env::var("MYRECODE_COMMIT")
