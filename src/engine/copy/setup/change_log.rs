@@ -231,6 +231,12 @@ pub(crate) async fn create_triggers(
     conn.execute(gate_ddl(schema).as_str())
         .await
         .context("creating the cut-over gate table")?;
+    // The triggers name the back log (see `trigger_ddl`): it must be there before them.
+    if crate::engine::copy::setup::sql::has_back_log(key) {
+        conn.execute(crate::engine::copy::setup::back_log_sql::back_log_ddl(schema, n).as_str())
+            .await
+            .context("creating the back log `revert` reads after the cut-over")?;
+    }
     conn.execute(lock_wait_timeout_sql(CUTOVER_LOCK_WAIT).as_str())
         .await?;
     conn.execute(lock_for_triggers_sql(schema, table, &n.log).as_str())

@@ -1,5 +1,6 @@
 //! The back log across the cut-over (its statements: [`crate::engine::copy::setup::back_log_sql`]):
-//! the table made before the lock, the triggers put on each shadow under it (after the
+//! the table (made with the change log since its triggers name it, and again here, if
+//! missing, for a copy begun by an older myrecode), the triggers put on each shadow under it (after the
 //! drains: the tool's own writes are not logged), carried to the live name by the rename.
 //! From the swap until `cleanup`, every key the application writes is there for `revert`.
 //!
