@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The seeded title of post `id`.
 fn seeded(id: i64) -> String {
@@ -66,38 +66,6 @@ async fn title_charset(c: &mut MySqlConnection, schema: &str) -> String {
 
 async fn scalar(c: &mut MySqlConnection, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(c).await.unwrap()
-}
-
-/// Starts `revert --execute` holding `revert`'s test hook, and kills it once `ready` says so.
-async fn revert_killed_when(
-    c: &mut MySqlConnection,
-    url: &str,
-    jobp: &str,
-    ready: &str,
-) -> (String, String) {
-    let mut run = common::spawn_myrecode(
-        url,
-        &["revert", jobp, "--execute"],
-        &[("MYRECODE_TEST_REVERT_HOLD_MS", "15000")],
-    );
-    let since = Instant::now();
-    let mut reached = false;
-    while since.elapsed() < Duration::from_secs(60) && run.try_wait().unwrap().is_none() {
-        if scalar(c, ready).await > 0 {
-            reached = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    run.kill().unwrap();
-    let out = run.wait_with_output().unwrap();
-    let (stdout, stderr) = texts(&out);
-    assert!(
-        reached,
-        "the revert never got there: {ready}\n{stdout}\n{stderr}"
-    );
-    (stdout, stderr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,19 +141,21 @@ async fn revert_brings_every_write_back_in_legacy_bytes_through_kills() {
     let app = counting_views(url.clone(), stop.clone(), views.clone());
     let name = db.name.clone();
     // Killed with rows brought back, before the lock: the list's table exists by then.
-    revert_killed_when(
+    common::revert_killed_when(
         &mut c,
-        &url,
-        &jobp,
+        (&url, &jobp),
+        15_000,
         &format!("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{name}' AND TABLE_NAME = '_myrecode_unreverted'"),
+        Duration::from_millis(300),
     )
     .await;
     // Killed under the swap back's lock: a view waits on it.
-    revert_killed_when(
+    common::revert_killed_when(
         &mut c,
-        &url,
-        &jobp,
+        (&url, &jobp),
+        15_000,
         "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table%' AND INFO LIKE 'UPDATE posts SET views%'",
+        Duration::from_millis(300),
     )
     .await;
     // Still recoded, and written to all along.

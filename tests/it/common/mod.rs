@@ -36,6 +36,44 @@ pub fn spawn_myrecode(url: &str, args: &[&str], env: &[(&str, &str)]) -> std::pr
     cmd.spawn().expect("the myrecode binary runs")
 }
 
+/// Starts `revert --execute` on `jobp` with its test hold of `hold_ms` at the swap back, and
+/// SIGKILLs it `after` once `ready` (a `SELECT COUNT(*)` over `c`) counts a row; fails the test
+/// when the revert ended or 60 s passed first. Returns its stdout and stderr.
+pub async fn revert_killed_when(
+    c: &mut sqlx::MySqlConnection,
+    (url, jobp): (&str, &str),
+    hold_ms: u64,
+    ready: &str,
+    after: std::time::Duration,
+) -> (String, String) {
+    let hold = hold_ms.to_string();
+    let mut run = spawn_myrecode(
+        url,
+        &["revert", jobp, "--execute"],
+        &[("MYRECODE_TEST_REVERT_HOLD_MS", hold.as_str())],
+    );
+    let since = std::time::Instant::now();
+    let mut reached = false;
+    while since.elapsed() < std::time::Duration::from_secs(60) && run.try_wait().unwrap().is_none()
+    {
+        let n: i64 = sqlx::query_scalar(ready).fetch_one(&mut *c).await.unwrap();
+        if n > 0 {
+            reached = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(after).await;
+    run.kill().unwrap();
+    let out = run.wait_with_output().unwrap();
+    let (stdout, stderr) = texts(&out);
+    assert!(
+        reached,
+        "the revert never got there: {ready}\n{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
 /// Runs `myrecode` on `url` with `args`: its exit code (-1 when killed by a signal), stdout
 /// and stderr; a panic of the tool fails the test.
 pub fn cli(url: &str, args: &[&str]) -> (i32, String, String) {

@@ -10,7 +10,7 @@ use crate::common::{self, cli};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The bridge for the shop's application user.
 const BRIDGE: &str = "clients:\n  bridge: true\n  legacy: cp1251\n  users: [shopapp]\n";
@@ -68,35 +68,6 @@ fn new_text(k: usize) -> String {
     }
 }
 
-/// Runs `revert --execute` with its test hold and SIGKILLs it once its swap back holds the
-/// lock (an application write waits on it).
-async fn revert_killed_under_its_lock(admin: &mut sqlx::MySqlConnection, url: &str, job: &str) {
-    let mut run = common::spawn_myrecode(
-        url,
-        &["revert", job, "--execute"],
-        &[("MYRECODE_TEST_REVERT_HOLD_MS", "3000")],
-    );
-    let since = Instant::now();
-    let mut locked = false;
-    while since.elapsed() < Duration::from_secs(60) && run.try_wait().unwrap().is_none() {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table%' AND INFO LIKE 'INSERT INTO posts%'",
-        )
-        .fetch_one(&mut *admin)
-        .await
-        .unwrap();
-        if n > 0 {
-            locked = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    run.kill().unwrap();
-    let out = run.wait_with_output().unwrap();
-    let (o, e) = common::texts(&out);
-    assert!(locked, "the revert never held its lock\n{o}\n{e}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write() {
     let shop = Shop::open("php_revert").await;
@@ -144,7 +115,15 @@ async fn revert_with_the_bridged_legacy_app_and_new_code_writing_loses_no_write(
     let (code, out, err) = cli(&url, &["revert", jobp]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("posts: would be swapped back"), "{out}");
-    revert_killed_under_its_lock(&mut admin, &url, jobp).await;
+    // SIGKILLed once its swap back holds the lock (an application write waits on it).
+    common::revert_killed_when(
+        &mut admin,
+        (&url, jobp),
+        3_000,
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table%' AND INFO LIKE 'INSERT INTO posts%'",
+        Duration::ZERO,
+    )
+    .await;
     let (code, out, err) = cli(&url, &["revert", jobp, "--execute"]);
     assert!(code <= 1, "{out}\n{err}");
     assert!(out.contains("posts: swapped back"), "{out}\n{err}");
