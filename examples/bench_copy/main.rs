@@ -6,7 +6,7 @@
 //! cargo build --release --bin myrecode
 //! cargo run --release --example bench_copy -- [--rows N] [--runs N] [--loads quiet,writer]
 //!     [--lock-modes 1,2] [--url URL] [--bin PATH] [--pt-osc PATH] [--writer-ms MS]
-//!     [--batch-size N] [--pt-osc-first]
+//!     [--batch-size N] [--pt-osc-first] [--indexes N]
 //! ```
 //!
 //! Per lock mode (a throwaway server each) and per load, `--runs` pairs of runs, the two
@@ -36,7 +36,7 @@ mod observe;
 mod tool;
 
 use anyhow::{anyhow, bail, Context, Result};
-use app::{seed, seeded, CREATE_POSTS};
+use app::{more_indexes_sql, seed, seeded, CREATE_POSTS};
 use common::{check_bin, command_line, default_bin, myrecode_command, parse_count};
 use myrecode::db::connect::ConnectionConfig;
 use myrecode::db::quote;
@@ -62,6 +62,8 @@ pub(crate) struct Options {
     /// Pairs of runs per lock mode and load; the summary takes their medians.
     runs: usize,
     loads: Vec<Load>,
+    /// Plain secondary indexes added to the table beside `k_author` (`--indexes`).
+    indexes: usize,
 }
 
 /// The application's load during a run.
@@ -85,7 +87,7 @@ impl Load {
 
 /// The help text.
 fn usage() -> &'static str {
-    "usage: bench_copy [--rows N] [--runs N] [--loads quiet,writer] [--lock-modes 1,2] [--url URL] [--bin PATH] [--pt-osc PATH] [--writer-ms MS] [--batch-size N] [--pt-osc-first]\n  \
+    "usage: bench_copy [--rows N] [--runs N] [--loads quiet,writer] [--lock-modes 1,2] [--url URL] [--bin PATH] [--pt-osc PATH] [--writer-ms MS] [--batch-size N] [--pt-osc-first] [--indexes N]\n  \
      --rows N        rows of each table (default 1000000)\n  \
      --runs N        pairs of runs per lock mode and load; the summary gives medians (default 3)\n  \
      --loads L       quiet (nobody writes) and/or writer (the fixed-rate writer) (default quiet,writer)\n  \
@@ -96,6 +98,7 @@ fn usage() -> &'static str {
      --writer-ms MS  the writer's period, open loop (default 5: 200 statements a second)\n  \
      --batch-size N  myrecode's starting batch_size (default 2000; it tunes towards target_batch_time 500ms)\n  \
      --pt-osc-first  run pt-osc first in the first pair (default: myrecode; the order alternates)\n  \
+     --indexes N     give the table N more plain secondary indexes beside k_author (0 to 6; default 0)\n  \
      --lock-modes L  innodb_autoinc_lock_mode of each throwaway server, in turn (default 1,2;\n                  \
      with --url, the server's own mode is measured once)"
 }
@@ -113,6 +116,7 @@ fn parse_args() -> Result<Options> {
         lock_modes: vec![1, 2],
         runs: 3,
         loads: vec![Load::Quiet, Load::Writer],
+        indexes: 0,
     };
     let mut bin = None;
     let mut args = std::env::args().skip(1);
@@ -137,6 +141,7 @@ fn parse_args() -> Result<Options> {
             }
             "--batch-size" => o.batch_size = parse_count("--batch-size", args.next(), usage())?,
             "--pt-osc-first" => o.pt_osc_first = true,
+            "--indexes" => o.indexes = parse_count("--indexes", args.next(), usage())? as usize,
             "--runs" => o.runs = parse_count("--runs", args.next(), usage())?.max(1) as usize,
             "--loads" => {
                 let v = args.next().unwrap_or_default();
@@ -426,6 +431,9 @@ fn bench_mode(
                         ),
                     )
                     .await?;
+                    if let Some(sql) = more_indexes_sql(opts.indexes) {
+                        exec(&d.config, &sql).await?;
+                    }
                     exec(&d.config, "ANALYZE TABLE posts").await?;
                 }
                 anyhow::Ok(())
