@@ -9,6 +9,7 @@ use crate::db::{errno, quote, sqlmode};
 use crate::engine::copy::catalog::{is_sentry, table_exists, trigger_names};
 
 use crate::engine::copy::phase::Phase;
+use crate::engine::copy::setup::back_log_sql::back_log_ddl;
 use crate::engine::copy::setup::sql::{
     self, create_like_sql, drop_table_sql, gate_ddl, gate_trigger_ddl, lock_for_triggers_sql,
     lock_wait_timeout_sql, log_ddl, trigger_ddl, UNLOCK_TABLES,
@@ -232,8 +233,8 @@ pub(crate) async fn create_triggers(
         .await
         .context("creating the cut-over gate table")?;
     // The triggers name the back log (see `trigger_ddl`): it must be there before them.
-    if crate::engine::copy::setup::sql::has_back_log(key) {
-        conn.execute(crate::engine::copy::setup::back_log_sql::back_log_ddl(schema, n).as_str())
+    if sql::has_back_log(key) {
+        conn.execute(back_log_ddl(schema, n).as_str())
             .await
             .context("creating the back log `revert` reads after the cut-over")?;
     }
